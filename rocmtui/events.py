@@ -1,0 +1,197 @@
+"""The contract between the trainer and whoever watches it: small frozen dataclasses of plain values.
+
+No torch and no textual here: the UI, the headless printer, the metrics log and the tests all read
+these. ``train()`` calls ``emit(event)`` from its own thread; receivers must not block.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from rocmtui.config import TrainConfig
+
+FailureKind = Literal["nan", "oom", "error", "data"]
+FinishReason = Literal["completed", "stopped", "interrupted"]
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """The run is set up: data on the device, model built; the first step comes next."""
+
+    config: TrainConfig
+    run_dir: str
+    device: str
+    """Torch device string, e.g. ``cuda:0`` or ``cpu``."""
+    device_name: str
+    """Human name: ``NVIDIA H200``, ``AMD Radeon RX 7900 XTX`` or the CPU model."""
+    backend: str
+    """``ROCm 6.2``, ``CUDA 12.8`` or ``CPU``: the torch build that runs."""
+    torch_version: str
+    dataset: str
+    train_size: int
+    test_size: int
+    classes: tuple[str, ...]
+    steps_per_epoch: int
+    start_epoch: int
+    """First epoch to run (non-zero when resuming)."""
+    data_source: str
+    """Where the data came from: a folder, the cache, a download or the bundled sample."""
+    notice: str | None = None
+    """A line to show prominently, e.g. that only the bundled offline sample is used."""
+    started_at: float = 0.0
+    """time.time() at start."""
+
+
+@dataclass(frozen=True)
+class StepsCompleted:
+    """A batch of optimizer steps since the last StepsCompleted (throttled at the source)."""
+
+    epoch: int
+    """0-based epoch."""
+    step: int
+    """Global step index of the last step in this batch (1-based count of steps done)."""
+    epoch_step: int
+    """Steps done in this epoch."""
+    steps_per_epoch: int
+    losses: tuple[float, ...]
+    """Per-step training loss for each step in this batch, in order."""
+    images_per_s: float
+    """Throughput since the previous StepsCompleted."""
+    lr: float
+    elapsed_s: float
+    """Training seconds since the run (or resume) started, pauses excluded."""
+
+
+@dataclass(frozen=True)
+class EpochCompleted:
+    """An epoch ended and the test set was evaluated."""
+
+    epoch: int
+    epochs: int
+    train_loss: float
+    train_acc: float
+    """0..1"""
+    test_loss: float
+    test_acc: float
+    """0..1"""
+    lr: float
+    seconds: float
+    """Wall time of the epoch's training and evaluation."""
+    images_per_s: float
+    is_best: bool
+    """True when test_acc is the best so far (a checkpoint-best.pt was written)."""
+
+
+@dataclass(frozen=True)
+class LogMessage:
+    """Something worth a line in the log panel: checkpoint saved, paused, resumed, a warning."""
+
+    message: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run ended without error: all epochs done, or stopped by the user."""
+
+    reason: FinishReason
+    epochs_completed: int
+    best_test_acc: float | None
+    final_test_acc: float | None
+    total_s: float
+    images_per_s: float
+    """Mean training throughput over the whole run."""
+    peak_memory_bytes: int | None
+    """Peak memory torch allocated on the device; None on the CPU."""
+    run_dir: str
+    per_class_acc: tuple[tuple[str, float], ...] = ()
+    checkpoint: str | None = None
+
+
+@dataclass(frozen=True)
+class RunFailed:
+    """The run stopped on an error; metrics and checkpoints written so far are kept."""
+
+    message: str
+    kind: FailureKind
+    step: int | None = None
+    epoch: int | None = None
+    run_dir: str | None = None
+
+
+TrainEvent = RunStarted | StepsCompleted | EpochCompleted | LogMessage | RunFinished | RunFailed
+Emit = Callable[[TrainEvent], None]
+
+EVENT_TYPES: dict[str, type] = {
+    cls.__name__: cls for cls in (RunStarted, StepsCompleted, EpochCompleted, LogMessage, RunFinished, RunFailed)
+}
+
+
+def event_to_dict(event: TrainEvent) -> dict[str, Any]:
+    """JSON-ready form of an event, tagged with its type (one line of metrics.jsonl)."""
+    data = asdict(event)
+    if isinstance(event, RunStarted):
+        data["config"] = event.config.to_dict()
+    return {"event": type(event).__name__, **data}
+
+
+def event_from_dict(data: dict[str, Any]) -> TrainEvent:
+    """Inverse of ``event_to_dict`` (used to replay a recorded run)."""
+    data = dict(data)
+    cls = EVENT_TYPES[data.pop("event")]
+    if cls is RunStarted:
+        data["config"] = TrainConfig.from_dict(data["config"])
+        data["classes"] = tuple(data["classes"])
+    if cls is StepsCompleted:
+        data["losses"] = tuple(data["losses"])
+    if cls is RunFinished:
+        data["per_class_acc"] = tuple(tuple(p) for p in data.get("per_class_acc", ()))
+    return cls(**data)  # type: ignore[no-any-return]
+
+
+@dataclass
+class RunControl:
+    """Commands from the caller to a running ``train()``; thread-safe, checked at step boundaries.
+
+    ``stop`` is a plain ``threading.Event`` so it can be shared with signal handlers and samplers.
+    """
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    _running: threading.Event = field(default_factory=threading.Event)
+    _save: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self._running.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    def pause(self) -> None:
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    def request_stop(self) -> None:
+        """Stop at the next step boundary (also wakes a paused run)."""
+        self.stop.set()
+        self._running.set()
+
+    def request_save(self) -> None:
+        """Write a checkpoint at the next step boundary."""
+        self._save.set()
+
+    def take_save_request(self) -> bool:
+        """True once per ``request_save`` call (called by the trainer)."""
+        if self._save.is_set():
+            self._save.clear()
+            return True
+        return False
+
+    def wait_while_paused(self, timeout: float = 0.1) -> bool:
+        """Block while paused, waking every ``timeout`` s; True when running (or stopping)."""
+        return self._running.wait(timeout)

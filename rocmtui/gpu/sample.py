@@ -1,0 +1,100 @@
+"""Telemetry values: frozen and timestamped. ``None`` always means "this GPU or library cannot say"."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class GpuSample:
+    """One reading of one GPU. Units are in the field names; None is "not available"."""
+
+    index: int
+    name: str
+    timestamp: float
+    """time.time() when the reading was taken."""
+    utilization_pct: float | None = None
+    memory_used_bytes: int | None = None
+    """Device memory (VRAM) in use."""
+    memory_total_bytes: int | None = None
+    gtt_used_bytes: int | None = None
+    """AMD: system memory mapped for the GPU (GTT)."""
+    gtt_total_bytes: int | None = None
+    memory_busy_pct: float | None = None
+    """Memory controller activity (AMD mem_busy_percent, NVIDIA memory utilization)."""
+    temperatures_c: tuple[tuple[str, float], ...] = ()
+    """(label, degrees C) pairs, e.g. ("edge", 45.0), ("junction", 52.0), ("mem", 60.0); NVIDIA: ("gpu", ...)."""
+    power_w: float | None = None
+    """Average board power."""
+    power_cap_w: float | None = None
+    """Enforced power limit."""
+    sclk_mhz: float | None = None
+    """Shader / graphics clock."""
+    mclk_mhz: float | None = None
+    """Memory clock."""
+    fan_rpm: float | None = None
+    fan_pct: float | None = None
+    error: str | None = None
+    """Why this device could not be read this time (the other fields are then None)."""
+
+    @property
+    def temperature_c(self) -> float | None:
+        """The headline temperature: junction/hotspot if known, else edge, else the first."""
+        temps = dict(self.temperatures_c)
+        for label in ("junction", "hotspot", "gpu", "edge"):
+            if label in temps:
+                return temps[label]
+        return self.temperatures_c[0][1] if self.temperatures_c else None
+
+    @property
+    def memory_pct(self) -> float | None:
+        if self.memory_used_bytes is None or not self.memory_total_bytes:
+            return None
+        return 100.0 * self.memory_used_bytes / self.memory_total_bytes
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    """A process using a GPU."""
+
+    gpu_index: int
+    pid: int
+    user: str | None = None
+    gpu_memory_bytes: int | None = None
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class HostSample:
+    """CPU and RAM of the machine itself, always available through psutil."""
+
+    timestamp: float
+    cpu_pct: float | None = None
+    cpu_count: int | None = None
+    ram_used_bytes: int | None = None
+    ram_total_bytes: int | None = None
+    cpu_name: str | None = None
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    """Whether a telemetry backend works here, and why not when it does not."""
+
+    name: str
+    available: bool
+    reason: str | None = None
+    """One line: why it is unavailable, or a note (library version) when available."""
+
+
+@dataclass(frozen=True)
+class SampleSet:
+    """Every device read in one sampling tick, plus the host; what the sampler hands to listeners."""
+
+    timestamp: float
+    backend: str
+    """Name of the backend that produced ``gpus`` (``host`` when there is no GPU backend)."""
+    gpus: tuple[GpuSample, ...]
+    host: HostSample
+    processes: tuple[GpuProcess, ...] = ()
+    statuses: tuple[BackendStatus, ...] = field(default_factory=tuple)
+    """Every backend tried at detection, for the panel's "unavailable because" line."""

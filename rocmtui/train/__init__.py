@@ -1,0 +1,1 @@
+"""The training engine: torch and torchvision only (never textual)."""
