@@ -1,0 +1,109 @@
+"""Command-line parsing: bad input gives one line on stderr and exit code 2; help is real."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import version
+
+import pytest
+
+from rocmtui.cli import build_parser, main, train_config
+from rocmtui.config import TrainConfig
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+BAD_INPUT = [
+    (["train", "nosuchset"], "unknown dataset 'nosuchset'; choose from cifar"),
+    (["train", "cifar", "--epochs", "0"], "'0' must be a positive integer"),
+    (["train", "cifar", "--epochs", "-3"], "must be a positive integer"),
+    (["train", "cifar", "--epochs", "2.5"], "not a whole number"),
+    (["train", "cifar", "--batch-size", "0"], "--batch-size: '0' must be a positive integer"),
+    (["train", "cifar", "--lr", "0"], "must be a positive finite number"),
+    (["train", "cifar", "--lr", "nan"], "must be a positive finite number"),
+    (["train", "cifar", "--lr", "inf"], "must be a positive finite number"),
+    (["train", "cifar", "--lr", "fast"], "is not a number"),
+    (["train", "cifar", "--data-dir", "/no/such/folder"], "data folder '/no/such/folder' does not exist"),
+    (["train", "cifar", "--model", "gpt5"], "unknown model 'gpt5'; choose from simplecnn, fastnet, resnet18"),
+    (["train", "cifar", "--optimizer", "lion"], "unknown optimizer 'lion'; choose from adam, adamw, sgd"),
+    (["train", "cifar", "--amp", "fp8"], "unknown amp mode 'fp8'; choose from off, bf16, fp16"),
+    (["train", "cifar", "--device", "tpu"], "'tpu' is not a device"),
+    (["train", "cifar", "--label-smoothing", "1"], "must be at least 0 and below 1"),
+    (["train", "cifar", "--resume", "/no/such/run"], "'/no/such/run' does not exist"),
+    (["train", "cifar", "--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["train"], "the following arguments are required: DATASET"),
+    (["fly"], "invalid choice: 'fly'"),
+    ([], "the following arguments are required: COMMAND"),
+    (["monitor", "--interval", "0.01"], "out of range: give 0.1 to 60 seconds"),
+    (["monitor", "--backend", "cuda"], "unknown backend 'cuda'; choose from auto, rocm, sysfs, nvml, host"),
+    (["monitor", "--once", "--json"], "not allowed with argument"),
+    (["monitor", "--count", "3"], "--count goes with --json"),
+    (["bench", "--epochs", "0"], "must be a positive integer"),
+]
+
+
+@pytest.mark.parametrize(("argv", "expected"), BAD_INPUT, ids=[" ".join(a) or "<none>" for a, _ in BAD_INPUT])
+def test_bad_input_is_one_line_and_exit_2(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert expected in err
+    assert "Traceback" not in err
+
+
+def test_every_subcommand_has_help_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("train", "monitor", "bench", "doctor"):
+        code, out, _ = run_cli([command, "--help"], capsys)
+        assert code == 0
+        assert "examples:" in out
+        assert f"rocmtui {command}" in out
+
+
+def test_train_help_explains_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run_cli(["train", "--help"], capsys)
+    for flag in ("--model", "--epochs", "--batch-size", "--lr", "--optimizer", "--amp", "--seed", "--data-dir",
+                 "--download", "--runs-dir", "--resume", "--headless", "--device"):
+        assert flag in out
+
+
+def test_version_comes_from_package_metadata(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["--version"], capsys)
+    assert code == 0
+    assert out.strip() == f"rocmtui {version('rocmtui')}"
+
+
+def test_python_dash_m_runs_the_same_cli() -> None:
+    result = subprocess.run([sys.executable, "-m", "rocmtui", "train", "cifar", "--epochs", "0"],
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2
+    assert "must be a positive integer" in result.stderr
+
+
+def test_defaults_build_the_reference_workload() -> None:
+    args = build_parser().parse_args(["train", "cifar"])
+    assert train_config(args) == TrainConfig()
+
+
+def test_flags_reach_the_config() -> None:
+    args = build_parser().parse_args(
+        ["train", "fashion-mnist", "--model", "FASTNET", "--epochs", "3", "--batch-size", "512", "--lr", "0.2",
+         "--optimizer", "sgd", "--amp", "bf16", "--seed", "7", "--device", "cuda:1", "--augment"]
+    )
+    config = train_config(args)
+    assert (config.dataset, config.model, config.epochs, config.batch_size) == ("fashionmnist", "fastnet", 3, 512)
+    assert (config.lr, config.optimizer, config.amp, config.seed, config.device) == (0.2, "sgd", "bf16", 7, "cuda:1")
+    assert config.augment
+
+
+def test_config_round_trips_through_json_form() -> None:
+    config = TrainConfig(model="resnet18", epochs=2, resume=None)
+    assert TrainConfig.from_dict(config.to_dict()) == config
