@@ -1,0 +1,79 @@
+"""ReplaySource: a TelemetrySource that plays recorded SampleSets (for tests, demos and screenshots).
+
+Signature::
+
+    ReplaySource(samples: Sequence[SampleSet], *, interval_s: float = 1.0,
+                 history_len: int = 600, loop: bool = False)
+    ReplaySource.from_jsonl(path: str | Path, **same_keywords) -> ReplaySource
+        # a file written by ``rocmtui monitor --json``; ValueError names the bad line
+    source.step() -> SampleSet | None
+        # deterministic: publish the next recorded sample now (history + listeners, on the
+        # caller's thread); None when the recording is exhausted (never when loop=True)
+    source.start() / source.stop()
+        # optional timed playback: a daemon thread calls step() every interval_s
+    source.interval_s, source.subscribe(listener), source.history(), source.latest
+    source.remaining -> int   # samples not yet played (loop=False)
+
+Samples are published as recorded (timestamps unchanged), so pictures made from a replay are
+those of the real hardware that was recorded.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from rocmtui.gpu.codec import loads
+from rocmtui.gpu.feed import Feed
+from rocmtui.gpu.sample import SampleSet
+
+
+class ReplaySource(Feed):
+    """Plays a fixed list of SampleSets; see the module docstring for the whole interface."""
+
+    thread_name = "rocmtui-replay"
+
+    def __init__(
+        self, samples: Sequence[SampleSet], *, interval_s: float = 1.0, history_len: int = 600, loop: bool = False
+    ) -> None:
+        super().__init__(interval_s, history_len)
+        self._samples = tuple(samples)
+        self._loop = loop
+        self._position = 0
+        self._step_lock = threading.Lock()
+
+    @classmethod
+    def from_jsonl(
+        cls, path: str | Path, *, interval_s: float = 1.0, history_len: int = 600, loop: bool = False
+    ) -> ReplaySource:
+        """Load a ``monitor --json`` recording; blank lines are skipped."""
+        samples: list[SampleSet] = []
+        with Path(path).open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    samples.append(loads(line))
+                except ValueError as err:
+                    raise ValueError(f"{path}:{number}: {err}") from None
+        return cls(samples, interval_s=interval_s, history_len=history_len, loop=loop)
+
+    @property
+    def remaining(self) -> int:
+        """Samples not yet played (always the full length when looping)."""
+        return len(self._samples) if self._loop else len(self._samples) - self._position
+
+    def step(self) -> SampleSet | None:
+        """Publish the next recorded sample now; None when there is none left."""
+        with self._step_lock:
+            if not self._samples or (self._position >= len(self._samples) and not self._loop):
+                return None
+            sample = self._samples[self._position % len(self._samples)]
+            self._position += 1
+        self._publish(sample)
+        return sample
+
+    def _tick(self) -> None:
+        if self.step() is None:
+            self._stop_event.set()  # recording finished: the thread ends, the history stays

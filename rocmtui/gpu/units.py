@@ -1,0 +1,64 @@
+"""Human formatting of telemetry values ("12.3 GiB", "N/A"); shared by the text report and the UI."""
+
+from __future__ import annotations
+
+NA = "N/A"
+
+_BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def fmt_bytes(value: int | float | None) -> str:
+    """Bytes in binary units with one decimal: ``12.3 GiB``; None -> ``N/A``."""
+    if value is None:
+        return NA
+    size = float(value)
+    for unit in _BINARY_UNITS:
+        if abs(size) < 1024.0 or unit == _BINARY_UNITS[-1]:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024.0
+    raise AssertionError("unreachable")  # the loop always returns at the last unit
+
+
+def fmt_used_total(used: int | None, total: int | None) -> str:
+    """``3.2 / 16.0 GiB``-style pair; either side may be N/A."""
+    return f"{fmt_bytes(used)} / {fmt_bytes(total)}"
+
+
+def fmt_pct(value: float | None, digits: int = 0) -> str:
+    """Percent: ``87%``; None -> ``N/A``."""
+    return NA if value is None else f"{value:.{digits}f}%"
+
+
+def fmt_temp(value: float | None) -> str:
+    """Degrees Celsius: ``65 C``; None -> ``N/A``."""
+    return NA if value is None else f"{value:.0f} C"
+
+
+def fmt_watts(value: float | None) -> str:
+    """Watts: ``215 W``; None -> ``N/A``."""
+    return NA if value is None else f"{value:.0f} W"
+
+
+def fmt_power(power_w: float | None, cap_w: float | None) -> str:
+    """Power against its cap: ``215 / 300 W``, or just ``215 W`` when the cap is unknown."""
+    if cap_w is None:
+        return fmt_watts(power_w)
+    drawn = NA if power_w is None else f"{power_w:.0f}"
+    return f"{drawn} / {cap_w:.0f} W"
+
+
+def fmt_mhz(value: float | None) -> str:
+    """Clock: ``2100 MHz``; None -> ``N/A``."""
+    return NA if value is None else f"{value:.0f} MHz"
+
+
+def fmt_fan(rpm: float | None, pct: float | None) -> str:
+    """Fan as percent and/or RPM, whichever the backend gives."""
+    parts = [f"{pct:.0f}%" if pct is not None else "", f"{rpm:.0f} RPM" if rpm is not None else ""]
+    text = " ".join(p for p in parts if p)
+    return text or NA
+
+
+def fmt_temps(temps: tuple[tuple[str, float], ...]) -> str:
+    """``edge 45 C, junction 52 C``; empty -> ``N/A``."""
+    return ", ".join(f"{label} {fmt_temp(value)}" for label, value in temps) or NA

@@ -1,0 +1,113 @@
+"""JSON round trip of SampleSets and the ReplaySource used by UI tests."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from gpu_factories import sample_set
+
+from rocmtui.gpu import codec
+from rocmtui.gpu.replay import ReplaySource
+from rocmtui.gpu.sample import GpuSample, SampleSet
+
+
+def test_round_trip_is_exact_through_json_text() -> None:
+    original = sample_set(t=1234.5, n_gpus=3)
+    again = codec.loads(codec.dumps(original))
+    assert again == original
+    assert again.gpus[1].temperatures_c == (("edge", 45.0), ("junction", 52.0))
+
+
+def test_none_fields_and_errors_survive() -> None:
+    s = sample_set()
+    broken = GpuSample(index=1, name="gone", timestamp=1.0, error="card removed")
+    s = SampleSet(timestamp=1.0, backend="sysfs", gpus=(broken,), host=s.host)
+    again = codec.loads(codec.dumps(s))
+    assert again.gpus[0].error == "card removed"
+    assert again.gpus[0].utilization_pct is None
+
+
+def test_unknown_keys_are_ignored_and_missing_optionals_default() -> None:
+    data = codec.sample_set_to_dict(sample_set())
+    data["future_field"] = 1
+    data["gpus"][0]["future_gpu_field"] = "x"
+    del data["gpus"][0]["fan_rpm"]
+    del data["processes"]
+    again = codec.sample_set_from_dict(data)
+    assert again.gpus[0].fan_rpm is None
+    assert again.processes == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["not json", "[]", '{"backend": "x"}', '{"timestamp": 1, "backend": "x", "host": {}, "gpus": [{"name": "a"}]}'],
+)
+def test_malformed_input_is_a_value_error(text: str) -> None:
+    with pytest.raises(ValueError):
+        codec.loads(text)
+
+
+def test_bad_temperatures_are_a_value_error() -> None:
+    data = codec.sample_set_to_dict(sample_set())
+    data["gpus"][0]["temperatures_c"] = [["edge"]]
+    with pytest.raises(ValueError, match="temperatures_c"):
+        codec.sample_set_from_dict(data)
+
+
+def test_replay_steps_deterministically_and_keeps_bounded_history() -> None:
+    samples = [sample_set(t=float(t)) for t in range(5)]
+    source = ReplaySource(samples, history_len=3)
+    seen: list[SampleSet] = []
+    source.subscribe(seen.append)
+    assert source.latest is None
+    for expected in samples:
+        assert source.step() == expected
+    assert source.step() is None
+    assert seen == samples
+    assert source.history() == tuple(samples[-3:])
+    assert source.latest == samples[-1]
+    assert source.remaining == 0
+
+
+def test_replay_loops_when_asked() -> None:
+    samples = [sample_set(t=float(t)) for t in range(2)]
+    source = ReplaySource(samples, loop=True)
+    played = [source.step() for _ in range(5)]
+    assert played == [samples[0], samples[1], samples[0], samples[1], samples[0]]
+
+
+def test_replay_reads_monitor_json_lines(tmp_path) -> None:
+    samples = [sample_set(t=float(t)) for t in range(3)]
+    path = tmp_path / "rec.jsonl"
+    path.write_text("\n".join(codec.dumps(s) for s in samples) + "\n\n")
+    source = ReplaySource.from_jsonl(path)
+    assert [source.step() for _ in range(3)] == samples
+
+
+def test_replay_names_the_bad_line(tmp_path) -> None:
+    path = tmp_path / "rec.jsonl"
+    path.write_text(codec.dumps(sample_set()) + "\n" + json.dumps({"nope": 1}) + "\n")
+    with pytest.raises(ValueError, match=r"rec\.jsonl:2:"):
+        ReplaySource.from_jsonl(path)
+
+
+def test_timed_playback_plays_everything_then_stops() -> None:
+    samples = [sample_set(t=float(t)) for t in range(4)]
+    source = ReplaySource(samples, interval_s=0.1)
+    done = threading.Event()
+    source.subscribe(lambda s: done.set() if s is samples[-1] else None)
+    source.start()
+    assert done.wait(10)
+    source.stop()
+    assert not source.running
+    assert source.history() == tuple(samples)
+
+
+def test_interval_is_clamped() -> None:
+    source = ReplaySource([])
+    source.interval_s = 0.001
+    assert source.interval_s == 0.1
+    source.interval_s = 1e6
+    assert source.interval_s == 60.0
