@@ -1,0 +1,151 @@
+"""Reading the amdgpu driver's sysfs files: finding cards, their names and their hwmon sensors.
+
+Every reader returns None for a file that is missing, unreadable or holds garbage, so a
+half-supported card or a card unplugged mid-read gives N/A fields, never an exception.
+``pcie_bw`` is never read: it blocks for a second.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+AMD_VENDOR_ID = "0x1002"
+_CARD = re.compile(r"card(\d+)$")
+_TEMP_LABELS = {"edge": "edge", "junction": "junction", "mem": "mem", "hotspot": "junction"}
+_TEMP_RANGE_C = (-50.0, 200.0)
+"""Readings outside this range are sensor garbage (e.g. 0xFFFF), not temperatures."""
+
+
+def read_text(path: Path) -> str | None:
+    """The stripped contents of ``path``, or None."""
+    try:
+        return path.read_text(encoding="ascii", errors="strict").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def read_int(path: Path) -> int | None:
+    """An integer file (decimal), or None when missing or not a number."""
+    text = read_text(path)
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def read_pct(path: Path) -> float | None:
+    """A 0..100 percentage file, or None (out-of-range values included)."""
+    value = read_int(path)
+    return float(value) if value is not None and 0 <= value <= 100 else None
+
+
+def find_cards(sysfs_root: Path) -> list[Path]:
+    """``device`` folders of the amdgpu cards under ``<root>/class/drm``, by card number.
+
+    Connector entries (``card0-DP-1``) and other vendors' cards are skipped.
+    """
+    drm = sysfs_root / "class" / "drm"
+    try:
+        entries = list(drm.iterdir())
+    except OSError:
+        return []
+    cards: list[tuple[int, Path]] = []
+    for entry in entries:
+        match = _CARD.match(entry.name)
+        if match and is_amdgpu(entry / "device"):
+            cards.append((int(match.group(1)), entry / "device"))
+    return [device for _, device in sorted(cards)]
+
+
+def is_amdgpu(device: Path) -> bool:
+    """True when the ``driver`` link names amdgpu or, lacking a link, the PCI vendor is AMD.
+
+    The link decides when present: an AMD card on the legacy ``radeon`` driver has none of
+    amdgpu's files.
+    """
+    link = device / "driver"
+    if link.is_symlink():
+        try:
+            return link.resolve().name == "amdgpu"
+        except OSError:
+            return False  # a broken or looping link: not a card we can read
+    return read_text(device / "vendor") == AMD_VENDOR_ID
+
+
+def card_name(device: Path) -> str:
+    """``product_name`` when the driver offers it, else ``AMD GPU (0x744c)`` from the PCI device id."""
+    product = read_text(device / "product_name")
+    if product:
+        return product
+    device_id = read_text(device / "device")
+    return f"AMD GPU ({device_id})" if device_id else "AMD GPU"
+
+
+def find_hwmon(device: Path) -> Path | None:
+    """The ``hwmon*`` folder of ``device`` whose ``name`` is ``amdgpu``."""
+    try:
+        candidates = sorted((device / "hwmon").glob("hwmon*"))
+    except OSError:
+        return None
+    for hwmon in candidates:
+        if read_text(hwmon / "name") == "amdgpu":
+            return hwmon
+    return None
+
+
+@dataclass(frozen=True)
+class HwmonReading:
+    """What an amdgpu hwmon folder reports, in the units of GpuSample."""
+
+    temperatures_c: tuple[tuple[str, float], ...] = ()
+    power_w: float | None = None
+    power_cap_w: float | None = None
+    fan_rpm: float | None = None
+    sclk_mhz: float | None = None
+    mclk_mhz: float | None = None
+
+
+def read_hwmon(hwmon: Path | None) -> HwmonReading:
+    """Temperatures, power (average or input), cap, fan and clocks; None for what is missing."""
+    if hwmon is None:
+        return HwmonReading()
+    power = _scaled(hwmon / "power1_average", 1e-6)
+    if power is None:  # newer cards expose only the instantaneous reading
+        power = _scaled(hwmon / "power1_input", 1e-6)
+    return HwmonReading(
+        temperatures_c=read_temperatures(hwmon),
+        power_w=power,
+        power_cap_w=_scaled(hwmon / "power1_cap", 1e-6),
+        fan_rpm=_scaled(hwmon / "fan1_input", 1.0),
+        sclk_mhz=_scaled(hwmon / "freq1_input", 1e-6),
+        mclk_mhz=_scaled(hwmon / "freq2_input", 1e-6),
+    )
+
+
+def read_temperatures(hwmon: Path) -> tuple[tuple[str, float], ...]:
+    """``temp*_input`` (millidegrees) labelled by ``temp*_label``: edge, junction, mem."""
+    temps: list[tuple[int, str, float]] = []
+    try:
+        inputs = list(hwmon.glob("temp*_input"))
+    except OSError:
+        return ()
+    for path in inputs:
+        number = path.name[4 : -len("_input")]
+        value = read_int(path)
+        if not number.isdigit() or value is None:
+            continue
+        celsius = value / 1000.0
+        if not _TEMP_RANGE_C[0] <= celsius <= _TEMP_RANGE_C[1]:
+            continue
+        raw_label = read_text(hwmon / f"temp{number}_label") or f"temp{number}"
+        temps.append((int(number), _TEMP_LABELS.get(raw_label.lower(), raw_label.lower()), celsius))
+    return tuple((label, value) for _, label, value in sorted(temps))
+
+
+def _scaled(path: Path, factor: float) -> float | None:
+    value = read_int(path)
+    return None if value is None or value < 0 else value * factor

@@ -1,0 +1,74 @@
+"""The amdgpu sysfs backend: reads ``/sys/class/drm/card*/device`` directly, no ROCm needed.
+
+What nvtop and amdgpu_top read. The root is injectable (``MonitorConfig.sysfs_root``) so tests
+point it at a tree. It cannot list processes (that needs a scan of every process's
+``/proc/PID/fdinfo``, not done here): ``processes()`` is empty.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rocmtui.config import MonitorConfig
+from rocmtui.gpu import amdgpu_files as files
+from rocmtui.gpu.backend import BackendUnavailable
+from rocmtui.gpu.sample import GpuProcess, GpuSample
+
+
+class SysfsBackend:
+    """One amdgpu card per device index, in card-number order, fixed when opened."""
+
+    name = "sysfs"
+
+    def __init__(self, devices: list[Path]) -> None:
+        self._devices = devices
+        self._names = [files.card_name(d) for d in devices]
+        self._hwmon: list[Path | None] = [files.find_hwmon(d) for d in devices]
+
+    def device_count(self) -> int:
+        return len(self._devices)
+
+    def sample(self, index: int) -> GpuSample:
+        device = self._devices[index]
+        now = time.time()
+        if not device.is_dir():
+            return GpuSample(index, self._names[index], now, error=f"{device.parent.name} is gone ({device})")
+        hwmon = self._hwmon[index]
+        if hwmon is None or not hwmon.is_dir():  # hwmon folders are renumbered when the driver reloads
+            hwmon = self._hwmon[index] = files.find_hwmon(device)
+        sensors = files.read_hwmon(hwmon)
+        return GpuSample(
+            index=index,
+            name=self._names[index],
+            timestamp=now,
+            utilization_pct=files.read_pct(device / "gpu_busy_percent"),
+            memory_used_bytes=files.read_int(device / "mem_info_vram_used"),
+            memory_total_bytes=files.read_int(device / "mem_info_vram_total"),
+            gtt_used_bytes=files.read_int(device / "mem_info_gtt_used"),
+            gtt_total_bytes=files.read_int(device / "mem_info_gtt_total"),
+            memory_busy_pct=files.read_pct(device / "mem_busy_percent"),
+            temperatures_c=sensors.temperatures_c,
+            power_w=sensors.power_w,
+            power_cap_w=sensors.power_cap_w,
+            sclk_mhz=sensors.sclk_mhz,
+            mclk_mhz=sensors.mclk_mhz,
+            fan_rpm=sensors.fan_rpm,
+        )
+
+    def processes(self, index: int) -> tuple[GpuProcess, ...]:
+        return ()
+
+    def close(self) -> None:
+        """Nothing to release: every read opens and closes its file."""
+
+
+def open_backend(config: MonitorConfig) -> SysfsBackend:
+    """The sysfs backend for ``config.sysfs_root``; BackendUnavailable when it finds no amdgpu card."""
+    drm = config.sysfs_root / "class" / "drm"
+    if not drm.is_dir():
+        raise BackendUnavailable(f"no DRM devices: {drm} does not exist")
+    devices = files.find_cards(config.sysfs_root)
+    if not devices:
+        raise BackendUnavailable(f"no amdgpu cards under {drm} (amdgpu driver not loaded, or no AMD GPU)")
+    return SysfsBackend(devices)
