@@ -70,6 +70,9 @@ class TrainConfig:
     """Seconds between StepsCompleted events (the only moments the loop syncs with the GPU)."""
     checkpoint_every_epoch: bool = True
     """Write ``checkpoint-last.pt`` at the end of every epoch."""
+    max_steps_per_epoch: int | None = None
+    """Cap on optimizer steps per epoch (None: the whole training split). For tests and quick benches;
+    not a command-line flag."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy: paths as strings."""
