@@ -149,3 +149,17 @@ def read_temperatures(hwmon: Path) -> tuple[tuple[str, float], ...]:
 def _scaled(path: Path, factor: float) -> float | None:
     value = read_int(path)
     return None if value is None or value < 0 else value * factor
+
+
+class CardSensors:
+    """The hwmon sensors of one card, its hwmon folder found again when the driver renumbers it."""
+
+    def __init__(self, device: Path) -> None:
+        self.device = device
+        self._hwmon = find_hwmon(device)
+
+    def read(self) -> HwmonReading:
+        """Current readings; empty when the card has no amdgpu hwmon (or is gone)."""
+        if self._hwmon is None or not self._hwmon.is_dir():
+            self._hwmon = find_hwmon(self.device)
+        return read_hwmon(self._hwmon)

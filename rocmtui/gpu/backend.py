@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from typing import Protocol
 
 from rocmtui.gpu.sample import GpuProcess, GpuSample
@@ -47,3 +49,13 @@ def describe_error(err: BaseException) -> str:
     """One line for an exception from a vendor library: its message, or its type when it has none."""
     text = " ".join(str(err).split())
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def release_quietly(release: Callable[[], object]) -> None:
+    """Call a shutdown/close function whose failure the user could do nothing about.
+
+    Used where a backend is being given up anyway (it failed to open, or the app is
+    quitting): what the user sees is the reason it was given up, not a second error.
+    """
+    with contextlib.suppress(Exception):
+        release()

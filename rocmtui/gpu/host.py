@@ -10,6 +10,8 @@ import psutil  # type: ignore[import-untyped]  # psutil ships no type stubs
 
 from rocmtui.gpu.sample import GpuProcess, HostSample
 
+MIN_CPU_WINDOW_S = 0.05
+"""CPU % over a shorter window than this is reported as None."""
 _COMMAND_MAX = 200
 """Characters of a command line kept for the process table."""
 
@@ -19,8 +21,14 @@ class HostReader:
 
     def __init__(self, cpuinfo: Path = Path("/proc/cpuinfo")) -> None:
         psutil.cpu_percent(interval=None)  # primes the counter: the next call measures since now
+        self._cpu_since = time.monotonic()
         self._cpu_name = read_cpu_name(cpuinfo)
         self._cpu_count = psutil.cpu_count(logical=True)
+
+    @property
+    def cpu_window_s(self) -> float:
+        """Seconds since CPU % was last measured (or primed)."""
+        return time.monotonic() - self._cpu_since
 
     def sample(self) -> HostSample:
         """CPU % since the previous call (non-blocking) and RAM now."""
@@ -28,6 +36,10 @@ class HostReader:
             cpu: float | None = psutil.cpu_percent(interval=None)
         except (OSError, psutil.Error):
             cpu = None  # /proc/stat unreadable (sandbox): the panel shows N/A for CPU
+        now = time.monotonic()
+        if now - self._cpu_since < MIN_CPU_WINDOW_S:
+            cpu = None  # too short a window to mean anything (psutil says 0.0): N/A, not a made-up 0%
+        self._cpu_since = now
         used = total = None
         try:
             memory = psutil.virtual_memory()

@@ -24,7 +24,7 @@ class SysfsBackend:
     def __init__(self, devices: list[Path]) -> None:
         self._devices = devices
         self._names = [files.card_name(d) for d in devices]
-        self._hwmon: list[Path | None] = [files.find_hwmon(d) for d in devices]
+        self._sensors = [files.CardSensors(d) for d in devices]
 
     def device_count(self) -> int:
         return len(self._devices)
@@ -34,10 +34,7 @@ class SysfsBackend:
         now = time.time()
         if not device.is_dir():
             return GpuSample(index, self._names[index], now, error=f"{device.parent.name} is gone ({device})")
-        hwmon = self._hwmon[index]
-        if hwmon is None or not hwmon.is_dir():  # hwmon folders are renumbered when the driver reloads
-            hwmon = self._hwmon[index] = files.find_hwmon(device)
-        sensors = files.read_hwmon(hwmon)
+        sensors = self._sensors[index].read()
         return GpuSample(
             index=index,
             name=self._names[index],

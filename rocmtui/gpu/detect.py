@@ -1,0 +1,92 @@
+"""Which telemetry backend works here: ``auto`` tries rocm, sysfs, nvml in turn; ``--backend`` forces one.
+
+Every attempt is recorded as a BackendStatus (the panel's and doctor's "unavailable because").
+Opening runs under a timeout too, so a wedged driver cannot hang start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rocmtui.config import MonitorConfig
+from rocmtui.gpu.backend import BackendUnavailable, GpuBackend, describe_error, release_quietly
+from rocmtui.gpu.sample import BackendStatus
+from rocmtui.gpu.sampler import Sampler
+from rocmtui.gpu.worker import Worker
+
+AUTO_ORDER: tuple[str, ...] = ("rocm", "sysfs", "nvml")
+OPEN_TIMEOUT_S = 15.0
+
+
+def _open_rocm(config: MonitorConfig) -> GpuBackend:
+    from rocmtui.gpu import rocm
+
+    return rocm.open_backend(config)
+
+
+def _open_sysfs(config: MonitorConfig) -> GpuBackend:
+    from rocmtui.gpu import sysfs
+
+    return sysfs.open_backend(config)
+
+
+def _open_nvml(config: MonitorConfig) -> GpuBackend:
+    from rocmtui.gpu import nvml
+
+    return nvml.open_backend(config)
+
+
+OPENERS: dict[str, Callable[[MonitorConfig], GpuBackend]] = {
+    "rocm": _open_rocm,
+    "sysfs": _open_sysfs,
+    "nvml": _open_nvml,
+}
+"""Backend name -> opener (imports its vendor library only when called). Tests may replace entries."""
+
+
+def probe(name: str, config: MonitorConfig) -> tuple[GpuBackend | None, BackendStatus]:
+    """Open backend ``name``; (backend, available status) or (None, the reason it cannot run)."""
+    worker = Worker(name=f"rocmtui-open-{name}")
+    try:
+        backend = worker.call(lambda: OPENERS[name](config), OPEN_TIMEOUT_S)
+    except BackendUnavailable as err:
+        return None, BackendStatus(name, False, err.reason)
+    except Exception as err:  # an unexpected library failure is a reason, not a crash
+        return None, BackendStatus(name, False, f"failed to open: {describe_error(err)}")
+    finally:
+        worker.close()
+    try:
+        count = backend.device_count()
+    except Exception as err:  # same: the status says why
+        release_quietly(backend.close)
+        return None, BackendStatus(name, False, f"cannot count devices: {describe_error(err)}")
+    if count < 1:
+        release_quietly(backend.close)
+        return None, BackendStatus(name, False, "no devices")
+    return backend, BackendStatus(name, True, f"{count} GPU{'s' if count != 1 else ''}")
+
+
+def detect(config: MonitorConfig) -> tuple[GpuBackend | None, tuple[BackendStatus, ...]]:
+    """The first backend with at least one GPU, and the status of every backend tried.
+
+    ``backend == "host"`` tries none. A forced backend that fails gives (None, its reason).
+    """
+    if config.backend == "host":
+        return None, ()
+    names = AUTO_ORDER if config.backend == "auto" else (config.backend,)
+    statuses: list[BackendStatus] = []
+    for name in names:
+        if name not in OPENERS:
+            statuses.append(BackendStatus(name, False, "unknown backend"))
+            continue
+        backend, status = probe(name, config)
+        statuses.append(status)
+        if backend is not None:
+            return backend, tuple(statuses)
+    return None, tuple(statuses)
+
+
+def open_sampler(config: MonitorConfig) -> Sampler:
+    """A Sampler over the detected backend (host only when none works); not started: call ``start()``."""
+    backend, statuses = detect(config)
+    return Sampler(backend, statuses, interval_s=config.interval_s, history_len=config.history_len)

@@ -1,0 +1,109 @@
+"""The NVIDIA backend through nvidia-ml-py (``import pynvml``).
+
+Units as NVML gives them, converted to GpuSample's: memory in bytes, temperature in C,
+power and the enforced limit in mW (-> W), clocks in MHz, fan in %. Each field is read on
+its own: an NVMLError (NOT_SUPPORTED for the fan of a datacenter GPU, say) makes that field
+None and leaves the others.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
+
+from rocmtui.config import MonitorConfig
+from rocmtui.gpu.backend import BackendUnavailable, describe_error, release_quietly
+from rocmtui.gpu.host import describe_process
+from rocmtui.gpu.sample import GpuProcess, GpuSample
+
+_T = TypeVar("_T")
+
+
+class NvmlBackend:
+    """NVML devices 0..n-1 (NVML's own order, which is PCI order, not CUDA_VISIBLE_DEVICES')."""
+
+    name = "nvml"
+
+    def __init__(self, pynvml: Any, count: int) -> None:
+        self._nvml = pynvml
+        self._handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
+        self._names = [_text(self._field(partial(pynvml.nvmlDeviceGetName, h))) or "NVIDIA GPU" for h in self._handles]
+        self._closed = False
+
+    def device_count(self) -> int:
+        return len(self._handles)
+
+    def sample(self, index: int) -> GpuSample:
+        nv, h, field = self._nvml, self._handles[index], self._field
+        util = field(lambda: nv.nvmlDeviceGetUtilizationRates(h))
+        memory = field(lambda: nv.nvmlDeviceGetMemoryInfo(h))
+        temp = field(lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))
+        power_mw = field(lambda: nv.nvmlDeviceGetPowerUsage(h))
+        limit_mw = field(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
+        return GpuSample(
+            index=index,
+            name=self._names[index],
+            timestamp=time.time(),
+            utilization_pct=None if util is None else float(util.gpu),
+            memory_busy_pct=None if util is None else float(util.memory),
+            memory_used_bytes=None if memory is None else int(memory.used),
+            memory_total_bytes=None if memory is None else int(memory.total),
+            temperatures_c=() if temp is None else (("gpu", float(temp)),),
+            power_w=None if power_mw is None else power_mw / 1000.0,
+            power_cap_w=None if limit_mw is None else limit_mw / 1000.0,
+            sclk_mhz=_maybe_float(field(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_GRAPHICS))),
+            mclk_mhz=_maybe_float(field(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM))),
+            fan_pct=_maybe_float(field(lambda: nv.nvmlDeviceGetFanSpeed(h))),
+        )
+
+    def processes(self, index: int) -> tuple[GpuProcess, ...]:
+        """Compute processes with their GPU memory (None where NVML cannot say, e.g. in containers)."""
+        procs = self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handles[index])
+        return tuple(
+            describe_process(index, int(p.pid), None if p.usedGpuMemory is None else int(p.usedGpuMemory))
+            for p in procs
+        )
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._nvml.nvmlShutdown()
+
+    def _field(self, read: Callable[[], _T]) -> _T | None:
+        """``read()``, or None when NVML says this field is not available on this GPU."""
+        try:
+            return read()
+        except self._nvml.NVMLError:
+            return None
+
+
+def open_backend(config: MonitorConfig) -> NvmlBackend:
+    """Initialise NVML; BackendUnavailable with NVML's reason (library not found, driver not loaded)."""
+    try:
+        import pynvml
+    except Exception as err:  # not installed (or a broken install)
+        raise BackendUnavailable(
+            f"nvidia-ml-py is not usable ({describe_error(err)}); pip install nvidia-ml-py"
+        ) from None
+    try:
+        pynvml.nvmlInit()
+    except Exception as err:  # NVMLError_LibraryNotFound, NVMLError_DriverNotLoaded, ...
+        raise BackendUnavailable(f"NVML cannot initialise: {describe_error(err)}") from None
+    try:
+        return NvmlBackend(pynvml, int(pynvml.nvmlDeviceGetCount()))
+    except Exception as err:  # initialised but cannot enumerate: unusable, say why
+        release_quietly(pynvml.nvmlShutdown)
+        raise BackendUnavailable(f"NVML cannot list devices: {describe_error(err)}") from None
+
+
+def _maybe_float(value: object) -> float | None:
+    return None if value is None else float(value)  # type: ignore[arg-type]  # NVML returns ints here
+
+
+def _text(value: object) -> str | None:
+    """NVML names are str in nvidia-ml-py 12+, bytes in older releases."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value if isinstance(value, str) else None

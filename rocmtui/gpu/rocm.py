@@ -1,0 +1,134 @@
+"""The ROCm backend through pyrsmi (``from pyrsmi import rocml``), AMD SMI underneath (ROCm 6.0+).
+
+After ``smi_initialize()`` pyrsmi's getters return -1 (or "" for names) on error instead of
+raising: those become None. What pyrsmi cannot say comes from elsewhere: temperatures from
+the ``amdsmi`` package when it works, else from the amdgpu hwmon files; power cap and clocks
+from hwmon. hwmon files are matched to pyrsmi's devices by order, and only when both see the
+same number of GPUs (otherwise those fields stay None rather than show another card's).
+
+``smi_get_device_compute_process()`` lists compute PIDs for the whole system, without the
+GPU: they are reported once, from ``processes(0)``, with ``gpu_index`` UNKNOWN_GPU when there
+is more than one GPU, and without memory figures.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rocmtui.config import MonitorConfig
+from rocmtui.gpu import amdgpu_files as files
+from rocmtui.gpu.amdsmi_temps import AmdSmiTemps, open_amdsmi_temps
+from rocmtui.gpu.backend import UNKNOWN_GPU, BackendUnavailable, describe_error, release_quietly
+from rocmtui.gpu.host import describe_process
+from rocmtui.gpu.sample import GpuProcess, GpuSample
+
+
+class RocmBackend:
+    """pyrsmi's devices 0..n-1, with temperatures and clocks filled in from amdsmi / hwmon."""
+
+    name = "rocm"
+
+    def __init__(
+        self, rocml: Any, count: int, sensors: list[files.CardSensors] | None, temps: AmdSmiTemps | None
+    ) -> None:
+        self._rocml = rocml
+        self._count = count
+        self._sensors = sensors
+        self._temps = temps
+        self._names = [_name(rocml.smi_get_device_name(i), i) for i in range(count)]
+        self._processes_supported = True
+        self._closed = False
+
+    def device_count(self) -> int:
+        return self._count
+
+    def sample(self, index: int) -> GpuSample:
+        r = self._rocml
+        hwmon = self._sensors[index].read() if self._sensors is not None else files.HwmonReading()
+        temps = self._temps.read(index) if self._temps is not None else ()
+        return GpuSample(
+            index=index,
+            name=self._names[index],
+            timestamp=time.time(),
+            utilization_pct=_pct(r.smi_get_device_utilization(index)),
+            memory_used_bytes=_int(r.smi_get_device_memory_used(index, "VRAM")),
+            memory_total_bytes=_int(r.smi_get_device_memory_total(index, "VRAM")),
+            gtt_used_bytes=_int(r.smi_get_device_memory_used(index, "GTT")),
+            gtt_total_bytes=_int(r.smi_get_device_memory_total(index, "GTT")),
+            memory_busy_pct=_pct(r.smi_get_device_memory_busy(index)),
+            temperatures_c=temps or hwmon.temperatures_c,
+            power_w=_float(r.smi_get_device_average_power(index)),
+            power_cap_w=hwmon.power_cap_w,
+            sclk_mhz=hwmon.sclk_mhz,
+            mclk_mhz=hwmon.mclk_mhz,
+            fan_rpm=_float(r.smi_get_device_fan_rpms(index, 0)),
+        )
+
+    def processes(self, index: int) -> tuple[GpuProcess, ...]:
+        if index != 0 or not self._processes_supported:
+            return ()
+        try:
+            pids = self._rocml.smi_get_device_compute_process()
+        except AttributeError:
+            # pyrsmi 1.1 calls rsmi_compute_process_info_get, which libamd_smi.so does not export:
+            # stop asking; the process table says the backend cannot list processes.
+            self._processes_supported = False
+            return ()
+        gpu = 0 if self._count == 1 else UNKNOWN_GPU
+        return tuple(describe_process(gpu, int(pid), None) for pid in pids if _int(pid))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._temps is not None:
+            self._temps.close()
+        self._rocml.smi_shutdown()
+
+
+def open_backend(config: MonitorConfig) -> RocmBackend:
+    """Initialise pyrsmi; BackendUnavailable with pyrsmi's own reason when it cannot."""
+    rocml = _import_rocml()
+    try:
+        rocml.smi_initialize()
+    except Exception as err:  # ROCMLError_LibraryNotFound, RuntimeError (driver not loaded), OSError
+        raise BackendUnavailable(f"pyrsmi cannot initialise: {describe_error(err)}") from None
+    try:
+        count = int(rocml.smi_get_device_count())
+    except Exception as err:  # a library that initialised but cannot enumerate is unusable
+        release_quietly(rocml.smi_shutdown)
+        raise BackendUnavailable(f"pyrsmi cannot count devices: {describe_error(err)}") from None
+    temps, _note = open_amdsmi_temps() if count > 0 else (None, "")
+    cards = files.find_cards(config.sysfs_root)
+    sensors = [files.CardSensors(d) for d in cards] if len(cards) == count else None
+    return RocmBackend(rocml, max(count, 0), sensors, temps)
+
+
+def _import_rocml() -> Any:
+    try:
+        from pyrsmi import rocml
+    except Exception as err:  # not installed, or its import failed for another reason
+        raise BackendUnavailable(f"pyrsmi is not usable ({describe_error(err)}); pip install pyrsmi") from None
+    return rocml
+
+
+def _float(value: object) -> float | None:
+    """pyrsmi's number, or None for its -1 error value (and anything not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
+
+
+def _int(value: object) -> int | None:
+    number = _float(value)
+    return None if number is None else int(number)
+
+
+def _pct(value: object) -> float | None:
+    number = _float(value)
+    return number if number is not None and number <= 100.0 else None
+
+
+def _name(value: object, index: int) -> str:
+    return value.strip() if isinstance(value, str) and value.strip() else f"AMD GPU {index}"

@@ -1,0 +1,167 @@
+"""The Sampler: a daemon thread that reads every GPU and the host each interval into a bounded history.
+
+Every backend call runs on a helper thread (``worker.Worker``) with a timeout: a call that
+raises or hangs marks only that device's GpuSample.error, the device is retried with
+exponential backoff (1 s doubling to 60 s), and the other devices and the host keep
+updating. One tick spends at most ``call_timeout_s`` waiting on the backend in total;
+devices left unread when that budget runs out show "not read" and are tried next tick.
+
+Process lists are refreshed at most every ``PROCESS_REFRESH_S`` seconds (each tick at
+intervals of 2 s or more, every other tick at the default 1 s) and the last list is
+repeated in between: listing processes costs more than reading counters.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from rocmtui.gpu.backend import GpuBackend, describe_error, release_quietly
+from rocmtui.gpu.feed import Feed
+from rocmtui.gpu.host import HostReader
+from rocmtui.gpu.retry import Retry
+from rocmtui.gpu.sample import BackendStatus, GpuProcess, GpuSample, SampleSet
+from rocmtui.gpu.worker import CallInterrupted, CallTimedOut, Worker
+
+PROCESS_REFRESH_S = 2.0
+DEFAULT_CALL_TIMEOUT_S = 2.0
+_T = TypeVar("_T")
+
+
+class Sampler(Feed):
+    """A TelemetrySource over one opened backend (or none: host only). ``start()`` is the caller's."""
+
+    thread_name = "rocmtui-sampler"
+
+    def __init__(
+        self,
+        backend: GpuBackend | None,
+        statuses: tuple[BackendStatus, ...] = (),
+        *,
+        interval_s: float = 1.0,
+        history_len: int = 600,
+        host: HostReader | None = None,
+        call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    ) -> None:
+        super().__init__(interval_s, history_len)
+        self.backend = backend
+        self.statuses = statuses
+        self._host = host or HostReader()
+        self._call_timeout_s = call_timeout_s
+        self._worker = Worker()
+        count = self._safe_count(backend)
+        self._names = [f"GPU {i}" for i in range(count)]
+        self._retries = [Retry() for _ in range(count)]
+        self._process_retries = [Retry() for _ in range(count)]
+        self._processes: list[tuple[GpuProcess, ...]] = [() for _ in range(count)]
+        self._next_processes_at = 0.0
+        self._closed = False
+
+    @property
+    def backend_name(self) -> str:
+        """The GPU backend's name, or ``host`` when there is none."""
+        return self.backend.name if self.backend is not None else "host"
+
+    @property
+    def host_window_s(self) -> float:
+        """Seconds since the host's CPU % was last measured (CPU % over less than 0.05 s is None)."""
+        return self._host.cpu_window_s
+
+    def sample_now(self) -> SampleSet:
+        """One synchronous tick: read everything, publish, return the SampleSet (used by ``--once``)."""
+        deadline = time.monotonic() + self._call_timeout_s
+        gpus = tuple(self._read_gpu(i, deadline) for i in range(len(self._retries)))
+        if time.monotonic() >= self._next_processes_at:
+            self._next_processes_at = time.monotonic() + PROCESS_REFRESH_S
+            for i in range(len(self._processes)):
+                self._processes[i] = self._read_processes(i, deadline)
+        sample_set = SampleSet(
+            timestamp=time.time(),
+            backend=self.backend_name,
+            gpus=gpus,
+            host=self._host.sample(),
+            processes=tuple(p for per_gpu in self._processes for p in per_gpu),
+            statuses=self.statuses,
+        )
+        self._publish(sample_set)
+        return sample_set
+
+    def stop(self) -> None:
+        """Stop sampling (promptly, even mid-call on a hung backend) and close the backend."""
+        self._stop_event.set()
+        self._worker.interrupt()
+        super().stop()
+        self._close_backend()
+
+    def _tick(self) -> None:
+        self.sample_now()
+
+    def _read_gpu(self, index: int, deadline: float) -> GpuSample:
+        retry = self._retries[index]
+        now = time.monotonic()
+        if not retry.ready(now):
+            return self._error_sample(index, retry.error or "unavailable")
+        if now >= deadline:
+            return self._error_sample(index, "not read: the backend was slow this tick")
+        backend = self.backend
+        assert backend is not None  # devices exist only with a backend
+        try:
+            sample = self._call(lambda: backend.sample(index), deadline)
+        except CallInterrupted:
+            return self._error_sample(index, "sampler stopping")
+        except Exception as err:  # any library failure becomes this device's error, then backoff
+            retry.failed(_reason(err), time.monotonic())
+            return self._error_sample(index, retry.error or "")
+        retry.succeeded()
+        self._names[index] = sample.name
+        return sample
+
+    def _read_processes(self, index: int, deadline: float) -> tuple[GpuProcess, ...]:
+        retry = self._process_retries[index]
+        backend = self.backend
+        now = time.monotonic()
+        if backend is None or now >= deadline or not (retry.ready(now) and self._retries[index].ready(now)):
+            return self._processes[index] if now >= deadline else ()
+        try:
+            processes = self._call(lambda: backend.processes(index), deadline)
+        except CallInterrupted:
+            return ()
+        except Exception as err:  # the process table shows nothing for this GPU until a retry works
+            retry.failed(_reason(err), time.monotonic())
+            return ()
+        retry.succeeded()
+        return processes
+
+    def _call(self, fn: Callable[[], _T], deadline: float) -> _T:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise CallTimedOut("not read: the backend was slow this tick")
+        return self._worker.call(fn, remaining)
+
+    def _error_sample(self, index: int, reason: str) -> GpuSample:
+        return GpuSample(index=index, name=self._names[index], timestamp=time.time(), error=reason)
+
+    def _close_backend(self) -> None:
+        if self._closed or self.backend is None:
+            return
+        self._closed = True
+        backend = self.backend
+        closer = Worker(name="rocmtui-backend-close")
+        # Closing is best effort at exit: a failing or hung close (1 s at most) must not block quitting.
+        release_quietly(lambda: closer.call(backend.close, 1.0))
+        closer.close()
+        self._worker.close()
+
+    @staticmethod
+    def _safe_count(backend: GpuBackend | None) -> int:
+        if backend is None:
+            return 0
+        try:
+            return max(0, int(backend.device_count()))
+        except Exception:
+            return 0  # the count was read once at detection; a failure here leaves the host panel only
+
+
+def _reason(err: BaseException) -> str:
+    return str(err) if isinstance(err, CallTimedOut) else describe_error(err)
