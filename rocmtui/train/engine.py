@@ -1,0 +1,132 @@
+"""Everything a run needs, built once: device, data on it, model, optimizer, the step function."""
+
+from __future__ import annotations
+
+import math
+import platform
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+from torch import nn
+
+from rocmtui.config import TrainConfig
+from rocmtui.errors import UsageError
+from rocmtui.train import models
+from rocmtui.train.data import Arrays
+from rocmtui.train.gpudata import DeviceData, Normalizer, batch_indices, permutation, to_device
+from rocmtui.train.optim import build_optimizer
+from rocmtui.train.step import EagerStep, GraphStep, Stats
+
+
+def resolve_device(config: TrainConfig) -> torch.device:
+    """``auto`` picks the first GPU if torch sees one; UsageError for settings this device cannot run."""
+    if config.device == "auto":
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    else:
+        device = torch.device(config.device)
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise UsageError(f"--device {config.device}: torch sees no GPU here (a CPU-only build?); use --device cpu")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise UsageError(f"--device {config.device}: only {torch.cuda.device_count()} GPU(s) are visible")
+    if config.cuda_graph and device.type != "cuda":
+        raise UsageError("--cuda-graph needs a GPU; drop it to train on the CPU")
+    if config.cuda_graph and config.compile:
+        raise UsageError("choose one of --cuda-graph and --compile")
+    if config.cuda_graph and config.amp == "fp16":
+        raise UsageError("--cuda-graph cannot run with --amp fp16 (its GradScaler syncs); use --amp bf16")
+    return device
+
+
+def describe_device(device: torch.device) -> tuple[str, str]:
+    """(human name, backend) e.g. ('NVIDIA H200', 'CUDA 13.0') or ('AMD Radeon ...', 'ROCm 6.2')."""
+    if device.type != "cuda":
+        return platform.processor() or platform.machine() or "CPU", "CPU"
+    name = torch.cuda.get_device_name(device)
+    hip = getattr(torch.version, "hip", None)
+    return name, f"ROCm {hip}" if hip else f"CUDA {torch.version.cuda}"
+
+
+@dataclass
+class Engine:
+    """The built run. ``gen`` draws the data order and augmentation; it is saved in checkpoints."""
+
+    config: TrainConfig
+    device: torch.device
+    data: DeviceData
+    model: nn.Module
+    optimizer: torch.optim.Optimizer
+    eager: EagerStep
+    step: EagerStep | GraphStep
+    gen: torch.Generator
+    stats: Stats
+    steps_per_epoch: int
+    full_batches: bool
+    """Whether every batch has ``batch_size`` images (the CUDA graph needs fixed shapes)."""
+
+    @property
+    def total_steps(self) -> int:
+        return self.steps_per_epoch * self.config.epochs
+
+    def batch_size_at(self, epoch_step: int) -> int:
+        """Images in batch ``epoch_step`` (known without a sync)."""
+        if self.full_batches:
+            return self.config.batch_size
+        n = int(self.data.train_y.shape[0])
+        return min(self.config.batch_size, n - epoch_step * self.config.batch_size)
+
+
+def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device) -> Engine:
+    torch.manual_seed(config.seed)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+        torch.cuda.reset_peak_memory_stats(device)
+    data = to_device(arrays, device)
+    model = models.build_model(config.model, data.channels, data.size, len(data.classes)).to(device)
+    if config.channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    normalizer = Normalizer(data.channels, device, plain=models.uses_plain_inputs(config.model))
+    if isinstance(model, models.FastNet):
+        model.init_whitening(normalizer(data.train_x[:5000]))
+
+    def prepare(x: torch.Tensor) -> torch.Tensor:
+        out = normalizer(x)
+        return out.contiguous(memory_format=torch.channels_last) if config.channels_last else out
+
+    train_model: Any = torch.compile(model) if config.compile else model
+    optimizer = build_optimizer(model, config, device, graph=config.cuda_graph)
+    loss_fn = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
+    eager = EagerStep(train_model, optimizer, loss_fn, prepare, device, config.amp)
+    n = int(data.train_y.shape[0])
+    steps = math.ceil(n / config.batch_size)
+    if config.max_steps_per_epoch is not None:
+        steps = min(steps, config.max_steps_per_epoch)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(config.seed)
+    return Engine(config, device, data, model, optimizer, eager, eager, gen, Stats(device), steps, config.cuda_graph)
+
+
+def capture_graph(engine: Engine) -> None:
+    """Swap the eager step for a captured one (after any resume, so it captures the restored tensors)."""
+    cfg = engine.config
+    probe = torch.Generator(device=engine.device)
+    probe.manual_seed(cfg.seed)  # a throwaway order: the warm-up batch must not move the real generator
+    idx = batch_indices(permutation(int(engine.data.train_y.shape[0]), probe), 0, cfg.batch_size, True)
+    engine.step = GraphStep(engine.eager, engine.data.train_x[idx], engine.data.train_y[idx])
+
+
+def resumed_config(config: TrainConfig, saved: TrainConfig) -> TrainConfig:
+    """The saved run's settings, with this invocation's epochs (when given), device, data and limits."""
+    epochs = config.epochs if config.epochs != TrainConfig().epochs else saved.epochs
+    return replace(
+        saved,
+        epochs=epochs,
+        device=config.device,
+        data_dir=config.data_dir or saved.data_dir,
+        download=config.download,
+        resume=config.resume,
+        emit_interval_s=config.emit_interval_s,
+        max_steps_per_epoch=config.max_steps_per_epoch,
+        checkpoint_every_epoch=config.checkpoint_every_epoch,
+    )

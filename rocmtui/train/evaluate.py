@@ -1,0 +1,53 @@
+"""Test-set evaluation on the device: loss, accuracy and per-class accuracy, with one sync at the end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from rocmtui.train import models
+from rocmtui.train.engine import Engine
+from rocmtui.train.step import autocast
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    loss: float
+    acc: float
+    per_class: tuple[tuple[str, float], ...]
+
+
+@torch.no_grad()
+def evaluate(engine: Engine, batch_size: int = 1000) -> EvalResult:
+    """Evaluate the test split in eval mode; fastnet averages the logits of each image and its mirror."""
+    model, data = engine.eager.model, engine.data
+    tta = isinstance(engine.model, models.FastNet)
+    was_training = engine.model.training
+    engine.model.eval()
+    num_classes = len(data.classes)
+    loss_sum = torch.zeros((), device=engine.device, dtype=torch.float64)
+    hits = torch.zeros(num_classes, device=engine.device, dtype=torch.int64)
+    counts = torch.bincount(data.test_y, minlength=num_classes)
+    for start in range(0, int(data.test_y.shape[0]), batch_size):
+        x = engine.eager.prepare(data.test_x[start : start + batch_size])
+        y = data.test_y[start : start + batch_size]
+        with autocast(engine.device, engine.config.amp):
+            logits = _logits(model, x, tta)
+        loss_sum += nn.functional.cross_entropy(logits.float(), y, reduction="sum")
+        hits += torch.bincount(y[logits.argmax(1) == y], minlength=num_classes)
+    engine.model.train(was_training)
+    values = torch.cat((loss_sum.view(1), hits.double(), counts.double())).tolist()  # the one sync
+    total = float(sum(values[1 + num_classes :]))
+    class_hits, class_counts = values[1 : 1 + num_classes], values[1 + num_classes :]
+    per_class = tuple(
+        (name, h / c if c else 0.0) for name, h, c in zip(data.classes, class_hits, class_counts, strict=True)
+    )
+    return EvalResult(loss=values[0] / total, acc=sum(class_hits) / total, per_class=per_class)
+
+
+def _logits(model: nn.Module, x: torch.Tensor, tta: bool) -> torch.Tensor:
+    if not tta:
+        return model(x)  # type: ignore[no-any-return]
+    return (model(x) + model(x.flip(-1))) / 2  # type: ignore[no-any-return]

@@ -1,0 +1,102 @@
+"""The dataset as uint8 NCHW tensors on the training device; batches, normalisation and augmentation there.
+
+Nothing here syncs with the GPU: the permutation, the gathers and the augmentation are all device work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from rocmtui.train.data import Arrays
+
+# Per-channel mean and std of pixel/255 over the training split (CIFAR-10, MNIST).
+CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
+MNIST_MEAN, MNIST_STD = (0.1307,), (0.3081,)
+
+
+@dataclass
+class DeviceData:
+    """Both splits on ``device`` as uint8 NCHW images and int64 labels."""
+
+    train_x: torch.Tensor
+    train_y: torch.Tensor
+    test_x: torch.Tensor
+    test_y: torch.Tensor
+    classes: tuple[str, ...]
+
+    @property
+    def channels(self) -> int:
+        return int(self.train_x.shape[1])
+
+    @property
+    def size(self) -> int:
+        return int(self.train_x.shape[-1])
+
+
+def to_device(arrays: Arrays, device: torch.device) -> DeviceData:
+    """One host-to-device copy per array; images go NHWC -> NCHW on the device."""
+
+    def images(a: object) -> torch.Tensor:
+        return torch.from_numpy(a).to(device).permute(0, 3, 1, 2).contiguous()
+
+    def labels(a: object) -> torch.Tensor:
+        return torch.from_numpy(a).to(device=device, dtype=torch.int64)
+
+    return DeviceData(
+        images(arrays.train_images),
+        labels(arrays.train_labels),
+        images(arrays.test_images),
+        labels(arrays.test_labels),
+        arrays.classes,
+    )
+
+
+class Normalizer:
+    """uint8 -> float ``(x/255 - mean)/std`` as one multiply-add; ``plain`` keeps ToTensor's x/255."""
+
+    def __init__(self, channels: int, device: torch.device, plain: bool) -> None:
+        mean: tuple[float, ...] = CIFAR_MEAN if channels == 3 else MNIST_MEAN
+        std: tuple[float, ...] = CIFAR_STD if channels == 3 else MNIST_STD
+        if plain:
+            mean, std = (0.0,) * channels, (1.0,) * channels
+        std_t = torch.tensor(std, device=device).view(1, -1, 1, 1)
+        self.scale = 1.0 / (255.0 * std_t)
+        self.shift = -torch.tensor(mean, device=device).view(1, -1, 1, 1) / std_t
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.addcmul(self.shift, x.float(), self.scale)
+
+
+def permutation(n: int, generator: torch.Generator) -> torch.Tensor:
+    """A shuffled index order, drawn on the generator's device."""
+    return torch.randperm(n, generator=generator, device=generator.device)
+
+
+def batch_indices(perm: torch.Tensor, step: int, batch_size: int, full: bool) -> torch.Tensor:
+    """Indices of batch ``step``; with ``full`` the last batch wraps to the start to keep its size fixed."""
+    start = step * batch_size
+    idx = perm[start : start + batch_size]
+    if full and idx.numel() < batch_size:
+        idx = torch.cat((idx, perm[: batch_size - idx.numel()]))
+    return idx
+
+
+def augment(x: torch.Tensor, generator: torch.Generator, pad: int = 4) -> torch.Tensor:
+    """Random translate by up to ``pad`` pixels (zero fill) and horizontal flip, for a whole uint8 batch.
+
+    Vectorised: one padded copy, one gather with per-image offsets, one masked flip.
+    """
+    n, _, h, w = x.shape
+    dev = x.device
+    padded = torch.nn.functional.pad(x, (pad, pad, pad, pad))
+    shifts = torch.randint(0, 2 * pad + 1, (2, n), generator=generator, device=dev)
+    flip = torch.rand(n, generator=generator, device=dev) < 0.5
+    j = torch.arange(w, device=dev).view(1, w)
+    j = torch.where(flip.view(n, 1), (w - 1) - j, j)  # a flipped image reads its columns backwards
+    rows = (torch.arange(h, device=dev).view(1, h) + shifts[0].view(n, 1)).view(n, 1, h, 1)
+    cols = (j + shifts[1].view(n, 1)).view(n, 1, 1, w)
+    batch = torch.arange(n, device=dev).view(n, 1, 1, 1)
+    chans = torch.arange(x.shape[1], device=dev).view(1, -1, 1, 1)
+    return padded[batch, chans, rows, cols]

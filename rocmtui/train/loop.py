@@ -1,0 +1,323 @@
+"""``train(config, emit, control)``: the one training loop behind the TUI, ``--headless`` and ``bench``.
+
+Sync points: the loop reads GPU values (``.tolist()``/``.item()``) only when it emits StepsCompleted
+(at most every ``emit_interval_s``), at epoch ends, and when it saves a checkpoint.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rocmtui.config import TrainConfig
+from rocmtui.errors import DataError, UsageError
+from rocmtui.events import (
+    Emit,
+    EpochCompleted,
+    LogMessage,
+    RunControl,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    StepsCompleted,
+    TrainEvent,
+)
+from rocmtui.train import runs
+from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
+from rocmtui.train.engine import Engine, build_engine, capture_graph, describe_device, resolve_device
+from rocmtui.train.evaluate import evaluate
+from rocmtui.train.gpudata import augment, batch_indices, permutation
+from rocmtui.train.models import augment_pad
+from rocmtui.train.optim import lr_at, set_lr
+from rocmtui.train.resume import prepare_resume
+from rocmtui.train.state import Progress, restore, snapshot
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """How a run ended: its last event, and the run folder if one was made."""
+
+    event: RunFinished | RunFailed
+    run_dir: Path | None
+
+    @property
+    def ok(self) -> bool:
+        return isinstance(self.event, RunFinished)
+
+
+class NonFiniteLoss(Exception):
+    def __init__(self, step: int) -> None:
+        super().__init__(f"the loss became NaN or infinite at step {step}; try a lower --lr")
+        self.step = step
+
+
+class _Clock:
+    """Training seconds: wall time minus pauses."""
+
+    def __init__(self, before_s: float) -> None:
+        self.start = time.perf_counter() - before_s
+        self.paused_s = 0.0
+
+    def now(self) -> float:
+        return time.perf_counter() - self.start - self.paused_s
+
+
+def train(config: TrainConfig, emit: Emit, control: RunControl) -> RunSummary:
+    """Run training to the end, a stop or a failure; never raises for training failures."""
+    try:
+        config, state, resume_path = prepare_resume(config)
+        device = resolve_device(config)
+        source = resolve_source(config)
+        arrays = load_arrays(source)
+    except UsageError as err:
+        failed = RunFailed(str(err), "data" if isinstance(err, DataError) else "error")
+        emit(failed)
+        return RunSummary(failed, None)
+    run_dir = resume_path.parent if resume_path is not None else runs.new_run_dir(config)
+    log = runs.RunLog(run_dir)
+
+    def send(event: TrainEvent) -> None:
+        log.write(event)
+        emit(event)
+
+    try:
+        return _Run(config, device, send, control, run_dir).run(arrays, source, state, resume_path)
+    finally:
+        log.close()
+
+
+class _Run:
+    """One run's state between steps; split out so that ``train`` reads as setup, loop, ending."""
+
+    def __init__(
+        self, config: TrainConfig, device: torch.device, send: Emit, control: RunControl, run_dir: Path
+    ) -> None:
+        self.config, self.device, self.send, self.control, self.run_dir = config, device, send, control, run_dir
+        self.progress = Progress()
+        self.clock = _Clock(0.0)
+        self.engine: Engine | None = None
+        self.last_emit_s = 0.0
+        self.last_emit_images = 0
+
+    def run(
+        self, arrays: Arrays, source: DataSource, state: dict[str, Any] | None, resume_path: Path | None
+    ) -> RunSummary:
+        try:
+            engine = self.engine = build_engine(self.config, arrays, self.device)
+            if state is not None and resume_path is not None:
+                self.progress = restore(engine, state, resume_path)
+            if self.config.cuda_graph:
+                capture_graph(engine)
+            runs.write_json(self.run_dir / "config.json", self.config.to_dict())
+            self._started(source)
+            return self._loop()
+        except NonFiniteLoss as err:
+            return self._failed(RunFailed(str(err), "nan", step=err.step, epoch=self.progress.epoch))
+        except torch.cuda.OutOfMemoryError:
+            message = "out of GPU memory; try a smaller --batch-size or --amp bf16"
+            return self._failed(RunFailed(message, "oom", step=self.progress.global_step, epoch=self.progress.epoch))
+        except UsageError as err:
+            return self._failed(RunFailed(str(err), "data" if isinstance(err, DataError) else "error"))
+        except Exception as err:  # the contract: a failed run is an event, never an exception out of train()
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            message = f"{type(err).__name__}: {first}" if first else type(err).__name__
+            return self._failed(RunFailed(message, "error", step=self.progress.global_step, epoch=self.progress.epoch))
+
+    def _started(self, source: DataSource) -> None:
+        assert self.engine is not None
+        engine, cfg = self.engine, self.config
+        name, backend = describe_device(self.device)
+        self.send(
+            RunStarted(
+                config=cfg,
+                run_dir=str(self.run_dir),
+                device=str(self.device),
+                device_name=name,
+                backend=backend,
+                torch_version=torch.__version__,
+                dataset=cfg.dataset,
+                train_size=int(engine.data.train_y.shape[0]),
+                test_size=int(engine.data.test_y.shape[0]),
+                classes=engine.data.classes,
+                steps_per_epoch=engine.steps_per_epoch,
+                start_epoch=self.progress.epoch,
+                data_source=source.description,
+                notice=source.notice,
+                started_at=time.time(),
+            )
+        )
+        if source.notice:
+            self.send(LogMessage(source.notice, "warning"))
+        if self.progress.global_step:
+            self.send(LogMessage(f"Resumed at epoch {self.progress.epoch + 1}, step {self.progress.global_step}"))
+        self.clock = _Clock(self.progress.elapsed_s)
+        self.last_emit_s = self.clock.now()
+        self.last_emit_images = self.progress.images
+
+    def _loop(self) -> RunSummary:
+        assert self.engine is not None
+        engine, cfg, p = self.engine, self.config, self.progress
+        pad = augment_pad(cfg.model)
+        n = int(engine.data.train_y.shape[0])
+        while p.epoch < cfg.epochs:
+            if p.perm is None:
+                p.perm = permutation(n, engine.gen)
+                engine.stats.reset_epoch()
+            epoch_start = self.clock.now()
+            while p.epoch_step < engine.steps_per_epoch:
+                if not self._boundary():
+                    return self._finish("stopped")
+                idx = batch_indices(p.perm, p.epoch_step, cfg.batch_size, engine.full_batches)
+                x, y = engine.data.train_x[idx], engine.data.train_y[idx]
+                if cfg.augment:
+                    x = augment(x, engine.gen, pad)
+                if cfg.schedule != "constant":
+                    set_lr(engine.optimizer, lr_at(cfg, p.global_step, engine.total_steps))
+                engine.step(x, y, engine.stats)
+                size = engine.batch_size_at(p.epoch_step)
+                p.epoch_step, p.global_step, p.seen, p.images = (
+                    p.epoch_step + 1,
+                    p.global_step + 1,
+                    p.seen + size,
+                    p.images + size,
+                )
+                if engine.stats.full or self.clock.now() - self.last_emit_s >= cfg.emit_interval_s:
+                    self._flush()
+            self._flush()
+            self._end_epoch(epoch_start)
+        return self._finish("completed")
+
+    def _boundary(self) -> bool:
+        """Handle stop, pause and save requests between steps; False means stop now."""
+        control = self.control
+        if control.stop.is_set():
+            return False
+        if control.paused:
+            self._flush()
+            self.send(LogMessage("Paused"))
+            paused_at = time.perf_counter()
+            while control.paused and not control.stop.is_set():
+                control.wait_while_paused()
+            self.clock.paused_s += time.perf_counter() - paused_at
+            self.last_emit_s = self.clock.now()
+            if control.stop.is_set():
+                return False
+            self.send(LogMessage("Resumed"))
+        if control.take_save_request():
+            self._flush()
+            self._save(runs.LAST, "Checkpoint saved")
+        return True
+
+    def _flush(self) -> None:
+        """Emit the steps since the last flush: the one sync of the step loop."""
+        assert self.engine is not None
+        engine, p = self.engine, self.progress
+        count = engine.stats.count
+        if count == 0:
+            return
+        losses = engine.stats.drain()
+        first = p.global_step - count + 1
+        for offset, value in enumerate(losses):
+            if not math.isfinite(value):
+                raise NonFiniteLoss(first + offset)
+        now = self.clock.now()
+        images = p.images - self.last_emit_images
+        rate = images / (now - self.last_emit_s) if now > self.last_emit_s else 0.0
+        self.last_emit_s, self.last_emit_images = now, p.images
+        self.send(
+            StepsCompleted(
+                epoch=p.epoch,
+                step=p.global_step,
+                epoch_step=p.epoch_step,
+                steps_per_epoch=engine.steps_per_epoch,
+                losses=tuple(losses),
+                images_per_s=rate,
+                lr=self._lr(),
+                elapsed_s=now,
+            )
+        )
+
+    def _lr(self) -> float:
+        assert self.engine is not None
+        return lr_at(self.config, max(self.progress.global_step - 1, 0), self.engine.total_steps)
+
+    def _end_epoch(self, epoch_start: float) -> None:
+        assert self.engine is not None
+        engine, p = self.engine, self.progress
+        train_time = self.clock.now() - epoch_start
+        seen = max(p.seen, 1)
+        train_loss = float(engine.stats.loss_sum.item()) / seen
+        train_acc = int(engine.stats.correct.item()) / seen
+        result = evaluate(engine)
+        self.per_class = result.per_class
+        is_best = p.best_acc is None or result.acc > p.best_acc
+        p.best_acc = result.acc if is_best else p.best_acc
+        p.final_acc = result.acc
+        p.epoch, p.epoch_step, p.seen, p.perm = p.epoch + 1, 0, 0, None
+        engine.stats.reset_epoch()
+        event = EpochCompleted(
+            epoch=p.epoch - 1,
+            epochs=self.config.epochs,
+            train_loss=train_loss,
+            train_acc=train_acc,
+            test_loss=result.loss,
+            test_acc=result.acc,
+            lr=self._lr(),
+            seconds=self.clock.now() - epoch_start,
+            images_per_s=(seen / train_time) if train_time > 0 else 0.0,
+            is_best=is_best,
+        )
+        self.send(event)
+        if self.config.checkpoint_every_epoch:
+            self._save(runs.LAST, None)
+        if is_best:
+            self._save(runs.BEST, None)
+        self.last_emit_s = self.clock.now()
+
+    def _save(self, name: str, message: str | None) -> None:
+        assert self.engine is not None
+        path = self.run_dir / name
+        runs.save_checkpoint(path, snapshot(self.engine, self.progress, self.clock.now()))
+        if message:
+            self.send(LogMessage(f"{message}: {path}"))
+
+    def _finish(self, reason: str) -> RunSummary:
+        assert self.engine is not None
+        p = self.progress
+        self._flush()
+        if reason == "stopped" or not self.config.checkpoint_every_epoch:
+            self._save(runs.LAST, "Checkpoint saved")
+        total = self.clock.now()
+        peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
+        finished = RunFinished(
+            reason="stopped" if reason == "stopped" else "completed",
+            epochs_completed=p.epoch,
+            best_test_acc=p.best_acc,
+            final_test_acc=p.final_acc,
+            total_s=total,
+            images_per_s=p.images / total if total > 0 else 0.0,
+            peak_memory_bytes=peak,
+            run_dir=str(self.run_dir),
+            per_class_acc=getattr(self, "per_class", ()),
+            checkpoint=str(self.run_dir / runs.LAST),
+        )
+        self.send(finished)
+        runs.write_json(self.run_dir / "summary.json", {"event": "RunFinished", **_plain(finished)})
+        return RunSummary(finished, self.run_dir)
+
+    def _failed(self, failed: RunFailed) -> RunSummary:
+        failed = RunFailed(failed.message, failed.kind, failed.step, failed.epoch, str(self.run_dir))
+        self.send(failed)
+        runs.write_json(self.run_dir / "summary.json", {"event": "RunFailed", **_plain(failed)})
+        return RunSummary(failed, self.run_dir)
+
+
+def _plain(event: RunFinished | RunFailed) -> dict[str, object]:
+    from dataclasses import asdict
+
+    return asdict(event)

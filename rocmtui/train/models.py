@@ -1,0 +1,123 @@
+"""The model zoo: the guide's simple CNN, a CIFAR-stem ResNet-18 and ``fastnet``, a compact fast CNN.
+
+``fastnet`` follows the ideas of the fastest known CIFAR-10 trainings (KellerJordan/cifar10-airbench):
+a frozen patch-whitening first layer, three conv groups of widths 64/256/256 each with a max-pool,
+BatchNorm and GELU, identity-initialised convs, a scaled linear head, and flip test-time augmentation.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def simplecnn(channels: int, size: int, num_classes: int) -> nn.Module:
+    """Exactly the ROCm guide's model: Conv2d(3, 32, 3) -> ReLU -> flatten -> Linear(32*30*30, 10)."""
+    return nn.Sequential(
+        nn.Conv2d(channels, 32, 3),
+        nn.ReLU(),
+        nn.Flatten(),
+        nn.Linear(32 * (size - 2) * (size - 2), num_classes),
+    )
+
+
+def resnet18(channels: int, size: int, num_classes: int) -> nn.Module:
+    """torchvision's ResNet-18 with a CIFAR stem: a 3x3 stride-1 first conv and no max-pool."""
+    from torchvision.models import resnet18 as tv_resnet18
+
+    model = tv_resnet18(num_classes=num_classes)
+    model.conv1 = nn.Conv2d(channels, 64, kernel_size=3, stride=1, padding=1, bias=False)
+    model.maxpool = nn.Identity()
+    assert isinstance(model, nn.Module)
+    return model
+
+
+class _Conv(nn.Conv2d):
+    """A 3x3 'same' conv without bias whose first filters start as the identity (an implicit residual)."""
+
+    def __init__(self, cin: int, cout: int) -> None:
+        super().__init__(cin, cout, kernel_size=3, padding="same", bias=False)
+        with torch.no_grad():
+            nn.init.dirac_(self.weight[: min(cin, cout)])
+
+
+def _norm(width: int) -> nn.BatchNorm2d:
+    """BatchNorm with a frozen unit scale (only the shift learns) and fast running statistics."""
+    bn = nn.BatchNorm2d(width, eps=1e-12, momentum=0.4)
+    bn.weight.requires_grad_(False)
+    return bn
+
+
+class _Group(nn.Sequential):
+    def __init__(self, cin: int, cout: int) -> None:
+        super().__init__(_Conv(cin, cout), nn.MaxPool2d(2), _norm(cout), nn.GELU(), _Conv(cout, cout), _norm(cout))
+        self.append(nn.GELU())
+
+
+class _Scale(nn.Module):
+    def __init__(self, factor: float) -> None:
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.factor
+
+
+class FastNet(nn.Sequential):
+    """Whitening 2x2 conv -> GELU -> groups 64/256/256 -> global max-pool -> linear / 9."""
+
+    tta_flip = True
+
+    def __init__(self, channels: int, size: int, num_classes: int) -> None:
+        whiten_width = 2 * channels * 4
+        widths = (64, 256, 256)
+        whiten = nn.Conv2d(channels, whiten_width, kernel_size=2, padding=0, bias=True)
+        whiten.weight.requires_grad_(False)
+        final = (size - 1) // 8
+        super().__init__(
+            whiten,
+            nn.GELU(),
+            _Group(whiten_width, widths[0]),
+            _Group(widths[0], widths[1]),
+            _Group(widths[1], widths[2]),
+            nn.MaxPool2d(final),
+            nn.Flatten(),
+            nn.Linear(widths[2], num_classes, bias=False),
+            _Scale(1 / 9),
+        )
+
+    @torch.no_grad()
+    def init_whitening(self, images: torch.Tensor, eps: float = 5e-4) -> None:
+        """Set the first conv to whiten 2x2 patches of ``images`` (normalised floats, NCHW).
+
+        Its filters are the patch covariance's eigenvectors scaled by 1/sqrt(eigenvalue), and their negatives.
+        """
+        conv = self[0]
+        assert isinstance(conv, nn.Conv2d)
+        c = images.shape[1]
+        patches = images.float().unfold(2, 2, 1).unfold(3, 2, 1)  # N, C, H', W', 2, 2
+        flat = patches.permute(0, 2, 3, 1, 4, 5).reshape(-1, c * 4)
+        cov = flat.T @ flat / flat.shape[0]
+        values, vectors = torch.linalg.eigh(cov)
+        filters = (vectors.T / torch.sqrt(values + eps).view(-1, 1)).reshape(c * 4, c, 2, 2).flip(0)
+        conv.weight.copy_(torch.cat((filters, -filters)).to(conv.weight.dtype))
+        assert conv.bias is not None
+        conv.bias.zero_()
+
+
+MODEL_BUILDERS = {"simplecnn": simplecnn, "resnet18": resnet18, "fastnet": FastNet}
+
+
+def build_model(name: str, channels: int, size: int, num_classes: int) -> nn.Module:
+    """A fresh model for ``channels`` x ``size`` x ``size`` inputs (seed torch first for reproducibility)."""
+    return MODEL_BUILDERS[name](channels, size, num_classes)
+
+
+def uses_plain_inputs(name: str) -> bool:
+    """simplecnn sees ToTensor's x/255 as in the guide; the others see mean/std-normalised inputs."""
+    return name == "simplecnn"
+
+
+def augment_pad(name: str) -> int:
+    """Translate range for --augment: 2 px for fastnet (as in airbench), 4 px (the classic crop) otherwise."""
+    return 2 if name == "fastnet" else 4

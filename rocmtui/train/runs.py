@@ -1,0 +1,118 @@
+"""The run folder: config.json, metrics.jsonl (one event a line, flushed), atomic checkpoints, summary.json."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import torch
+
+from rocmtui.config import TrainConfig
+from rocmtui.errors import CheckpointError
+from rocmtui.events import TrainEvent, event_to_dict
+
+LAST = "checkpoint-last.pt"
+BEST = "checkpoint-best.pt"
+CHECKPOINT_FORMAT = 1
+
+
+def new_run_dir(config: TrainConfig) -> Path:
+    """``runs/<YYYYmmdd-HHMMSS>-<dataset>-<model>/``, with a numeric suffix if that name is taken."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = config.runs_dir / f"{stamp}-{config.dataset}-{config.model}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    path.mkdir(parents=True)
+    return path
+
+
+class RunLog:
+    """Appends events to metrics.jsonl, one JSON object a line, flushed as written."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self._file: IO[str] = (run_dir / "metrics.jsonl").open("a", encoding="utf-8")
+
+    def write(self, event: TrainEvent) -> None:
+        self._file.write(json.dumps(event_to_dict(event)) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Small JSON files, written atomically like the checkpoints."""
+    atomic_write(path, (json.dumps(data, indent=2) + "\n").encode())
+
+
+def atomic_write(path: Path, payload: bytes) -> None:
+    """Temp file in the same folder, flush + fsync, ``os.replace``, fsync the folder.
+
+    A crash at any point leaves either the old file or the new one, never a torn file.
+    """
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # some platforms cannot open folders; the rename itself is still atomic
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
+    """Serialise in memory (fast for small models), then write atomically."""
+    buffer = io.BytesIO()
+    torch.save({"format": CHECKPOINT_FORMAT, **state}, buffer)
+    atomic_write(path, buffer.getvalue())
+
+
+def checkpoint_file(path: Path) -> Path:
+    """A run folder means its checkpoint-last.pt; a file is taken as it is."""
+    if path.is_dir():
+        path = path / LAST
+        if not path.is_file():
+            raise CheckpointError(f"{path.parent} has no {LAST} to resume from")
+    return path
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """Read a checkpoint onto the CPU; CheckpointError (one line) if it is corrupt or not ours."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # torch raises many types for a torn or foreign file; all mean "unusable"
+        raise CheckpointError(f"{path} is corrupt or not a checkpoint ({type(err).__name__})") from None
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT or "config" not in state:
+        raise CheckpointError(f"{path} is not a rocmtui checkpoint")
+    return state
+
+
+def check_compatible(saved: TrainConfig, wanted: TrainConfig, path: Path) -> None:
+    """The settings that shape the model and the data must match to resume."""
+    for name in ("dataset", "model", "batch_size", "optimizer", "amp"):
+        if getattr(saved, name) != getattr(wanted, name):
+            raise CheckpointError(
+                f"{path} was trained with {name}={getattr(saved, name)!r}, not {getattr(wanted, name)!r}; "
+                "resume with the run's own settings"
+            )

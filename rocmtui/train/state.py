@@ -1,0 +1,96 @@
+"""Where a run is (epoch, step, data order, accumulators) and its checkpoint form, for exact resumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rocmtui.config import TrainConfig
+from rocmtui.errors import CheckpointError
+from rocmtui.train.engine import Engine
+
+
+@dataclass
+class Progress:
+    """Position of the run at a step boundary."""
+
+    epoch: int = 0
+    epoch_step: int = 0
+    global_step: int = 0
+    seen: int = 0
+    """Images trained on in this epoch."""
+    best_acc: float | None = None
+    final_acc: float | None = None
+    perm: torch.Tensor | None = None
+    """This epoch's data order (None before the epoch draws it)."""
+    elapsed_s: float = 0.0
+    """Training seconds before this (re)start, pauses excluded."""
+    images: int = 0
+    """Images trained on over the whole run."""
+
+
+def snapshot(engine: Engine, progress: Progress, elapsed_s: float) -> dict[str, Any]:
+    """Everything needed to continue exactly from this step boundary (syncs: call at save moments only)."""
+    cuda_rng = torch.cuda.get_rng_state(engine.device) if engine.device.type == "cuda" else None
+    return {
+        "config": engine.config.to_dict(),
+        "model": engine.model.state_dict(),
+        "optimizer": engine.optimizer.state_dict(),
+        "scaler": engine.eager.scaler.state_dict(),
+        "rng_cpu": torch.get_rng_state(),
+        "rng_cuda": cuda_rng,
+        "rng_data": engine.gen.get_state(),
+        "epoch": progress.epoch,
+        "epoch_step": progress.epoch_step,
+        "global_step": progress.global_step,
+        "seen": progress.seen,
+        "best_acc": progress.best_acc,
+        "final_acc": progress.final_acc,
+        "perm": None if progress.perm is None else progress.perm.cpu(),
+        "loss_sum": float(engine.stats.loss_sum.item()),
+        "correct": int(engine.stats.correct.item()),
+        "elapsed_s": elapsed_s,
+        "images": progress.images,
+    }
+
+
+def saved_config(state: dict[str, Any], path: Path) -> TrainConfig:
+    try:
+        return TrainConfig.from_dict(state["config"])
+    except (TypeError, ValueError, KeyError) as err:
+        raise CheckpointError(f"{path} has an unreadable config ({err})") from None
+
+
+def restore(engine: Engine, state: dict[str, Any], path: Path) -> Progress:
+    """Load model, optimizer, scaler, RNGs and position into a freshly built engine."""
+    try:
+        engine.model.load_state_dict(state["model"])
+        engine.optimizer.load_state_dict(state["optimizer"])
+        engine.eager.scaler.load_state_dict(state["scaler"])
+        torch.set_rng_state(state["rng_cpu"])
+        if state["rng_cuda"] is not None and engine.device.type == "cuda":
+            torch.cuda.set_rng_state(state["rng_cuda"], engine.device)
+        engine.gen.set_state(state["rng_data"])
+        perm = state["perm"]
+        engine.stats.loss_sum.fill_(float(state["loss_sum"]))
+        engine.stats.correct.fill_(int(state["correct"]))
+        progress = Progress(
+            epoch=int(state["epoch"]),
+            epoch_step=int(state["epoch_step"]),
+            global_step=int(state["global_step"]),
+            seen=int(state["seen"]),
+            best_acc=state["best_acc"],
+            final_acc=state["final_acc"],
+            perm=None if perm is None else perm.to(engine.device),
+            elapsed_s=float(state["elapsed_s"]),
+            images=int(state["images"]),
+        )
+    except (KeyError, RuntimeError, ValueError, TypeError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise CheckpointError(f"{path} does not fit this model/optimizer: {first}") from None
+    if progress.epoch_step > engine.steps_per_epoch:
+        raise CheckpointError(f"{path} is at step {progress.epoch_step} of an epoch of {engine.steps_per_epoch}")
+    return progress

@@ -1,0 +1,158 @@
+"""One optimizer step, eager or captured whole (forward, backward, optimizer) in a CUDA/HIP graph.
+
+A step takes a uint8 batch and labels and returns nothing: its loss goes into a preallocated
+device buffer and its correct-prediction count into a device accumulator, so no step syncs with the GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+
+import torch
+from torch import nn
+
+from rocmtui.errors import UsageError
+
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def autocast(device: torch.device, amp: str, graph: bool = False) -> AbstractContextManager[object]:
+    """torch.amp autocast for ``amp`` (bf16/fp16) or a no-op; a graph needs the cast cache off."""
+    if amp == "off":
+        return nullcontext()
+    dtype = torch.bfloat16 if amp == "bf16" else torch.float16
+    return torch.autocast(device.type, dtype=dtype, cache_enabled=not graph)
+
+
+class Stats:
+    """Device-side accumulators: per-step losses since the last emit, and the epoch's loss sum and hits."""
+
+    def __init__(self, device: torch.device, capacity: int = 4096) -> None:
+        self.losses = torch.zeros(capacity, device=device)
+        self.count = 0
+        """Steps held in ``losses`` (a Python int: counting needs no sync)."""
+        self.loss_sum = torch.zeros((), device=device, dtype=torch.float64)
+        self.correct = torch.zeros((), device=device, dtype=torch.int64)
+
+    @property
+    def full(self) -> bool:
+        return self.count >= self.losses.numel()
+
+    def reset_epoch(self) -> None:
+        self.loss_sum.zero_()
+        self.correct.zero_()
+
+    def drain(self) -> list[float]:
+        """The pending per-step losses as floats: one GPU sync."""
+        values = self.losses[: self.count].tolist()
+        self.count = 0
+        return [float(v) for v in values]
+
+
+class EagerStep:
+    """Plain autograd step; fp16 uses a GradScaler."""
+
+    def __init__(  # noqa: PLR0917 - each part of a step is its own argument
+        self,
+        model: nn.Module,
+        optimizer: torch.optim.Optimizer,
+        loss_fn: LossFn,
+        prepare: Callable[[torch.Tensor], torch.Tensor],
+        device: torch.device,
+        amp: str,
+    ) -> None:
+        self.model, self.optimizer, self.loss_fn, self.prepare = model, optimizer, loss_fn, prepare
+        self.device, self.amp = device, amp
+        self.scaler = torch.amp.GradScaler(device.type, enabled=amp == "fp16")
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, stats: Stats) -> None:
+        with autocast(self.device, self.amp):
+            logits = self.model(self.prepare(x))
+            loss = self.loss_fn(logits, y)
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        _record(stats, loss, logits, y)
+
+
+def _record(stats: Stats, loss: torch.Tensor, logits: torch.Tensor, y: torch.Tensor) -> None:
+    detached = loss.detach()
+    stats.losses[stats.count].copy_(detached)
+    stats.loss_sum.add_(detached * y.shape[0])
+    stats.correct.add_((logits.detach().argmax(1) == y).sum())
+    stats.count += 1
+
+
+class GraphStep:
+    """The whole step captured once and replayed: a handful of launches per step instead of dozens.
+
+    Inputs are copied into static buffers; the loss and the hit count are written by the graph into
+    static outputs and accumulated outside it. Needs a capturable optimizer with a tensor learning rate.
+    """
+
+    def __init__(self, eager: EagerStep, batch_x: torch.Tensor, batch_y: torch.Tensor, warmup: int = 3) -> None:
+        if eager.amp == "fp16":
+            raise UsageError("--cuda-graph cannot run with --amp fp16 (its GradScaler syncs); use --amp bf16")
+        self.eager = eager
+        self.x = batch_x.clone()
+        self.y = batch_y.clone()
+        model, optimizer = eager.model, eager.optimizer
+        saved_model = {k: v.clone() for k, v in model.state_dict().items()}
+        saved_opt = {
+            p: {k: v.clone() for k, v in st.items() if isinstance(v, torch.Tensor)} for p, st in optimizer.state.items()
+        }
+        side = torch.cuda.Stream()  # type: ignore[no-untyped-call]
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up creates optimizer state and cudnn plans outside the capture
+            for _ in range(warmup):
+                self._forward_backward()
+                optimizer.step()
+        torch.cuda.current_stream().wait_stream(side)
+        _restore(model, optimizer, saved_model, saved_opt)
+        self.graph = torch.cuda.CUDAGraph()
+        optimizer.zero_grad(set_to_none=True)
+        with torch.cuda.graph(self.graph):
+            self.loss, self.hits = self._forward_backward()
+            optimizer.step()
+
+    def _forward_backward(self) -> tuple[torch.Tensor, torch.Tensor]:
+        eager = self.eager
+        with autocast(eager.device, eager.amp, graph=True):
+            logits = eager.model(eager.prepare(self.x))
+            loss = eager.loss_fn(logits, self.y)
+        loss.backward()  # type: ignore[no-untyped-call]
+        return loss.detach().float(), (logits.detach().argmax(1) == self.y).sum()
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, stats: Stats) -> None:
+        if x.shape != self.x.shape:  # cannot happen with full batches; kept as a guard
+            raise RuntimeError(f"CUDA graph batch shape changed: {tuple(x.shape)} != {tuple(self.x.shape)}")
+        self.x.copy_(x)
+        self.y.copy_(y)
+        self.graph.replay()
+        stats.losses[stats.count].copy_(self.loss)
+        stats.loss_sum.add_(self.loss * y.shape[0])
+        stats.correct.add_(self.hits)
+        stats.count += 1
+
+
+@torch.no_grad()
+def _restore(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    saved_model: dict[str, torch.Tensor],
+    saved_opt: dict[torch.Tensor, dict[str, torch.Tensor]],
+) -> None:
+    """Undo the warm-up steps in place (the capture must see the same tensors), so training is unchanged.
+
+    Optimizer state that did not exist before the warm-up is zeroed: a zero moment or momentum buffer
+    and a zero step count give the same next step as a fresh optimizer.
+    """
+    for key, value in model.state_dict().items():
+        value.copy_(saved_model[key])
+    for param, state in optimizer.state.items():
+        before = saved_opt.get(param, {})
+        for key, value in state.items():
+            if isinstance(value, torch.Tensor):
+                value.copy_(before[key]) if key in before else value.zero_()
