@@ -1,0 +1,88 @@
+"""Text formatters for the screens: bars, durations, accuracy; telemetry units come from ``gpu.units``."""
+
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+
+from rocmtui.gpu.units import NA, fmt_bytes, fmt_pct, fmt_power
+
+__all__ = [
+    "NA",
+    "bar",
+    "dim_tracks",
+    "fmt_acc",
+    "fmt_bytes",
+    "fmt_duration",
+    "fmt_mem_pair",
+    "fmt_pct",
+    "fmt_power",
+    "fmt_rate",
+    "meter",
+    "ratio",
+]
+
+GIB = 1024**3
+BAR_FULL = "█"
+BAR_PARTS = " ▏▎▍▌▋▊▉"
+BAR_EMPTY = "░"
+
+
+def fmt_mem_pair(used: int | None, total: int | None) -> str:
+    """``12.3/192.0 GiB``: both in the total's unit, short enough for one-line cards."""
+    if used is None or not total:
+        return fmt_bytes(used)
+    unit, div = ("GiB", GIB) if total >= GIB else ("MiB", 1024**2)
+    return f"{used / div:.1f}/{total / div:.1f} {unit}"
+
+
+def fmt_duration(seconds: float | None) -> str:
+    """``1:02:03`` or ``2:03``; ``--:--`` when unknown."""
+    if seconds is None or math.isnan(seconds) or seconds < 0:
+        return "--:--"
+    total = round(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def fmt_acc(value: float | None) -> str:
+    """An accuracy in 0..1 as ``61.23%``."""
+    return "-" if value is None else f"{100.0 * value:.2f}%"
+
+
+def fmt_rate(images_per_s: float | None) -> str:
+    """Throughput as ``12,345 img/s``."""
+    return "- img/s" if not images_per_s else f"{images_per_s:,.0f} img/s"
+
+
+def bar(fraction: float | None, width: int) -> str:
+    """A horizontal bar of ``width`` cells with eighth-cell resolution on a light track; blank when unknown."""
+    if width <= 0:
+        return ""
+    if fraction is None:
+        return " " * width
+    eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
+    full, part = divmod(eighths, 8)
+    text = BAR_FULL * full + (BAR_PARTS[part] if part else "")
+    return text.ljust(width, BAR_EMPTY)
+
+
+def meter(label: str, fraction: float | None, value: str, width: int, label_width: int = 6) -> str:
+    """``util  ██████     62%``: a label, a bar filling the width left, then the value."""
+    bar_width = max(3, width - label_width - len(value) - 2)
+    return f"{label:<{label_width}}{bar(fraction, bar_width)} {value}"
+
+
+def ratio(part: float | None, whole: float | None) -> float | None:
+    """part/whole, or None when either is unknown or whole is zero."""
+    if part is None or not whole:
+        return None
+    return part / whole
+
+
+def dim_tracks(text: Text) -> Text:
+    """Dim the empty part of every bar in ``text`` (in place), so the filled part stands out."""
+    text.highlight_regex(f"{BAR_EMPTY}+", style="dim")
+    return text

@@ -1,0 +1,123 @@
+"""What the training screen knows about the run, folded from events; plain Python, no widgets.
+
+The app feeds every event to ``RunState.apply``; widgets read the state when they redraw. Keeping
+it apart from the widgets lets the plots redraw at their own rate from one shared source.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rocmtui.events import (
+    EpochCompleted,
+    LogMessage,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    StepsCompleted,
+    TrainEvent,
+)
+
+Phase = Literal["starting", "training", "paused", "stopping", "finished", "failed"]
+EMA_BETA = 0.98
+"""Smoothing of the per-step loss line (about the last 50 steps)."""
+
+
+@dataclass
+class LossSeries:
+    """Per-step loss against fractional epochs, with a bias-corrected EMA beside it."""
+
+    x: list[float] = field(default_factory=list)
+    raw: list[float] = field(default_factory=list)
+    ema: list[float] = field(default_factory=list)
+    _ema: float = 0.0
+    _count: int = 0
+
+    def add(self, epoch_x: float, loss: float) -> None:
+        if not math.isfinite(loss):
+            return  # a NaN step is reported by RunFailed; it would only break the axes here
+        self._count += 1
+        self._ema = EMA_BETA * self._ema + (1.0 - EMA_BETA) * loss
+        self.x.append(epoch_x)
+        self.raw.append(loss)
+        self.ema.append(self._ema / (1.0 - EMA_BETA**self._count))
+
+
+@dataclass
+class RunState:
+    """The run as the screen shows it. ``version`` grows at each change so views can skip redraws."""
+
+    started: RunStarted | None = None
+    last_steps: StepsCompleted | None = None
+    epochs: list[EpochCompleted] = field(default_factory=list)
+    finished: RunFinished | None = None
+    failed: RunFailed | None = None
+    phase: Phase = "starting"
+    loss: LossSeries = field(default_factory=LossSeries)
+    logs: list[LogMessage] = field(default_factory=list)
+    version: int = 0
+
+    def apply(self, event: TrainEvent) -> None:
+        """Fold one event into the state."""
+        self.version += 1
+        if isinstance(event, RunStarted):
+            self.started = event
+            self.phase = "training"
+        elif isinstance(event, StepsCompleted):
+            self._add_steps(event)
+        elif isinstance(event, EpochCompleted):
+            self.epochs.append(event)
+        elif isinstance(event, LogMessage):
+            self.logs.append(event)
+        elif isinstance(event, RunFinished):
+            self.finished = event
+            self.phase = "finished"
+        elif isinstance(event, RunFailed):
+            self.failed = event
+            self.phase = "failed"
+
+    def _add_steps(self, event: StepsCompleted) -> None:
+        self.last_steps = event
+        spe = max(1, event.steps_per_epoch)
+        first = event.step - len(event.losses) + 1
+        for offset, loss in enumerate(event.losses):
+            self.loss.add((first + offset) / spe, loss)
+
+    @property
+    def running(self) -> bool:
+        """True until the trainer reports that it ended."""
+        return self.phase in ("starting", "training", "paused", "stopping")
+
+    @property
+    def total_epochs(self) -> int:
+        return self.started.config.epochs if self.started else 0
+
+    @property
+    def best_epoch(self) -> EpochCompleted | None:
+        """The epoch with the highest test accuracy (first one on ties)."""
+        return max(self.epochs, key=lambda e: e.test_acc, default=None)
+
+    @property
+    def current_epoch(self) -> int:
+        """0-based epoch in progress (or the last one, once done)."""
+        if self.last_steps is not None:
+            return self.last_steps.epoch
+        return self.started.start_epoch if self.started else 0
+
+    @property
+    def elapsed_s(self) -> float | None:
+        """Training time from the events themselves (never the wall clock): pauses excluded."""
+        if self.finished is not None:
+            return self.finished.total_s
+        return self.last_steps.elapsed_s if self.last_steps else None
+
+    @property
+    def eta_s(self) -> float | None:
+        """Remaining training time at the latest step rate; None until it is known."""
+        steps, started = self.last_steps, self.started
+        if steps is None or started is None or not self.running or steps.images_per_s <= 0:
+            return None
+        remaining = (self.total_epochs - steps.epoch) * steps.steps_per_epoch - steps.epoch_step
+        return max(0, remaining) * started.config.batch_size / steps.images_per_s

@@ -1,0 +1,64 @@
+"""The summary shown when a run ends: best accuracy, time, speed, peaks, run folder."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from rocmtui.ui.format import fmt_acc, fmt_bytes, fmt_duration, fmt_rate
+from rocmtui.ui.peaks import Peaks
+from rocmtui.ui.run_state import RunState
+
+
+def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
+    """The finished (or failed) run in a few labelled lines."""
+    done, failed = state.finished, state.failed
+    if failed is not None:
+        head = f"Training failed ({failed.kind}): {failed.message}"
+    elif done is not None:
+        head = "Training finished" if done.reason == "completed" else f"Training {done.reason}"
+    else:
+        head = "Training ended"
+    best = state.best_epoch
+    best_acc = done.best_test_acc if done and done.best_test_acc is not None else (best.test_acc if best else None)
+    temp = "n/a" if peaks.temperature_c is None else f"{peaks.temperature_c:.0f}°C"
+    vram = fmt_bytes(peaks.vram_bytes)
+    if done and done.peak_memory_bytes is not None:
+        vram += f" (torch peak {fmt_bytes(done.peak_memory_bytes)})"
+    run_dir = (done.run_dir if done else None) or (failed.run_dir if failed else None)
+    run_dir = run_dir or (state.started.run_dir if state.started else "n/a")
+    return [
+        head,
+        f"best test accuracy  {fmt_acc(best_acc)}" + (f" (epoch {best.epoch + 1})" if best else ""),
+        f"epochs              {len(state.epochs)}/{state.total_epochs}",
+        f"total time          {fmt_duration(done.total_s if done else state.elapsed_s)}",
+        f"throughput          {fmt_rate(done.images_per_s if done else None)}",
+        f"peak VRAM           {vram}",
+        f"peak temperature    {temp}",
+        f"run folder          {run_dir}",
+    ]
+
+
+class FinishedScreen(ModalScreen[None]):
+    """Stays until dismissed (escape / enter); q quits the app from here too."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,enter", "close", "Close")]
+
+    def __init__(self, lines: list[str], failed: bool) -> None:
+        super().__init__()
+        self.lines = lines
+        self.failed = failed
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog -failed" if self.failed else "dialog"):
+            yield Static(self.lines[0], classes="dialog-title")
+            yield Static("\n".join(self.lines[1:]))
+            yield Static("escape: back to the curves     q: quit", classes="dialog-hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

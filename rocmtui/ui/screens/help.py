@@ -1,0 +1,52 @@
+"""The key reference, shown over the current screen."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+TRAIN_KEYS = (
+    ("p", "pause or resume training"),
+    ("s", "save a checkpoint now"),
+    ("l", "loss plot: log or linear scale"),
+    ("m", "switch to the GPU monitor and back"),
+    ("q", "quit (asks first while training; stops and saves a checkpoint)"),
+    ("?", "this help"),
+)
+MONITOR_KEYS = (
+    ("+", "sample less often (longer interval)"),
+    ("-", "sample more often (0.1 s at least)"),
+    ("q", "quit"),
+    ("?", "this help"),
+)
+
+
+def help_text(keys: tuple[tuple[str, str], ...]) -> str:
+    return "\n".join(f"  {key:>3}   {what}" for key, what in keys)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys and what they do; any of escape, ? or q closes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q,enter", "dismiss", "Close"),
+    ]
+
+    def __init__(self, title: str, keys: tuple[tuple[str, str], ...]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.keys = keys
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self.title_text, classes="dialog-title")
+            yield Static(help_text(self.keys))
+            yield Static("escape closes", classes="dialog-hint")
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(result)

@@ -1,0 +1,103 @@
+"""``rocmtui monitor``: every GPU as a card (or one line each when small), the host, the processes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from rocmtui.config import MonitorConfig
+from rocmtui.gpu.sample import SampleSet
+from rocmtui.ui.widgets.gpu_panel import GpuPanel
+from rocmtui.ui.widgets.process_table import ProcessTable
+
+CARD_HEIGHT = 9
+"""Rows of one full GPU card (border, five lines of text, history)."""
+WIDE = 120
+"""From this width, cards go two to a row."""
+STEPS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+"""The intervals that + and - step through."""
+
+
+def next_interval(current: float, faster: bool) -> float:
+    """The next step of ``STEPS`` from ``current``, clamped to the allowed range."""
+    if faster:
+        smaller = [s for s in STEPS if s < current - 1e-9]
+        value = smaller[-1] if smaller else STEPS[0]
+    else:
+        larger = [s for s in STEPS if s > current + 1e-9]
+        value = larger[0] if larger else STEPS[-1]
+    return min(MonitorConfig.MAX_INTERVAL_S, max(MonitorConfig.MIN_INTERVAL_S, value))
+
+
+def layout_for(width: int, height: int, gpus: int) -> tuple[bool, int]:
+    """(compact, columns): full cards when they all fit above the host and process rows."""
+    columns = 2 if width >= WIDE and gpus > 1 else 1
+    rows = math.ceil(max(1, gpus) / columns)
+    needed = rows * CARD_HEIGHT + 4 + 1 + 1 + 4  # host, status, footer, a few process rows
+    return (width < 80 or height < needed or (gpus > 2 and width < WIDE)), columns
+
+
+class MonitorScreen(Screen[None]):
+    """Shows whatever the app hands it; +/- change the sampling interval of the source."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("plus,equals_sign", "app.change_interval(False)", "Interval +", key_display="+"),
+        Binding("minus", "app.change_interval(True)", "Interval -", key_display="-"),
+        Binding("m", "back_to_train", "Training"),
+    ]
+
+    def __init__(self, *, in_train: bool = False) -> None:
+        super().__init__(id="monitor")
+        self.in_train = in_train
+        self.status = Static("rocmtui monitor · waiting for the first sample…", id="monitor-status")
+        self.panel = GpuPanel(id="monitor-gpu")
+        self.processes = ProcessTable(id="processes")
+        self.last: SampleSet | None = None
+        self.interval_s = 1.0
+
+    def compose(self) -> ComposeResult:
+        yield self.status
+        yield self.panel
+        yield self.processes
+        yield Footer()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``m`` (back to the curves) only exists when the monitor was opened from training."""
+        return self.in_train if action == "back_to_train" else True
+
+    def action_back_to_train(self) -> None:
+        self.app.pop_screen()
+
+    def on_resize(self) -> None:
+        self.relayout()
+
+    def relayout(self) -> None:
+        gpus = len(self.last.gpus) if self.last else 0
+        compact, columns = layout_for(self.size.width, self.size.height, gpus)
+        self.set_class(compact, "-compact")
+        self.panel.set_compact(compact)
+        self.panel.cards.styles.grid_size_columns = 1 if compact else columns
+
+    def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
+        relayout = self.last is None or len(self.last.gpus) != len(sample_set.gpus)
+        self.last = sample_set
+        self.panel.show(sample_set, history)
+        self.processes.display = bool(sample_set.gpus)
+        self.processes.show(sample_set.processes)
+        self.show_status()
+        if relayout:
+            self.relayout()
+
+    def show_status(self) -> None:
+        gpus = len(self.last.gpus) if self.last else 0
+        backend = self.last.backend if self.last else "…"
+        self.status.update(
+            f"rocmtui monitor · backend {backend} · {gpus} GPU{'s' if gpus != 1 else ''}"
+            f" · interval {self.interval_s:g} s (+/-)"
+        )

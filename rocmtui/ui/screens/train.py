@@ -1,0 +1,119 @@
+"""The training screen: curves, GPU panel, progress, epochs and log; folds events into RunState."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from rocmtui.config import TrainConfig
+from rocmtui.events import EpochCompleted, LogMessage, RunFailed, RunFinished, RunStarted, TrainEvent
+from rocmtui.gpu.sample import SampleSet
+from rocmtui.ui.format import fmt_acc
+from rocmtui.ui.run_state import RunState
+from rocmtui.ui.widgets.accuracy_plot import AccuracyPlot
+from rocmtui.ui.widgets.epoch_table import EpochTable
+from rocmtui.ui.widgets.gpu_panel import GpuPanel
+from rocmtui.ui.widgets.loss_plot import LossPlot
+from rocmtui.ui.widgets.run_info import RunInfo
+from rocmtui.ui.widgets.run_log import RunLog
+from rocmtui.ui.widgets.run_progress import RunProgress
+
+COMPACT_WIDTH = 110
+COMPACT_HEIGHT = 34
+
+
+class TrainScreen(Screen[None]):
+    """Receives events from the app (``apply``) and the newest samples (``show_samples``)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "app.toggle_pause", "Pause/resume"),
+        Binding("s", "app.save_now", "Save"),
+        Binding("l", "toggle_log", "Log scale"),
+        Binding("m", "app.toggle_monitor", "Monitor"),
+    ]
+
+    def __init__(self, config: TrainConfig, state: RunState, *, plot_period_s: float = 1.0) -> None:
+        super().__init__(id="train")
+        self.state = state
+        self.info = RunInfo(config, id="run-info")
+        self.progress = RunProgress(state, id="progress")
+        self.loss_plot = LossPlot(state, period_s=plot_period_s, id="loss-plot")
+        self.accuracy_plot = AccuracyPlot(state, period_s=plot_period_s, id="accuracy-plot")
+        self.gpu_panel = GpuPanel(id="train-gpu")
+        self.table = EpochTable(id="epochs")
+        self.log_view = RunLog(id="log")
+
+    def compose(self) -> ComposeResult:
+        yield self.info
+        yield self.progress
+        with Container(id="train-grid"):  # a grid: its shape changes with the terminal size (app.tcss)
+            yield self.loss_plot
+            yield self.accuracy_plot
+            yield self.gpu_panel
+            yield self.table
+            yield self.log_view
+        yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        compact = event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT
+        self.set_class(compact, "-compact")
+        self.gpu_panel.set_compact(compact)
+        self.relayout()
+
+    def relayout(self) -> None:
+        """Compact: the GPU panel gets one row per GPU plus the host, between plots and table."""
+        grid = self.query_one("#train-grid")
+        if self.has_class("-compact"):
+            rows = max(2, len(self.gpu_panel.gpu_indexes) + 1)
+            grid.styles.grid_rows = f"1fr {rows} 5 3"
+        else:
+            grid.styles.grid_rows = "1fr 12"
+
+    def apply(self, event: TrainEvent) -> None:
+        """Fold one event into the state and update the cheap text widgets; plots only get dirty."""
+        self.state.apply(event)
+        if isinstance(event, RunStarted):
+            self.info.show(event)
+            self.note(f"started on {event.device_name}; data: {event.data_source}")
+        elif isinstance(event, EpochCompleted):
+            self.table.show(self.state.epochs)
+            self.accuracy_plot.mark_dirty()
+            best = " (best)" if event.is_best else ""
+            self.note(f"epoch {event.epoch + 1}: test acc {fmt_acc(event.test_acc)}{best}")
+        elif isinstance(event, LogMessage):
+            self.note(event.message, event.level)
+        elif isinstance(event, RunFinished):
+            self.note(f"run {event.reason}; checkpoint: {event.checkpoint or 'none'}")
+        elif isinstance(event, RunFailed):
+            self.note(f"{event.kind}: {event.message}", "error")
+        self.loss_plot.mark_dirty()
+        self.progress.refresh()
+
+    def note(self, message: str, level: str = "info") -> None:
+        self.log_view.add(message, level, self.state.elapsed_s)
+
+    def set_phase_note(self, message: str) -> None:
+        """A line in the log and a fresh progress line after pause, resume or stop."""
+        self.note(message)
+        self.progress.refresh()
+
+    def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
+        count = len(self.gpu_panel.gpu_indexes)
+        self.gpu_panel.show(sample_set, history)
+        if len(self.gpu_panel.gpu_indexes) != count:
+            self.relayout()
+
+    def action_toggle_log(self) -> None:
+        self.loss_plot.log_scale = not self.loss_plot.log_scale
+
+    def replot_now(self) -> None:
+        """Redraw both plots immediately (tests and screenshots; the timer does it otherwise)."""
+        self.loss_plot.replot()
+        self.accuracy_plot.replot()

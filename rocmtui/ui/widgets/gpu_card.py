@@ -1,0 +1,123 @@
+"""One GPU: a text readout (utilization, VRAM, power, temperatures, clocks, fan) and its history."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widget import Widget
+
+from rocmtui.gpu.sample import GpuSample
+from rocmtui.ui.format import NA, bar, dim_tracks, fmt_mem_pair, fmt_pct, fmt_power, meter, ratio
+from rocmtui.ui.widgets.history_bars import HistoryBars
+
+SHORT_TEMP = {"junction": "junc", "hotspot": "hot", "memory": "mem"}
+
+
+def temps_text(sample: GpuSample) -> str:
+    """``edge 45°C junc 52°C mem 60°C`` (every sensor the backend reported)."""
+    parts = [f"{SHORT_TEMP.get(label, label)} {value:.0f}°C" for label, value in sample.temperatures_c]
+    return " ".join(parts) or NA
+
+
+def clocks_text(sample: GpuSample) -> str:
+    """``sclk 2100 mclk 1300 MHz  fan 1200 rpm``, skipping what is unknown."""
+    parts = []
+    if sample.sclk_mhz is not None:
+        parts.append(f"sclk {sample.sclk_mhz:.0f}")
+    if sample.mclk_mhz is not None:
+        parts.append(f"mclk {sample.mclk_mhz:.0f}")
+    text = " ".join(parts) + " MHz" if parts else "clocks n/a"
+    if sample.fan_rpm is not None:
+        text += f"  fan {sample.fan_rpm:.0f} rpm"
+    elif sample.fan_pct is not None:
+        text += f"  fan {sample.fan_pct:.0f}%"
+    return text
+
+
+def full_lines(sample: GpuSample, width: int) -> list[str]:
+    """Five lines for a card of ``width`` cells."""
+    if sample.error:
+        return [f"unavailable: {sample.error}"]
+    util = fmt_pct(sample.utilization_pct)
+    if sample.memory_busy_pct is not None:
+        util += f" mem {sample.memory_busy_pct:.0f}%"
+    return [
+        meter("util", ratio(sample.utilization_pct, 100.0), util, width),
+        meter(
+            "VRAM",
+            ratio(sample.memory_used_bytes, sample.memory_total_bytes),
+            fmt_mem_pair(sample.memory_used_bytes, sample.memory_total_bytes),
+            width,
+        ),
+        meter("power", ratio(sample.power_w, sample.power_cap_w), fmt_power(sample.power_w, sample.power_cap_w), width),
+        f"{'temp':<6}{temps_text(sample)}",
+        f"{'clock':<6}{clocks_text(sample)}",
+    ]
+
+
+def compact_line(sample: GpuSample) -> str:
+    """One line per GPU for small terminals."""
+    head = f"{sample.index} {sample.name[:14]:<14}"
+    if sample.error:
+        return f"{head} unavailable: {sample.error}"
+    temp = sample.temperature_c
+    return (
+        f"{head} {bar(ratio(sample.utilization_pct, 100.0), 8)} {fmt_pct(sample.utilization_pct):>4}"
+        f"  {fmt_mem_pair(sample.memory_used_bytes, sample.memory_total_bytes):>15}"
+        f"  {'n/a' if temp is None else f'{temp:.0f}°C':>5}  {fmt_power(sample.power_w, sample.power_cap_w)}"
+    )
+
+
+class GpuReadout(Widget):
+    """The numbers of one GPU as cheap text; redrawn only when a sample arrives."""
+
+    DEFAULT_CSS = """
+    GpuReadout { width: 1fr; height: 5; }
+    GpuReadout.-compact { height: 1; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sample: GpuSample | None = None
+
+    def set_sample(self, sample: GpuSample) -> None:
+        if sample != self.sample:
+            self.sample = sample
+            self.refresh()
+
+    def render(self) -> Text:
+        if self.sample is None:
+            return Text("waiting for the first sample…")
+        if self.has_class("-compact"):
+            return dim_tracks(Text(compact_line(self.sample), no_wrap=True, overflow="crop"))
+        return dim_tracks(Text("\n".join(full_lines(self.sample, self.size.width)), no_wrap=True, overflow="crop"))
+
+
+class GpuCard(Vertical):
+    """A bordered card: the readout and the utilization history of one GPU."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(classes="gpu-card")
+        self.index = index
+        self.readout = GpuReadout()
+        self.history = HistoryBars(classes="util-history")
+
+    def compose(self) -> ComposeResult:
+        yield self.readout
+        yield self.history
+
+    def set_compact(self, compact: bool) -> None:
+        """One line per GPU (no border, no history) for small terminals."""
+        self.set_class(compact, "-compact")
+        self.readout.set_class(compact, "-compact")
+        self.readout.refresh(layout=True)
+
+    def show(self, sample: GpuSample, util_history: Sequence[float | None]) -> None:
+        """Attributes down: the panel hands each card its newest sample and history."""
+        self.border_title = f"GPU {sample.index} · {sample.name}"
+        self.readout.set_sample(sample)
+        if not self.has_class("-compact"):
+            self.history.set_values(util_history)

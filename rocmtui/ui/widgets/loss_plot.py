@@ -1,0 +1,52 @@
+"""Training loss: every step (faint), its EMA, and the per-epoch train and test loss."""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+
+from rocmtui.ui.run_state import RunState
+from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
+
+MAX_POINTS = 500
+"""Points drawn per line; longer runs are thinned (plotext cost grows with points, not cells)."""
+
+
+def thin(xs: list[float], ys: list[float], limit: int = MAX_POINTS) -> tuple[list[float], list[float]]:
+    """Every k-th point so that at most ``limit`` remain, always keeping the newest."""
+    if len(xs) <= limit:
+        return xs, ys
+    stride = -(-len(xs) // limit)
+    idx = list(range(len(xs) - 1, -1, -stride))[::-1]
+    return [xs[i] for i in idx], [ys[i] for i in idx]
+
+
+class LossPlot(ThrottledPlot):
+    """Loss against epochs; ``log_scale`` switches the y axis."""
+
+    log_scale: reactive[bool] = reactive(False)
+
+    def __init__(self, state: RunState, *, period_s: float = 1.0, id: str | None = None) -> None:
+        super().__init__(period_s=period_s, id=id)
+        self.state = state
+
+    def watch_log_scale(self) -> None:
+        self.replot()
+
+    def draw(self) -> None:
+        plt, state = self.plt, self.state
+        plt.title("Loss (log)" if self.log_scale else "Loss")
+        plt.xlabel("epoch")
+        series = state.loss
+        if series.raw:
+            xs, raw = thin(series.x, series.raw)
+            _, ema = thin(series.x, series.ema)
+            plt.plot(xs, raw, color="gray", marker="braille", label="step")
+            plt.plot(xs, ema, color="cyan+", marker="braille", label="EMA")
+        if state.epochs:
+            ex = [float(e.epoch + 1) for e in state.epochs]
+            plt.plot(ex, [e.train_loss for e in state.epochs], color="orange", marker="dot", label="train")
+            plt.plot(ex, [e.test_loss for e in state.epochs], color="magenta+", marker="dot", label="test")
+        if self.log_scale:
+            plt.yscale("log")
+        last_x = series.x[-1] if series.x else 0.0
+        plt.xlim(0, max(float(state.total_epochs), last_x, 1.0))
