@@ -1,0 +1,80 @@
+"""What ``rocmtui doctor`` learns from PyTorch: its build (ROCm, CUDA or CPU) and the GPUs it sees.
+
+``read_torch()`` imports torch (seconds: only doctor and training do); the checks take the
+resulting TorchInfo, so tests describe a ROCm or CUDA machine without one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rocmtui.doctor_checks import FAIL, INFO, PASS, WARN, Check
+
+ROCM_WHEEL_FIX = "pip install torch torchvision --index-url https://download.pytorch.org/whl/rocm6.2 (see README)"
+
+
+@dataclass(frozen=True)
+class TorchInfo:
+    """What torch reports; ``error`` is set (and the rest empty) when it does not import."""
+
+    version: str | None = None
+    hip: str | None = None
+    cuda: str | None = None
+    gpu_available: bool = False
+    devices: tuple[str, ...] = ()
+    gfx_targets: tuple[str, ...] = ()
+    error: str | None = None
+
+
+def read_torch() -> TorchInfo:
+    """Import torch and ask it; any failure is recorded, not raised."""
+    try:
+        import torch
+    except Exception as err:  # ImportError, or a broken install's OSError (missing libamdhip64.so)
+        return TorchInfo(error=f"{type(err).__name__}: {err}")
+    hip = getattr(torch.version, "hip", None)
+    cuda = getattr(torch.version, "cuda", None)
+    try:
+        available = bool(torch.cuda.is_available())
+        count = torch.cuda.device_count() if available else 0
+        names = tuple(torch.cuda.get_device_name(i) for i in range(count))
+        archs = tuple(str(getattr(torch.cuda.get_device_properties(i), "gcnArchName", "")) for i in range(count))
+    except Exception as err:  # a driver/runtime mismatch surfaces here
+        return TorchInfo(version=torch.__version__, hip=hip, cuda=cuda, error=f"GPU query failed: {err}")
+    return TorchInfo(torch.__version__, hip, cuda, available, names, tuple(a.split(":")[0] for a in archs if a))
+
+
+def torch_checks(info: TorchInfo, vendor_gpu_present: bool) -> list[Check]:
+    """The build check and the GPUs-visible check.
+
+    ``vendor_gpu_present``: the machine has a GPU of the build's vendor (AMD for ROCm, NVIDIA
+    for CUDA). A GPU build that sees no GPU FAILs only then: the default Linux wheel is a CUDA
+    build, and on a CPU laptop it simply trains on the CPU.
+    """
+    if info.version is None:
+        return [Check("torch", FAIL, f"not importable: {info.error}", f"install PyTorch: {ROCM_WHEEL_FIX}")]
+    if info.hip:
+        build = Check("torch", PASS, f"{info.version}, ROCm build (HIP {info.hip})")
+    elif info.cuda:
+        build = Check("torch", PASS, f"{info.version}, CUDA build ({info.cuda})")
+    else:
+        build = Check("torch", WARN, f"{info.version}, CPU-only build: training runs on the CPU", ROCM_WHEEL_FIX)
+    return [build, _gpu_check(info, vendor_gpu_present)]
+
+
+def _gpu_check(info: TorchInfo, vendor_gpu_present: bool) -> Check:
+    if info.error is not None:
+        return Check("torch GPUs", FAIL, info.error, "check that the driver matches the torch build (doctor above)")
+    if info.devices:
+        return Check("torch GPUs", PASS, f"{len(info.devices)}: {', '.join(info.devices)}")
+    if (info.hip or info.cuda) and not vendor_gpu_present:
+        vendor = "AMD" if info.hip else "NVIDIA"
+        return Check("torch GPUs", INFO, f"none: no {vendor} GPU in this machine, so training runs on the CPU")
+    if info.hip or info.cuda:
+        return Check(
+            "torch GPUs",
+            FAIL,
+            "a GPU build of torch, but it sees no GPU",
+            "check the driver, the render/video groups and *_VISIBLE_DEVICES (see the other checks)",
+        )
+    return Check("torch GPUs", INFO, "none (CPU-only build)")
