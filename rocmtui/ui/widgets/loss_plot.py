@@ -23,7 +23,7 @@ def thin(xs: list[float], ys: list[float], limit: int = MAX_POINTS) -> tuple[lis
 class LossPlot(ThrottledPlot):
     """Loss against epochs; ``log_scale`` switches the y axis."""
 
-    log_scale: reactive[bool] = reactive(False)
+    log_scale: reactive[bool] = reactive(False, init=False)
 
     def __init__(self, state: RunState, *, period_s: float = 1.0, id: str | None = None) -> None:
         super().__init__(period_s=period_s, id=id)

@@ -1,0 +1,218 @@
+"""Pilot tests of the training screen: every key, quit that waits for the checkpoint, failures, signals."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from ui_helpers import ManualSource, ReplayTrainer, recorded_config
+
+from rocmtui.errors import UsageError
+from rocmtui.events import LogMessage, RunFailed, RunFinished, RunStarted, StepsCompleted
+from rocmtui.ui.app import create_train_app
+from rocmtui.ui.screens.finished import FinishedScreen
+from rocmtui.ui.screens.help import HelpScreen
+from rocmtui.ui.screens.monitor import MonitorScreen
+from rocmtui.ui.screens.quit_confirm import QuitConfirm
+from rocmtui.ui.screens.train import TrainScreen
+
+SIZE = (120, 40)
+NEVER = 3600.0
+"""Plot period for tests that count redraws: the timer never fires, so only explicit ticks draw."""
+
+
+async def wait_for(event, timeout: float = 10.0) -> None:  # noqa: ANN001
+    """Wait on a threading.Event without blocking the app's loop."""
+    assert await asyncio.to_thread(event.wait, timeout), "the trainer never got there"
+
+
+def steps(trainer: ReplayTrainer) -> int:
+    return sum(isinstance(e, StepsCompleted) for e in trainer.emitted)
+
+
+async def test_full_replay_fills_the_screen_and_shows_the_summary(events, host_source) -> None:
+    trainer = ReplayTrainer(events)
+    app = create_train_app(recorded_config(), trainer, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        host_source.step()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.state.phase == "finished"
+        assert app.train_screen is not None
+        assert app.train_screen.table.row_count == 3
+        assert len(app.state.loss.raw) == 90  # every step of 3 x 30, none dropped
+        assert isinstance(app.screen, FinishedScreen)
+        assert "best test accuracy" in "\n".join(app.screen.lines)
+        await pilot.press("escape")
+        assert isinstance(app.screen, TrainScreen)
+        await pilot.press("q")  # finished: no question asked
+    assert app.return_value == 0
+
+
+async def test_pause_stops_steps_until_resumed(held_trainer, host_source) -> None:
+    app = create_train_app(recorded_config(), held_trainer, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(held_trainer.holding)
+        await pilot.press("p")
+        assert app.control.paused
+        assert app.state.phase == "paused"
+        before = steps(held_trainer)
+        held_trainer.release.set()
+        await wait_for(held_trainer.waiting_paused)  # blocked at the next step boundary
+        await pilot.pause()
+        assert steps(held_trainer) == before  # no step completed while paused
+        assert "paused" in app.train_screen.progress.render().plain
+        await pilot.press("p")
+        assert not app.control.paused
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert steps(held_trainer) > before
+        assert app.state.phase == "finished"
+
+
+async def test_quit_asks_then_stops_and_waits_for_the_checkpoint(events, host_source) -> None:
+    trainer = ReplayTrainer(events, hold_at=36, stop_while_held=False)
+    app = create_train_app(recorded_config(), trainer, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(trainer.holding)
+        await pilot.press("q")
+        assert isinstance(app.screen, QuitConfirm)
+        await pilot.press("y")
+        assert app.control.stop.is_set()
+        assert app.state.phase == "stopping"
+        assert app.is_running  # still up: the trainer has not reported its checkpoint yet
+        trainer.release.set()
+        await wait_for(app.trainer_done)
+        await pilot.pause()
+    final = trainer.emitted[-1]
+    assert isinstance(final, RunFinished) and final.reason == "stopped" and final.checkpoint
+    assert app.state.finished == final  # the app handled RunFinished before it exited
+    assert app.return_value == 0
+
+
+async def test_quit_can_be_cancelled(held_trainer, host_source) -> None:
+    app = create_train_app(recorded_config(), held_trainer, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(held_trainer.holding)
+        await pilot.press("q")
+        await pilot.press("n")
+        assert isinstance(app.screen, TrainScreen)
+        assert not app.control.stop.is_set()
+        assert app.state.running
+
+
+async def test_save_requests_a_checkpoint_that_the_trainer_takes(held_trainer, host_source) -> None:
+    app = create_train_app(recorded_config(), held_trainer, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(held_trainer.holding)
+        await pilot.press("s")
+        held_trainer.release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert held_trainer.saves == 1
+
+
+async def test_log_scale_monitor_and_help_keys(held_trainer, host_source) -> None:
+    app = create_train_app(recorded_config(), held_trainer, host_source, plot_period_s=NEVER)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(held_trainer.holding)
+        await pilot.pause()
+        screen = app.train_screen
+        assert screen is not None
+        drawn = screen.loss_plot.replots
+        await pilot.press("l")
+        assert screen.loss_plot.log_scale and screen.loss_plot.replots == drawn + 1
+        await pilot.press("m")
+        assert isinstance(app.screen, MonitorScreen)
+        host_source.step()
+        await pilot.pause()
+        assert "No GPU found" in str(app.monitor_screen.panel.note.render())
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("m")
+        assert app.screen is screen
+
+
+async def test_plots_redraw_at_their_own_rate_not_per_message(events, host_source) -> None:
+    trainer = ReplayTrainer(events, hold_at=44)
+    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(trainer.holding)
+        await pilot.pause()
+        plot = app.train_screen.loss_plot
+        assert app.state.version > 40 and plot.replots == 0  # 40+ events, no redraw yet
+        plot._tick()
+        plot._tick()
+        assert plot.replots == 1  # drawn once; the second tick had nothing new
+
+
+async def test_sample_messages_are_coalesced(held_trainer, host_source) -> None:
+    app = create_train_app(recorded_config(), held_trainer, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(5):
+            host_source.step()  # five samples before the UI gets a turn
+        await pilot.pause()
+        assert app.relay.posted == 1
+        assert app.relay.latest == host_source.history()[-1]
+        host_source.step()
+        await pilot.pause()
+        assert app.relay.posted == 2
+
+
+async def test_run_failure_is_shown_and_quit_returns_1(events, host_source) -> None:
+    failing = [*events[:5], RunFailed(message="loss became NaN at step 7", kind="nan", step=7, epoch=0, run_dir="/x")]
+    app = create_train_app(recorded_config(), ReplayTrainer(failing), host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.state.phase == "failed"
+        assert isinstance(app.screen, FinishedScreen) and app.screen.failed
+        assert "NaN" in app.screen.lines[0]
+        assert any("nan: loss became NaN" in line for line in app.train_screen.log_view.messages)
+        await pilot.press("escape", "q")
+    assert app.return_value == 1
+
+
+async def test_trainer_exception_becomes_a_failure(host_source) -> None:
+    def broken(config, emit, control) -> None:  # noqa: ANN001
+        emit(LogMessage("about to break"))
+        raise RuntimeError("boom")
+
+    app = create_train_app(recorded_config(), broken, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.state.failed is not None and "RuntimeError: boom" in app.state.failed.message
+        await pilot.press("escape", "q")
+    assert app.return_value == 1
+
+
+async def test_exit_on_finish(events, host_source) -> None:
+    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source, exit_on_finish=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(app.trainer_done)
+        await pilot.pause()
+    assert app.return_value == 0
+    assert isinstance(app.state.finished, RunFinished)
+
+
+async def test_sigterm_stops_with_a_checkpoint_and_exits_143(held_trainer, host_source) -> None:
+    app = create_train_app(recorded_config(), held_trainer, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(held_trainer.holding)
+        app.on_signal(15)  # what the SIGTERM handler installed by run_train_app calls
+        await wait_for(app.trainer_done)
+        await pilot.pause()
+    assert app.return_value == 143
+    assert isinstance(held_trainer.emitted[-1], RunFinished) and held_trainer.emitted[-1].reason == "stopped"
+    assert host_source._stop_event.is_set()  # the sampler is stopped on the way out
+
+
+def test_unknown_theme_is_a_usage_error(events) -> None:
+    with pytest.raises(UsageError, match="unknown theme 'nope'"):
+        create_train_app(recorded_config(), ReplayTrainer(events), ManualSource([]), theme="nope")
+
+
+def test_recorded_run_starts_with_run_started(events) -> None:
+    assert isinstance(events[0], RunStarted) and isinstance(events[-1], RunFinished)

@@ -1,0 +1,142 @@
+"""Test inputs for the UI: a recorded training run replayed by a trainer stub, and telemetry sources.
+
+The trainer stub replays ``tests/data/recorded-run.jsonl`` (a real seeded CPU run) and honours
+RunControl like the engine does: it waits while paused and stops at a step boundary. GPU sample
+sets built here are SYNTHETIC TEST INPUTS (fixed, made-up numbers) for layout tests only; the
+screenshots in ``screenshots/`` come from real recordings.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from rocmtui.config import TrainConfig
+from rocmtui.events import Emit, RunControl, RunFinished, StepsCompleted, TrainEvent, event_from_dict
+from rocmtui.gpu.replay import ReplaySource
+from rocmtui.gpu.sample import BackendStatus, GpuProcess, GpuSample, HostSample, SampleSet
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+RECORDED_RUN = DATA / "recorded-run.jsonl"
+HOST_RECORDING = Path(__file__).resolve().parent / "data" / "monitor-cpu-host.jsonl"
+"""A real ``rocmtui monitor --json`` recording from a 2-core machine without a GPU."""
+
+
+def recorded_events() -> list[TrainEvent]:
+    lines = RECORDED_RUN.read_text(encoding="utf-8").splitlines()
+    return [event_from_dict(json.loads(line)) for line in lines if line.strip()]
+
+
+def recorded_config() -> TrainConfig:
+    first = recorded_events()[0]
+    return first.config  # type: ignore[union-attr]
+
+
+@dataclass
+class ReplayTrainer:
+    """A trainer callable that emits a recorded run; ``hold_at`` parks it before that event index.
+
+    While parked or between events it honours ``RunControl`` exactly as the engine's loop does:
+    no step is emitted while paused, and a stop request ends the run with RunFinished("stopped").
+    """
+
+    events: list[TrainEvent]
+    hold_at: int | None = None
+    holding: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    emitted: list[TrainEvent] = field(default_factory=list)
+    saves: int = 0
+    stop_while_held: bool = True
+    """False: stay parked until ``release`` even when asked to stop (to watch the app wait)."""
+    waiting_paused: threading.Event = field(default_factory=threading.Event)
+    """Set when the trainer is blocked by a pause, before a step it has not emitted."""
+
+    def __call__(self, config: TrainConfig, emit: Emit, control: RunControl) -> None:
+        for index, event in enumerate(self.events):
+            if index == self.hold_at:
+                self.holding.set()
+                while not self.release.is_set() and not (self.stop_while_held and control.stop.is_set()):
+                    self.release.wait(0.01)
+            if isinstance(event, StepsCompleted):
+                while control.paused and not control.stop.is_set():
+                    self.waiting_paused.set()
+                    control.wait_while_paused(0.01)
+                self.waiting_paused.clear()
+                if control.take_save_request():
+                    self.saves += 1
+            if control.stop.is_set() and isinstance(event, StepsCompleted | RunFinished):
+                self._send(emit, self._stopped(event))
+                return
+            self._send(emit, event)
+
+    def _send(self, emit: Emit, event: TrainEvent) -> None:
+        self.emitted.append(event)
+        emit(event)
+
+    def _stopped(self, event: TrainEvent) -> RunFinished:
+        final = self.events[-1]
+        assert isinstance(final, RunFinished)
+        epochs = sum(1 for e in self.emitted if type(e).__name__ == "EpochCompleted")
+        return replace(
+            final, reason="stopped", epochs_completed=epochs, checkpoint=f"{final.run_dir}/checkpoint-last.pt"
+        )
+
+
+class ManualSource(ReplaySource):
+    """A ReplaySource whose playback the test drives with ``step()`` (``start`` does not spawn a thread)."""
+
+    def start(self) -> None:
+        return None
+
+
+def host_recording() -> list[SampleSet]:
+    return list(ReplaySource.from_jsonl(HOST_RECORDING)._samples)
+
+
+def synthetic_gpu_sets(gpus: int, count: int = 40) -> list[SampleSet]:
+    """SYNTHETIC TEST INPUT: ``gpus`` made-up MI300X-like cards with fixed, deterministic readings."""
+    sets = []
+    for t in range(count):
+        cards = tuple(
+            GpuSample(
+                index=i,
+                name="AMD Instinct MI300X (synthetic)",
+                timestamp=1000.0 + t,
+                utilization_pct=float((t * 7 + i * 13) % 101),
+                memory_used_bytes=(20 + 10 * i) * 1024**3,
+                memory_total_bytes=192 * 1024**3,
+                memory_busy_pct=float((t * 3 + i) % 40),
+                temperatures_c=(("edge", 40.0 + i), ("junction", 50.0 + i), ("mem", 45.0 + i)),
+                power_w=300.0 + 10 * i,
+                power_cap_w=750.0,
+                sclk_mhz=2100.0,
+                mclk_mhz=1300.0,
+                fan_rpm=None,
+            )
+            for i in range(gpus)
+        )
+        procs = tuple(
+            GpuProcess(
+                gpu_index=i,
+                pid=4000 + i,
+                user="alice",
+                gpu_memory_bytes=(18 + 10 * i) * 1024**3,
+                command="python train.py",
+            )
+            for i in range(gpus)
+        )
+        host = HostSample(
+            timestamp=1000.0 + t,
+            cpu_pct=25.0,
+            cpu_count=64,
+            ram_used_bytes=100 * 1024**3,
+            ram_total_bytes=512 * 1024**3,
+            cpu_name="synthetic host",
+        )
+        statuses = (BackendStatus("rocm", True, "synthetic"),)
+        sets.append(
+            SampleSet(timestamp=1000.0 + t, backend="rocm", gpus=cards, host=host, processes=procs, statuses=statuses)
+        )
+    return sets
