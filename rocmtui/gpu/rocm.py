@@ -13,6 +13,8 @@ is more than one GPU, and without memory figures.
 
 from __future__ import annotations
 
+import logging
+import os
 import time
 from typing import Any
 
@@ -87,9 +89,22 @@ class RocmBackend:
         self._rocml.smi_shutdown()
 
 
+def drop_pyrsmi_records(record: logging.LogRecord) -> bool:
+    """Root-logger filter: False for pyrsmi's own log records.
+
+    pyrsmi logs every failed call through the root logger (``logging.error``) and then
+    returns -1, which this backend already shows as N/A; left alone, a GPU without a fan
+    would print an error line to stderr every second, over the panel or the JSON stream.
+    """
+    return f"{os.sep}pyrsmi{os.sep}" not in record.pathname
+
+
 def open_backend(config: MonitorConfig) -> RocmBackend:
     """Initialise pyrsmi; BackendUnavailable with pyrsmi's own reason when it cannot."""
     rocml = _import_rocml()
+    root_logger = logging.getLogger()
+    if drop_pyrsmi_records not in root_logger.filters:
+        root_logger.addFilter(drop_pyrsmi_records)
     try:
         rocml.smi_initialize()
     except Exception as err:  # ROCMLError_LibraryNotFound, RuntimeError (driver not loaded), OSError

@@ -70,13 +70,23 @@ class Sampler(Feed):
 
     def sample_now(self) -> SampleSet:
         """One synchronous tick: read everything, publish, return the SampleSet (used by ``--once``)."""
+        sample_set = self._read_all()
+        self._publish(sample_set)
+        return sample_set
+
+    def _tick(self) -> None:
+        sample_set = self._read_all()
+        if not self._stop_event.is_set():  # a tick cut short by stop() is not worth showing
+            self._publish(sample_set)
+
+    def _read_all(self) -> SampleSet:
         deadline = time.monotonic() + self._call_timeout_s
         gpus = tuple(self._read_gpu(i, deadline) for i in range(len(self._retries)))
         if time.monotonic() >= self._next_processes_at:
             self._next_processes_at = time.monotonic() + PROCESS_REFRESH_S
             for i in range(len(self._processes)):
                 self._processes[i] = self._read_processes(i, deadline)
-        sample_set = SampleSet(
+        return SampleSet(
             timestamp=time.time(),
             backend=self.backend_name,
             gpus=gpus,
@@ -84,8 +94,6 @@ class Sampler(Feed):
             processes=tuple(p for per_gpu in self._processes for p in per_gpu),
             statuses=self.statuses,
         )
-        self._publish(sample_set)
-        return sample_set
 
     def stop(self) -> None:
         """Stop sampling (promptly, even mid-call on a hung backend) and close the backend."""
@@ -93,9 +101,6 @@ class Sampler(Feed):
         self._worker.interrupt()
         super().stop()
         self._close_backend()
-
-    def _tick(self) -> None:
-        self.sample_now()
 
     def _read_gpu(self, index: int, deadline: float) -> GpuSample:
         retry = self._retries[index]
