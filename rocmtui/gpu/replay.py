@@ -13,6 +13,7 @@ Signature::
         # optional timed playback: a daemon thread calls step() every interval_s
     source.interval_s, source.subscribe(listener), source.history(), source.latest
     source.remaining -> int   # samples not yet played (loop=False)
+    source.samples -> tuple[SampleSet, ...]   # the whole recording
 
 Samples are published as recorded (timestamps unchanged), so pictures made from a replay are
 those of the real hardware that was recorded.
@@ -58,6 +59,11 @@ class ReplaySource(Feed):
                 except ValueError as err:
                     raise ValueError(f"{path}:{number}: {err}") from None
         return cls(samples, interval_s=interval_s, history_len=history_len, loop=loop)
+
+    @property
+    def samples(self) -> tuple[SampleSet, ...]:
+        """The whole recording, in order (whether played yet or not)."""
+        return self._samples
 
     @property
     def remaining(self) -> int:

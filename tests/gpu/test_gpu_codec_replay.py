@@ -83,6 +83,7 @@ def test_replay_reads_monitor_json_lines(tmp_path) -> None:
     path = tmp_path / "rec.jsonl"
     path.write_text("\n".join(codec.dumps(s) for s in samples) + "\n\n")
     source = ReplaySource.from_jsonl(path)
+    assert source.samples == tuple(samples)
     assert [source.step() for _ in range(3)] == samples
 
 
