@@ -106,7 +106,12 @@ class Feed:
         while not self._stop_event.is_set():
             now = time.monotonic()
             if now >= next_due:
-                self._tick()
+                try:
+                    self._tick()
+                except Exception:
+                    # A bug in a tick must not silently end telemetry for the session: it is logged
+                    # with its traceback and the next tick runs as usual.
+                    log.exception("telemetry tick failed")
                 next_due += self._interval_s
                 if next_due < time.monotonic():  # fell behind (a slow tick): skip, do not burst
                     next_due = time.monotonic() + self._interval_s

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -173,3 +174,26 @@ def test_worker_reraises_the_call_s_exception() -> None:
     with pytest.raises(ZeroDivisionError):
         worker.call(lambda: 1 / 0, 5.0)
     worker.close()
+
+
+def test_a_tick_that_raises_does_not_end_the_thread() -> None:
+    class Odd(ScriptedBackend):
+        def sample(self, index: int):
+            return None  # a broken backend returning nonsense: the tick itself fails
+
+    sampler = Sampler(Odd(count=1), interval_s=0.1)
+    failures = threading.Semaphore(0)
+
+    class Count(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            failures.release()
+
+    handler = Count(level=logging.ERROR)
+    logging.getLogger("rocmtui.gpu.feed").addHandler(handler)
+    try:
+        sampler.start()
+        assert failures.acquire(timeout=10) and failures.acquire(timeout=10)  # a second tick ran after the first failed
+        assert sampler.running
+    finally:
+        sampler.stop()
+        logging.getLogger("rocmtui.gpu.feed").removeHandler(handler)
