@@ -38,7 +38,7 @@ class NvmlBackend:
     def sample(self, index: int) -> GpuSample:
         nv, h, field = self._nvml, self._handles[index], self._field
         util = field(lambda: nv.nvmlDeviceGetUtilizationRates(h))
-        memory = field(lambda: nv.nvmlDeviceGetMemoryInfo(h))
+        memory = self._memory(h)
         temp = field(lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))
         power_mw = field(lambda: nv.nvmlDeviceGetPowerUsage(h))
         limit_mw = field(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
@@ -70,6 +70,13 @@ class NvmlBackend:
         if not self._closed:
             self._closed = True
             self._nvml.nvmlShutdown()
+
+    def _memory(self, handle: Any) -> Any:
+        """Memory info v2 (``used`` excludes driver-reserved memory, as nvidia-smi shows), else v1."""
+        nv = self._nvml
+        v2 = getattr(nv, "nvmlMemory_v2", None)
+        memory = self._field(lambda: nv.nvmlDeviceGetMemoryInfo(handle, version=v2)) if v2 is not None else None
+        return memory if memory is not None else self._field(lambda: nv.nvmlDeviceGetMemoryInfo(handle))
 
     def _field(self, read: Callable[[], _T]) -> _T | None:
         """``read()``, or None when NVML says this field is not available on this GPU."""
