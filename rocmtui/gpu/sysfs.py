@@ -34,6 +34,9 @@ class SysfsBackend:
         now = time.time()
         if not device.is_dir():
             return GpuSample(index, self._names[index], now, error=f"{device.parent.name} is gone ({device})")
+        if files.read_text(device / "power" / "runtime_status") == "suspended":
+            # Reading the counters would wake a sleeping laptop GPU (and drain its battery): skip it.
+            return GpuSample(index, self._names[index], now, error="suspended (runtime power management)")
         sensors = self._sensors[index].read()
         return GpuSample(
             index=index,

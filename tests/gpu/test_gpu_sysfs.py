@@ -127,3 +127,15 @@ def test_unavailable_reasons(tmp_path: Path) -> None:
     build_card(tmp_path, 0, files={"vendor": "0x10de"}, driver="nvidia")
     with pytest.raises(BackendUnavailable, match="no amdgpu cards"):
         _open(tmp_path)
+
+
+def test_runtime_suspended_card_is_not_woken(tmp_path: Path) -> None:
+    device = build_card(tmp_path, 0)
+    (device / "power").mkdir()
+    (device / "power" / "runtime_status").write_text("suspended\n")
+    backend = _open(tmp_path)
+    asleep = backend.sample(0)
+    assert asleep.error == "suspended (runtime power management)"
+    assert asleep.utilization_pct is None
+    (device / "power" / "runtime_status").write_text("active\n")
+    assert backend.sample(0).utilization_pct == 87.0
