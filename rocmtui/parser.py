@@ -1,0 +1,268 @@
+"""The command line's grammar: every subcommand, flag, help text and example."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import NoReturn
+
+from rocmtui import __version__, argtypes
+from rocmtui.config import AMP_MODES, BACKENDS, DATASETS, MODELS, OPTIMIZERS, SCHEDULES, MonitorConfig, TrainConfig
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+TRAIN_EXAMPLES = """\
+examples:
+  rocmtui train cifar                          the ROCm guide's workload, live (offline: the bundled sample)
+  rocmtui train cifar --model fastnet --epochs 10 --batch-size 512 --optimizer sgd --lr 0.2 \\
+      --schedule onecycle --label-smoothing 0.2 --augment --amp bf16
+  rocmtui train cifar --headless > train.log   one line per epoch, for logs and CI
+  rocmtui train cifar --resume runs/20261130-101500-cifar10-simplecnn
+  rocmtui train mnist --data-dir ~/data --download
+"""
+
+MONITOR_EXAMPLES = """\
+examples:
+  rocmtui monitor                       live GPU panel (q quits, +/- change the interval)
+  rocmtui monitor --once                one table, then exit
+  rocmtui monitor --json --count 10     ten JSON lines, one per sample, for scripts
+  rocmtui monitor --backend sysfs       read the amdgpu files directly, without ROCm SMI
+"""
+
+BENCH_EXAMPLES = """\
+examples:
+  rocmtui bench                 the guide's loop against rocmtui's engine, 5 epochs each
+  rocmtui bench --quick         one short epoch each, for a first look
+  rocmtui bench --json          one JSON object, to share or compare
+"""
+
+DOCTOR_EXAMPLES = """\
+examples:
+  rocmtui doctor           PASS / WARN / FAIL for torch, GPUs, drivers and telemetry
+  rocmtui doctor --json    the same checks as JSON
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line; also used by the tests."""
+    parser = _Parser(
+        prog="rocmtui",
+        description="Train PyTorch models live in the terminal and watch the GPU (AMD ROCm, NVIDIA, CPU).",
+        epilog="Run 'rocmtui COMMAND --help' for a command's flags and examples.",
+    )
+    parser.add_argument("--version", action="version", version=f"rocmtui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    _add_train_parser(sub)
+    _add_monitor_parser(sub)
+    _add_bench_parser(sub)
+    _add_doctor_parser(sub)
+    return parser
+
+
+_RAW = argparse.RawDescriptionHelpFormatter
+
+
+def _add_train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    train = sub.add_parser(
+        "train",
+        help="train a model live, with loss curves and the GPU panel",
+        epilog=TRAIN_EXAMPLES,
+        formatter_class=_RAW,
+    )
+    train.description = "Train a model on a dataset in a live terminal UI (or --headless)."
+    train.add_argument(
+        "dataset",
+        metavar="DATASET",
+        type=argtypes.choice(tuple(DATASETS), "dataset"),
+        help=f"dataset to train on: {', '.join(DATASETS)}",
+    )
+    defaults = TrainConfig()
+    train.add_argument(
+        "--model",
+        type=argtypes.choice(MODELS, "model"),
+        default=defaults.model,
+        help=f"model: {', '.join(MODELS)} (default: %(default)s, the ROCm guide's CNN)",
+    )
+    train.add_argument(
+        "--epochs",
+        type=argtypes.positive_int,
+        default=defaults.epochs,
+        help="epochs to train, a positive integer (default: %(default)s)",
+    )
+    train.add_argument(
+        "--batch-size",
+        type=argtypes.positive_int,
+        default=defaults.batch_size,
+        help="images per step, a positive integer (default: %(default)s)",
+    )
+    train.add_argument(
+        "--lr",
+        type=argtypes.positive_float,
+        default=defaults.lr,
+        help="peak learning rate, a positive number (default: %(default)s)",
+    )
+    train.add_argument(
+        "--optimizer",
+        type=argtypes.choice(OPTIMIZERS, "optimizer"),
+        default=defaults.optimizer,
+        help=f"optimizer: {', '.join(OPTIMIZERS)} (sgd is Nesterov, momentum 0.9; default: %(default)s)",
+    )
+    train.add_argument(
+        "--schedule",
+        type=argtypes.choice(SCHEDULES, "schedule"),
+        default=defaults.schedule,
+        help=f"learning-rate schedule: {', '.join(SCHEDULES)} (default: %(default)s)",
+    )
+    train.add_argument(
+        "--weight-decay",
+        type=argtypes.non_negative_float,
+        default=defaults.weight_decay,
+        help="weight decay, 0 or more (default: %(default)s)",
+    )
+    train.add_argument(
+        "--label-smoothing",
+        type=argtypes.fraction,
+        default=defaults.label_smoothing,
+        help="cross-entropy label smoothing, 0 to below 1 (default: %(default)s)",
+    )
+    train.add_argument("--augment", action="store_true", help="random crop and horizontal flip, computed on the GPU")
+    train.add_argument(
+        "--amp",
+        type=argtypes.choice(AMP_MODES, "amp mode"),
+        default=defaults.amp,
+        help="mixed precision: off, bf16 or fp16 (fp16 adds a gradient scaler; default: %(default)s)",
+    )
+    train.add_argument("--channels-last", action="store_true", help="use the channels_last memory format")
+    train.add_argument("--compile", action="store_true", help="compile the model with torch.compile")
+    train.add_argument(
+        "--cuda-graph", action="store_true", help="capture the training step in a CUDA/HIP graph (GPU only; fastest)"
+    )
+    train.add_argument(
+        "--seed",
+        type=argtypes.non_negative_int,
+        default=defaults.seed,
+        help="random seed, 0 or more (default: %(default)s)",
+    )
+    train.add_argument(
+        "--data-dir",
+        type=argtypes.existing_dir,
+        default=None,
+        help="an existing folder with the dataset in torchvision's layout (default: the cache, "
+        "then the bundled sample)",
+    )
+    train.add_argument(
+        "--download", action="store_true", help="let torchvision download the dataset into --data-dir or the cache"
+    )
+    train.add_argument(
+        "--runs-dir", type=Path, default=defaults.runs_dir, help="where run folders are written (default: %(default)s)"
+    )
+    train.add_argument(
+        "--resume",
+        metavar="RUN_OR_CHECKPOINT",
+        type=argtypes.existing_path,
+        default=None,
+        help="continue a run from its folder or a checkpoint file",
+    )
+    train.add_argument(
+        "--device",
+        type=argtypes.device,
+        default=defaults.device,
+        help="auto, cpu, cuda or cuda:N; ROCm builds of PyTorch use cuda too (default: %(default)s)",
+    )
+    train.add_argument(
+        "--headless", action="store_true", help="no UI: one line per epoch (automatic when stdout is not a terminal)"
+    )
+    train.add_argument("--exit-on-finish", action="store_true", help="close the UI when training ends")
+    train.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
+    _add_telemetry_flags(train)
+
+
+def _add_monitor_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    monitor = sub.add_parser(
+        "monitor", help="the GPU panel alone, as a standing monitor", epilog=MONITOR_EXAMPLES, formatter_class=_RAW
+    )
+    monitor.description = "Watch GPU utilization, memory, temperature, power and processes (and the host's CPU/RAM)."
+    output = monitor.add_mutually_exclusive_group()
+    output.add_argument("--once", action="store_true", help="print one table and exit (no UI, no torch)")
+    output.add_argument("--json", action="store_true", help="print one JSON object per sample (no UI, no torch)")
+    monitor.add_argument(
+        "--count",
+        type=argtypes.positive_int,
+        default=None,
+        help="with --json: stop after N samples (default: run until Ctrl-C)",
+    )
+    monitor.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
+    _add_telemetry_flags(monitor)
+
+
+def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "bench",
+        help="the ROCm guide's training loop against rocmtui's engine",
+        epilog=BENCH_EXAMPLES,
+        formatter_class=_RAW,
+    )
+    bench.description = (
+        "Run the reference CIFAR-10 workload twice in one process: the guide's DataLoader loop and "
+        "rocmtui's GPU-resident engine, then print one shareable line each and the speedup."
+    )
+    bench.add_argument(
+        "--epochs", type=argtypes.positive_int, default=5, help="epochs for each run (default: %(default)s)"
+    )
+    bench.add_argument(
+        "--model",
+        type=argtypes.choice(MODELS, "model"),
+        default="simplecnn",
+        help="model for both runs (default: %(default)s)",
+    )
+    bench.add_argument("--quick", action="store_true", help="a short run (1 epoch, capped steps) for a first look")
+    bench.add_argument("--json", action="store_true", help="print one JSON object instead of text lines")
+    bench.add_argument(
+        "--data-dir", type=argtypes.existing_dir, default=None, help="dataset folder (torchvision layout)"
+    )
+    bench.add_argument("--device", type=argtypes.device, default="auto", help="auto, cpu, cuda or cuda:N")
+    bench.add_argument(
+        "--fast", action="store_true", help="use rocmtui's fastest settings for its run (CUDA graph on a GPU)"
+    )
+
+
+def _add_doctor_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    doctor = sub.add_parser(
+        "doctor",
+        help="check torch, GPUs, drivers and telemetry; say how to fix what fails",
+        epilog=DOCTOR_EXAMPLES,
+        formatter_class=_RAW,
+    )
+    doctor.description = "Check this machine for training and monitoring; exit 0 when nothing FAILs."
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+
+
+def _add_telemetry_flags(parser: argparse.ArgumentParser) -> None:
+    defaults = MonitorConfig()
+    parser.add_argument(
+        "--backend",
+        type=argtypes.choice(BACKENDS, "backend"),
+        default=defaults.backend,
+        help=f"telemetry backend: {', '.join(BACKENDS)} (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--interval",
+        type=argtypes.interval,
+        default=defaults.interval_s,
+        help="seconds between GPU samples, 0.1 to 60 (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--history",
+        type=argtypes.positive_int,
+        default=defaults.history_len,
+        help="samples of history kept per GPU (default: %(default)s)",
+    )
