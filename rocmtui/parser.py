@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
 _RAW = argparse.RawDescriptionHelpFormatter
 
 
-def _add_train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     train = sub.add_parser(
         "train",
         help="train a model live, with loss curves and the GPU panel",
@@ -186,7 +186,7 @@ def _add_train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     _add_telemetry_flags(train)
 
 
-def _add_monitor_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_monitor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     monitor = sub.add_parser(
         "monitor", help="the GPU panel alone, as a standing monitor", epilog=MONITOR_EXAMPLES, formatter_class=_RAW
     )
@@ -204,7 +204,7 @@ def _add_monitor_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     _add_telemetry_flags(monitor)
 
 
-def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_bench_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     bench = sub.add_parser(
         "bench",
         help="the ROCm guide's training loop against rocmtui's engine",
@@ -235,7 +235,7 @@ def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
 
 
-def _add_doctor_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_doctor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     doctor = sub.add_parser(
         "doctor",
         help="check torch, GPUs, drivers and telemetry; say how to fix what fails",
