@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import platform
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -42,10 +43,20 @@ def resolve_device(config: TrainConfig) -> torch.device:
 def describe_device(device: torch.device) -> tuple[str, str]:
     """(human name, backend) e.g. ('NVIDIA H200', 'CUDA 13.0') or ('AMD Radeon ...', 'ROCm 6.2')."""
     if device.type != "cuda":
-        return platform.processor() or platform.machine() or "CPU", "CPU"
+        return _cpu_name(), "CPU"
     name = torch.cuda.get_device_name(device)
     hip = getattr(torch.version, "hip", None)
     return name, f"ROCm {hip}" if hip else f"CUDA {torch.version.cuda}"
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:  # not Linux: fall back to what platform knows
+        pass
+    return platform.processor() or platform.machine() or "CPU"
 
 
 @dataclass
@@ -113,6 +124,9 @@ def capture_graph(engine: Engine) -> None:
     probe = torch.Generator(device=engine.device)
     probe.manual_seed(cfg.seed)  # a throwaway order: the warm-up batch must not move the real generator
     idx = batch_indices(permutation(int(engine.data.train_y.shape[0]), probe), 0, cfg.batch_size, True)
+    for group in engine.optimizer.param_groups:  # a resumed optimizer may bring float rates back
+        if not isinstance(group["lr"], torch.Tensor):
+            group["lr"] = torch.tensor(float(group["lr"]), device=engine.device)
     engine.step = GraphStep(engine.eager, engine.data.train_x[idx], engine.data.train_y[idx])
 
 

@@ -251,7 +251,7 @@ class _Run:
         engine, p = self.engine, self.progress
         train_time = self.clock.now() - epoch_start
         seen = max(p.seen, 1)
-        train_loss = float(engine.stats.loss_sum.item()) / seen
+        train_loss = engine.stats.loss_sum / seen
         train_acc = int(engine.stats.correct.item()) / seen
         result = evaluate(engine)
         self.per_class = result.per_class

@@ -2,29 +2,49 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
 from rocmtui.config import TrainConfig
 
+BN_BIAS_LR_SCALE = 64.0
+"""fastnet's BatchNorm shifts (their scales are frozen) learn this much faster, with as much less decay."""
+
+
+def param_groups(model: nn.Module, config: TrainConfig) -> list[dict[str, Any]]:
+    """One group for everything, except fastnet's BatchNorm biases, which get a scaled learning rate."""
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    if config.model != "fastnet":
+        return [{"params": trainable, "lr_scale": 1.0}]
+    norm_ids = {id(m.bias) for m in model.modules() if isinstance(m, nn.BatchNorm2d) and m.bias is not None}
+    norms = [p for p in trainable if id(p) in norm_ids]
+    others = [p for p in trainable if id(p) not in norm_ids]
+    return [
+        {"params": others, "lr_scale": 1.0},
+        {"params": norms, "lr_scale": BN_BIAS_LR_SCALE, "weight_decay": config.weight_decay / BN_BIAS_LR_SCALE},
+    ]
+
 
 def build_optimizer(model: nn.Module, config: TrainConfig, device: torch.device, graph: bool) -> torch.optim.Optimizer:
     """Adam, AdamW or Nesterov SGD over the trainable parameters.
 
-    On a GPU the fused kernels are used (one launch per step). For a CUDA graph the optimizer is
-    ``capturable`` and its learning rate is a device tensor, so the schedule can change it between replays.
+    The fused kernels are used (one launch per step on a GPU, one pass on the CPU). For a CUDA graph the optimizer is
+    ``capturable`` and its learning rates are device tensors, so the schedule can change them between replays.
     """
-    params = [p for p in model.parameters() if p.requires_grad]
-    cuda = device.type == "cuda"
-    lr: float | torch.Tensor = torch.tensor(config.lr, device=device) if graph else config.lr
+    groups = param_groups(model, config)
+    for group in groups:
+        value = config.lr * group["lr_scale"]
+        group["lr"] = torch.tensor(value, device=device) if graph else value
     if config.optimizer == "sgd":
         return torch.optim.SGD(
-            params, lr=lr, momentum=0.9, nesterov=True, weight_decay=config.weight_decay, fused=cuda or None
+            groups, lr=config.lr, momentum=0.9, nesterov=True, weight_decay=config.weight_decay, fused=True
         )
     cls = torch.optim.AdamW if config.optimizer == "adamw" else torch.optim.Adam
     if graph:
-        return cls(params, lr=lr, weight_decay=config.weight_decay, capturable=True, foreach=True)
-    return cls(params, lr=lr, weight_decay=config.weight_decay, fused=cuda or None)
+        return cls(groups, lr=config.lr, weight_decay=config.weight_decay, capturable=True, foreach=True)
+    return cls(groups, lr=config.lr, weight_decay=config.weight_decay, fused=True)
 
 
 def lr_at(config: TrainConfig, step: int, total_steps: int) -> float:
@@ -45,10 +65,10 @@ def lr_at(config: TrainConfig, step: int, total_steps: int) -> float:
 
 
 def set_lr(optimizer: torch.optim.Optimizer, value: float) -> None:
-    """Set every group's learning rate; a tensor lr (CUDA graph) is filled in place, without a sync."""
+    """Set every group's learning rate (times its scale); a tensor lr (CUDA graph) is filled in place."""
     for group in optimizer.param_groups:
-        lr = group["lr"]
+        lr, scaled = group["lr"], value * group.get("lr_scale", 1.0)
         if isinstance(lr, torch.Tensor):
-            lr.fill_(value)
+            lr.fill_(scaled)
         else:
-            group["lr"] = value
+            group["lr"] = scaled

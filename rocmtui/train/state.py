@@ -50,7 +50,7 @@ def snapshot(engine: Engine, progress: Progress, elapsed_s: float) -> dict[str, 
         "best_acc": progress.best_acc,
         "final_acc": progress.final_acc,
         "perm": None if progress.perm is None else progress.perm.cpu(),
-        "loss_sum": float(engine.stats.loss_sum.item()),
+        "loss_sum": engine.stats.loss_sum,
         "correct": int(engine.stats.correct.item()),
         "elapsed_s": elapsed_s,
         "images": progress.images,
@@ -75,7 +75,7 @@ def restore(engine: Engine, state: dict[str, Any], path: Path) -> Progress:
             torch.cuda.set_rng_state(state["rng_cuda"], engine.device)
         engine.gen.set_state(state["rng_data"])
         perm = state["perm"]
-        engine.stats.loss_sum.fill_(float(state["loss_sum"]))
+        engine.stats.loss_sum = float(state["loss_sum"])
         engine.stats.correct.fill_(int(state["correct"]))
         progress = Progress(
             epoch=int(state["epoch"]),

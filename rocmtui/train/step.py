@@ -26,28 +26,37 @@ def autocast(device: torch.device, amp: str, graph: bool = False) -> AbstractCon
 
 
 class Stats:
-    """Device-side accumulators: per-step losses since the last emit, and the epoch's loss sum and hits."""
+    """Per-step losses since the last emit (on the device) and the epoch's loss sum and hit count.
+
+    The loss sum is kept on the host, from the drained losses and the batch sizes (known without a sync):
+    one multiply-add fewer per step.
+    """
 
     def __init__(self, device: torch.device, capacity: int = 4096) -> None:
         self.losses = torch.zeros(capacity, device=device)
-        self.count = 0
-        """Steps held in ``losses`` (a Python int: counting needs no sync)."""
-        self.loss_sum = torch.zeros((), device=device, dtype=torch.float64)
+        self.sizes: list[int] = []
+        """Batch size of each pending step; its length is the number of pending steps."""
+        self.loss_sum = 0.0
         self.correct = torch.zeros((), device=device, dtype=torch.int64)
 
     @property
+    def count(self) -> int:
+        return len(self.sizes)
+
+    @property
     def full(self) -> bool:
-        return self.count >= self.losses.numel()
+        return len(self.sizes) >= self.losses.numel()
 
     def reset_epoch(self) -> None:
-        self.loss_sum.zero_()
+        self.loss_sum = 0.0
         self.correct.zero_()
 
     def drain(self) -> list[float]:
         """The pending per-step losses as floats: one GPU sync."""
-        values = self.losses[: self.count].tolist()
-        self.count = 0
-        return [float(v) for v in values]
+        values = [float(v) for v in self.losses[: self.count].tolist()]
+        self.loss_sum += sum(v * n for v, n in zip(values, self.sizes, strict=True))
+        self.sizes.clear()
+        return values
 
 
 class EagerStep:
@@ -71,18 +80,16 @@ class EagerStep:
             logits = self.model(self.prepare(x))
             loss = self.loss_fn(logits, y)
         self.optimizer.zero_grad(set_to_none=True)
-        self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        _record(stats, loss, logits, y)
-
-
-def _record(stats: Stats, loss: torch.Tensor, logits: torch.Tensor, y: torch.Tensor) -> None:
-    detached = loss.detach()
-    stats.losses[stats.count].copy_(detached)
-    stats.loss_sum.add_(detached * y.shape[0])
-    stats.correct.add_((logits.detach().argmax(1) == y).sum())
-    stats.count += 1
+        if self.scaler.is_enabled():
+            self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:  # the scaler's bookkeeping costs Python time on every step even when disabled
+            loss.backward()  # type: ignore[no-untyped-call]
+            self.optimizer.step()
+        stats.losses[stats.count].copy_(loss.detach())
+        stats.correct.add_((logits.detach().argmax(1) == y).sum())
+        stats.sizes.append(y.shape[0])
 
 
 class GraphStep:
@@ -132,9 +139,8 @@ class GraphStep:
         self.y.copy_(y)
         self.graph.replay()
         stats.losses[stats.count].copy_(self.loss)
-        stats.loss_sum.add_(self.loss * y.shape[0])
         stats.correct.add_(self.hits)
-        stats.count += 1
+        stats.sizes.append(y.shape[0])
 
 
 @torch.no_grad()

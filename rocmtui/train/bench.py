@@ -1,0 +1,129 @@
+"""``rocmtui bench``: the guide's loop against the engine on the same workload, one shareable line each."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import torch
+
+from rocmtui.config import TrainConfig
+from rocmtui.events import RunControl, RunFinished
+from rocmtui.train import reference
+from rocmtui.train.data import load_arrays, resolve_source
+from rocmtui.train.engine import describe_device, resolve_device
+from rocmtui.train.loop import train
+from rocmtui.train.telemetry import TemperatureWatch
+
+QUICK_STEPS = 300
+"""Steps per epoch with ``--quick`` (one epoch)."""
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    epochs: int
+    model: str
+    quick: bool
+    json: bool
+    data_dir: Path | None
+    device: str
+    fast: bool
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One run's shareable figures."""
+
+    run: str
+    model: str
+    dataset: str
+    gpu: str
+    torch: str
+    epochs: int
+    seconds: float
+    images_per_s: float
+    peak_vram_gb: float | None
+    peak_temp_c: float | None
+    test_acc: float
+
+    def line(self) -> str:
+        vram = "N/A" if self.peak_vram_gb is None else f"{self.peak_vram_gb:.2f} GB"
+        temp = "N/A" if self.peak_temp_c is None else f"{self.peak_temp_c:.0f} C"
+        return (
+            f"{self.run}: {self.model} on {self.dataset} | {self.gpu} | torch {self.torch} | {self.epochs} epoch(s) "
+            f"| {self.seconds:.2f} s | {self.images_per_s:,.0f} img/s | peak VRAM {vram} | peak temp {temp} "
+            f"| test acc {100 * self.test_acc:.2f}%"
+        )
+
+
+def run_bench(options: BenchOptions) -> int:
+    """Run both loops in this process and print the results; 0 when both finished, 1 otherwise."""
+    epochs = 1 if options.quick else options.epochs
+    config = TrainConfig(model=options.model, epochs=epochs, device=options.device, data_dir=options.data_dir)
+    device = resolve_device(config)
+    source = resolve_source(config)
+    arrays = load_arrays(source)
+    name, backend = describe_device(device)
+    dataset = "cifar10" + (" (sample)" if source.kind == "sample" else "")
+    common = {"model": options.model, "dataset": dataset, "gpu": name, "torch": f"{torch.__version__} ({backend})"}
+    max_steps = QUICK_STEPS if options.quick else None
+    watch = TemperatureWatch()
+    watch.start()
+    try:
+        train_set, test_set = reference.datasets(None if source.kind == "folder" else arrays, source.path)
+        t0 = time.time()
+        ref = reference.run_reference(train_set, test_set, config.epochs, device, options.model, max_steps)
+        guide = BenchResult(
+            "guide loop", **common, epochs=config.epochs, seconds=ref.seconds, images_per_s=ref.images / ref.seconds,
+            peak_vram_gb=_gb(ref.peak_memory_bytes), peak_temp_c=watch.peak(t0, time.time()), test_acc=ref.test_acc,
+        )  # fmt: skip
+        ours = _engine_run(config, options, device, max_steps, common, watch)
+    finally:
+        watch.stop()
+    if ours is None:
+        return 1
+    speedup = guide.seconds / ours.seconds if ours.seconds > 0 else float("inf")
+    if options.json:
+        print(json.dumps({"guide": asdict(guide), "rocmtui": asdict(ours), "speedup": round(speedup, 2)}))
+    else:
+        print(guide.line())
+        print(ours.line())
+        print(f"speedup: {speedup:.1f}x (rocmtui {'fastest settings' if options.fast else 'default settings'})")
+    return 0
+
+
+def _engine_run(  # noqa: PLR0917 - a private helper of run_bench, called once
+    config: TrainConfig,
+    options: BenchOptions,
+    device: torch.device,
+    max_steps: int | None,
+    common: dict[str, str],
+    watch: TemperatureWatch,
+) -> BenchResult | None:
+    fast = options.fast and device.type == "cuda"
+    with tempfile.TemporaryDirectory(prefix="rocmtui-bench-") as runs_dir:
+        run_config = replace(
+            config,
+            runs_dir=Path(runs_dir),
+            cuda_graph=fast,
+            max_steps_per_epoch=max_steps,
+            checkpoint_every_epoch=False,
+        )
+        t0 = time.time()
+        summary = train(run_config, lambda _event: None, RunControl())
+    event = summary.event
+    if not isinstance(event, RunFinished):
+        print(f"rocmtui bench: the engine's run failed ({event.kind}): {event.message}")
+        return None
+    return BenchResult(
+        "rocmtui" + (" --cuda-graph" if fast else ""), **common, epochs=config.epochs, seconds=event.total_s,
+        images_per_s=event.images_per_s, peak_vram_gb=_gb(event.peak_memory_bytes),
+        peak_temp_c=watch.peak(t0, time.time()), test_acc=event.final_test_acc or 0.0,
+    )  # fmt: skip
+
+
+def _gb(value: int | None) -> float | None:
+    return None if value is None else value / 1e9

@@ -1,0 +1,109 @@
+"""``rocmtui train --headless``: plain lines for a log file; Ctrl-C, SIGTERM or SIGHUP stop with a checkpoint."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from types import FrameType
+from typing import TextIO
+
+from rocmtui.config import TrainConfig
+from rocmtui.events import (
+    EpochCompleted,
+    LogMessage,
+    RunControl,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    StepsCompleted,
+    TrainEvent,
+)
+from rocmtui.train.engine import resolve_device
+from rocmtui.train.loop import train
+from rocmtui.train.resume import prepare_resume
+
+PROGRESS_EVERY_S = 5.0
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class LinePrinter:
+    """Turns events into lines: one per epoch, a progress line at most every ``every_s`` seconds."""
+
+    def __init__(self, out: TextIO, every_s: float = PROGRESS_EVERY_S) -> None:
+        self.out, self.every_s = out, every_s
+        self.epochs = 0
+        self.last_progress = time.monotonic()
+
+    def __call__(self, event: TrainEvent) -> None:
+        line = self.format(event)
+        if line is not None:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def format(self, event: TrainEvent) -> str | None:  # noqa: PLR0911 - one return per event type
+        if isinstance(event, RunStarted):
+            self.epochs = event.config.epochs
+            return (
+                f"rocmtui: training {event.config.model} on {event.dataset} ({event.train_size:,} train / "
+                f"{event.test_size:,} test images) on {event.device} ({event.device_name}, {event.backend}, "
+                f"torch {event.torch_version}); run folder {event.run_dir}"
+            )
+        if isinstance(event, StepsCompleted):
+            now = time.monotonic()
+            if now - self.last_progress < self.every_s:
+                return None
+            self.last_progress = now
+            loss = sum(event.losses) / len(event.losses)
+            return (
+                f"  epoch {event.epoch + 1}/{self.epochs}  step {event.epoch_step}/{event.steps_per_epoch}  "
+                f"loss {loss:.4f}  {event.images_per_s:,.0f} img/s  {event.elapsed_s:.1f}s"
+            )
+        if isinstance(event, EpochCompleted):
+            self.last_progress = time.monotonic()
+            return (
+                f"epoch {event.epoch + 1}/{event.epochs}  train loss {event.train_loss:.4f} acc "
+                f"{100 * event.train_acc:.2f}%  test loss {event.test_loss:.4f} acc {100 * event.test_acc:.2f}%  "
+                f"{event.seconds:.2f}s  {event.images_per_s:,.0f} img/s{'  best' if event.is_best else ''}"
+            )
+        if isinstance(event, LogMessage):
+            return f"{event.level}: {event.message}"
+        if isinstance(event, RunFinished):
+            return _finished_lines(event)
+        return f"failed ({event.kind}): {event.message}" + (f"\nrun folder: {event.run_dir}" if event.run_dir else "")
+
+
+def _finished_lines(event: RunFinished) -> str:
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{100 * value:.2f}%"
+
+    peak = "" if event.peak_memory_bytes is None else f", peak memory {event.peak_memory_bytes / 1e9:.2f} GB"
+    return (
+        f"{event.reason}: {event.epochs_completed} epoch(s), test acc {pct(event.final_test_acc)} "
+        f"(best {pct(event.best_test_acc)}), {event.total_s:.2f}s, {event.images_per_s:,.0f} img/s{peak}\n"
+        f"run folder: {event.run_dir}"
+    )
+
+
+def run_headless(config: TrainConfig) -> int:
+    """Train without a UI. Exit 0 when finished, 1 when the run failed, 2 for bad data, 128+N on signal N."""
+    prepare_resume(config)  # a bad checkpoint is a usage error (exit 2), before anything starts
+    resolve_device(config)
+    control = RunControl()
+    received: list[int] = []
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
+        control.request_stop()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+    try:
+        summary = train(config, LinePrinter(sys.stdout), control)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if received:
+        return 128 + received[0]
+    if isinstance(summary.event, RunFailed):
+        return 2 if summary.event.kind == "data" else 1
+    return 0

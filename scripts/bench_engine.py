@@ -1,0 +1,133 @@
+"""Time the guide's loop and the engine's settings on full CIFAR-10; print a table, write logs to --out.
+
+Usage: python scripts/bench_engine.py --pieces ~/c10 --out $OUT [--skip-reference] [--only NAME ...]
+``--pieces`` holds train-0..3.npz and test.npz (keys images, labels); they are joined into the
+engine's npz format there once, and that folder is passed as --data-dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from rocmtui.config import TrainConfig
+from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent, event_to_dict
+from rocmtui.train import reference
+from rocmtui.train.data import load_arrays, resolve_source, save_cache
+from rocmtui.train.loop import train
+
+CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+FASTNET = TrainConfig(
+    model="fastnet",
+    epochs=10,
+    batch_size=1024,
+    optimizer="sgd",
+    lr=1.0,
+    weight_decay=1.5e-3,
+    schedule="onecycle",
+    label_smoothing=0.2,
+    augment=True,
+    amp="bf16",
+    channels_last=True,
+)
+RUNS: dict[str, TrainConfig] = {
+    "default": TrainConfig(),
+    "graph": TrainConfig(cuda_graph=True),
+    "graph-bf16-cl": TrainConfig(cuda_graph=True, amp="bf16", channels_last=True),
+    "fastnet": FASTNET,
+    "fastnet-graph": replace(FASTNET, cuda_graph=True),
+    "fastnet-lr0.6": replace(FASTNET, lr=0.6, weight_decay=2.5e-3),
+    "fastnet-12ep": replace(FASTNET, epochs=12, cuda_graph=True),
+}
+
+
+def join_pieces(folder: Path) -> Path:
+    target = folder / "cifar10.npz"
+    if target.exists():
+        return target
+    train = [np.load(folder / f"train-{i}.npz") for i in range(4)]
+    test = np.load(folder / "test.npz")
+    from rocmtui.train.data import Arrays
+
+    arrays = Arrays(
+        np.concatenate([t["images"] for t in train]),
+        np.concatenate([t["labels"] for t in train]).astype(np.int64),
+        test["images"],
+        test["labels"].astype(np.int64),
+        CLASSES,
+    )
+    save_cache(arrays, target)
+    return target
+
+
+def time_run(name: str, config: TrainConfig, out: Path) -> dict[str, object]:
+    events: list[TrainEvent] = []
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    summary = train(config, events.append, RunControl())
+    wall = time.perf_counter() - start
+    (out / f"{name}.jsonl").write_text("".join(json.dumps(event_to_dict(e)) + "\n" for e in events))
+    epochs = [e for e in events if isinstance(e, EpochCompleted)]
+    cum, curve = 0.0, []
+    for e in epochs:
+        cum += e.seconds
+        curve.append((round(cum, 3), round(e.test_acc, 4)))
+    row: dict[str, object] = {"name": name, "wall_s": round(wall, 3), "curve": curve}
+    if isinstance(summary.event, RunFinished):
+        f = summary.event
+        row |= {"train_s": round(f.total_s, 3), "acc": f.final_test_acc, "img_s": round(f.images_per_s)}
+        row["peak_gb"] = round((f.peak_memory_bytes or 0) / 1e9, 3)
+        for target in (0.93, 0.94):
+            hit = next((t for t, a in curve if a >= target), None)
+            row[f"t{int(target * 100)}"] = hit
+    else:
+        row["failed"] = summary.event.message
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pieces", type=Path, default=None, help="default: the bundled sample")
+    parser.add_argument("--epochs", type=int, default=None, help="override every run's epochs")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--skip-reference", action="store_true")
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    data_dir = join_pieces(args.pieces.expanduser()).parent if args.pieces else None
+    print(f"torch {torch.__version__} CUDA {torch.version.cuda} on {torch.cuda.get_device_name()}", flush=True)
+    rows = []
+    if not args.skip_reference:
+        source = resolve_source(TrainConfig(data_dir=data_dir))
+        train_set, test_set = reference.datasets(load_arrays(source), None)
+        ref = reference.run_reference(train_set, test_set, args.epochs or 5, torch.device("cuda"))
+        row = {"name": "guide-loop", "wall_s": round(ref.seconds, 3), "acc": ref.test_acc}
+        row["peak_gb"] = round((ref.peak_memory_bytes or 0) / 1e9, 3)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    runs_dir = Path("/tmp/bench-runs")
+    for name, config in RUNS.items():
+        if args.only and name not in args.only:
+            continue
+        cfg = replace(config, data_dir=data_dir, runs_dir=runs_dir, epochs=args.epochs or config.epochs)
+        rows.append(time_run(name, cfg, args.out))
+    (args.out / "bench.json").write_text(json.dumps(rows, indent=1))
+    print(f"{'run':16} {'wall_s':>7} {'train_s':>7} {'acc':>7} {'img/s':>9} {'t93':>6} {'t94':>6}")
+    for r in rows:
+        acc = r.get("acc")
+        print(
+            f"{r['name']:16} {r.get('wall_s', '')!s:>7} {r.get('train_s', '')!s:>7} "
+            f"{(f'{acc:.4f}' if isinstance(acc, float) else '-'):>7} {r.get('img_s', '')!s:>9} "
+            f"{r.get('t93')!s:>6} {r.get('t94')!s:>6} {r.get('failed', '')}"
+        )
+
+
+if __name__ == "__main__":
+    main()
