@@ -145,6 +145,8 @@ class RocmtuiApp(App[int]):
             self.exit(self.exit_code)
             return
         lines = summary_lines(self.state, self.peaks)
+        if self.train_screen is not None:
+            self.train_screen.replot_now()  # the final curves, drawn before the dialog covers them
         self.push_screen(FinishedScreen(lines, failed=self.state.failed is not None))
 
     def on_gpu_sampled(self, _: GpuSampled) -> None:

@@ -6,12 +6,11 @@ import asyncio
 import inspect
 
 import pytest
-
 from ui_helpers import ManualSource, ReplayTrainer, host_recording, recorded_events
 
 
 @pytest.fixture
-def events():  # noqa: ANN201
+def events():
     return recorded_events()
 
 
@@ -22,7 +21,7 @@ def host_source() -> ManualSource:
 
 
 @pytest.fixture
-def held_trainer(events) -> ReplayTrainer:  # noqa: ANN001
+def held_trainer(events) -> ReplayTrainer:
     """The recorded run, parked mid-epoch 3 (before event 36) until released or stopped."""
     return ReplayTrainer(events, hold_at=36)
 

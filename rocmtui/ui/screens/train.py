@@ -113,6 +113,12 @@ class TrainScreen(Screen[None]):
     def action_toggle_log(self) -> None:
         self.loss_plot.log_scale = not self.loss_plot.log_scale
 
+    def on_screen_resume(self) -> None:
+        """Back from the monitor or a dialog: draw what changed meanwhile without waiting for a tick."""
+        for plot in (self.loss_plot, self.accuracy_plot):
+            if plot.dirty and plot.is_mounted:
+                plot.replot()
+
     def replot_now(self) -> None:
         """Redraw both plots immediately (tests and screenshots; the timer does it otherwise)."""
         self.loss_plot.replot()

@@ -9,7 +9,16 @@ from textual.widgets import DataTable
 from rocmtui.events import EpochCompleted
 from rocmtui.ui.format import fmt_acc, fmt_duration
 
-COLUMNS = ("epoch", "train loss", "train acc", "test loss", "test acc", "lr", "time")
+COLUMNS = (
+    (" epoch", 6),
+    ("train loss", 10),
+    ("train acc", 9),
+    ("test loss", 9),
+    ("test acc", 8),
+    ("lr", 8),
+    ("time", 7),
+)
+"""Labels and fixed widths (auto widths lag behind a cleared table)."""
 
 
 def epoch_row(epoch: EpochCompleted, best: bool) -> tuple[str, ...]:
@@ -33,7 +42,8 @@ class EpochTable(DataTable[str]):
         self.shown = 0
 
     def on_mount(self) -> None:
-        self.add_columns(*COLUMNS)
+        for label, width in COLUMNS:
+            self.add_column(label, width=width)
 
     def show(self, epochs: Sequence[EpochCompleted]) -> None:
         if len(epochs) == self.shown:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.text import Text
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
 from textual.widget import Widget
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -54,6 +56,14 @@ class HistoryBars(Widget):
             self.values = new
             self.refresh()
 
-    def render(self) -> Text:
-        lines = bar_rows(self.values, self.size.width, max(1, self.size.height), self.max_value)
-        return Text("\n".join(lines), no_wrap=True)
+    def render_line(self, y: int) -> Strip:
+        """One row of bars (the line API: no layout, no wrapping, leading blanks kept)."""
+        width, height = self.size
+        rows = bar_rows(self.values, width, max(1, height), self.max_value)
+        text = rows[y] if 0 <= y < len(rows) else " " * width
+        bars = text.lstrip(" ")
+        pad = len(text) - len(bars)
+        # Blank and bars as separate segments: exporters (SVG) then place the bars at their column.
+        style = self.rich_style
+        blank = Style(bgcolor=style.bgcolor)  # a style of its own, so the two segments stay apart
+        return Strip([Segment(" " * pad, blank), Segment(bars, style)], width)

@@ -7,6 +7,9 @@ from textual.reactive import reactive
 from rocmtui.ui.run_state import RunState
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
+COLORS = {"step": "gray", "EMA": "cyan+", "train": "orange", "test": "magenta+"}
+"""Plotext colour of each line; the legend in the title uses the same names."""
+
 MAX_POINTS = 500
 """Points drawn per line; longer runs are thinned (plotext cost grows with points, not cells)."""
 
@@ -28,25 +31,24 @@ class LossPlot(ThrottledPlot):
     def __init__(self, state: RunState, *, period_s: float = 1.0, id: str | None = None) -> None:
         super().__init__(period_s=period_s, id=id)
         self.state = state
+        self.set_legend("Loss", COLORS)
 
-    def watch_log_scale(self) -> None:
+    def watch_log_scale(self, log_scale: bool) -> None:
+        self.set_legend("Loss (log)" if log_scale else "Loss", COLORS)
         self.replot()
 
     def draw(self) -> None:
         plt, state = self.plt, self.state
-        plt.title("Loss (log)" if self.log_scale else "Loss")
-        plt.xlabel("epoch")
         series = state.loss
         if series.raw:
             xs, raw = thin(series.x, series.raw)
             _, ema = thin(series.x, series.ema)
-            plt.plot(xs, raw, color="gray", marker="braille", label="step")
-            plt.plot(xs, ema, color="cyan+", marker="braille", label="EMA")
+            plt.plot(xs, raw, color=COLORS["step"], marker="braille")
+            plt.plot(xs, ema, color=COLORS["EMA"], marker="braille")
         if state.epochs:
             ex = [float(e.epoch + 1) for e in state.epochs]
-            plt.plot(ex, [e.train_loss for e in state.epochs], color="orange", marker="dot", label="train")
-            plt.plot(ex, [e.test_loss for e in state.epochs], color="magenta+", marker="dot", label="test")
+            self.epoch_line(ex, [e.train_loss for e in state.epochs], COLORS["train"])
+            self.epoch_line(ex, [e.test_loss for e in state.epochs], COLORS["test"])
         if self.log_scale:
             plt.yscale("log")
-        last_x = series.x[-1] if series.x else 0.0
-        plt.xlim(0, max(float(state.total_epochs), last_x, 1.0))
+        self.epoch_axis(state.total_epochs, series.x[-1] if series.x else 0.0)

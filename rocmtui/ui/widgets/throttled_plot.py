@@ -6,7 +6,18 @@ A scrolling plot repaints every cell it covers, so this is what keeps the screen
 
 from __future__ import annotations
 
+import math
+
 from textual_plotext import PlotextPlot
+
+RICH_COLOR = {
+    "gray": "grey62",
+    "cyan+": "bright_cyan",
+    "orange": "dark_orange",
+    "magenta+": "bright_magenta",
+    "green+": "bright_green",
+}
+"""Rich names for the plotext colours used, for legends drawn outside the plot."""
 
 
 class ThrottledPlot(PlotextPlot):
@@ -28,7 +39,8 @@ class ThrottledPlot(PlotextPlot):
         self.dirty = True
 
     def _tick(self) -> None:
-        if self.dirty:
+        # Hidden (monitor view) or under a dialog: keep the data, draw when shown again.
+        if self.dirty and self.screen.is_current:
             self.replot()
 
     def replot(self) -> None:
@@ -38,6 +50,24 @@ class ThrottledPlot(PlotextPlot):
         self.plt.clear_figure()
         self.draw()
         self.refresh()
+
+    def set_legend(self, title: str, colors: dict[str, str]) -> None:
+        """Title and legend (line name -> plotext colour) in the border title, off the plot area."""
+        legend = " ".join(f"[{RICH_COLOR.get(c, c)}]━ {name}[/]" for name, c in colors.items())
+        self.border_title = f"{title} {legend}" if legend else title
+
+    def epoch_line(self, xs: list[float], ys: list[float], color: str) -> None:
+        """A per-epoch series: a thin line through a marked point at each epoch."""
+        self.plt.plot(xs, ys, color=color, marker="braille")
+        self.plt.scatter(xs, ys, color=color, marker="●")
+
+    def epoch_axis(self, total_epochs: int, last_x: float) -> None:
+        """x from 0 to the run's epochs, with whole-epoch ticks (at most about eight)."""
+        end = max(float(total_epochs), last_x, 1.0)
+        step = max(1, math.ceil(end / 8))
+        self.plt.xlim(0, end * 1.02)  # a little room so points at the last epoch stay inside the frame
+        self.plt.xticks(list(range(0, math.ceil(end) + 1, step)))
+        self.plt.xlabel("epoch")
 
     def draw(self) -> None:
         """Plot the current data with ``self.plt``."""

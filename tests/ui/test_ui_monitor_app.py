@@ -1,0 +1,85 @@
+"""Pilot tests of ``rocmtui monitor``: no-GPU note, 1 to 8 GPUs, compact layout, interval keys, quit."""
+
+from __future__ import annotations
+
+import pytest
+from ui_helpers import ManualSource, synthetic_gpu_sets
+
+from rocmtui.config import MonitorConfig
+from rocmtui.errors import UsageError
+from rocmtui.ui.app import create_monitor_app
+from rocmtui.ui.screens.help import HelpScreen
+from rocmtui.ui.screens.monitor import layout_for, next_interval
+from rocmtui.ui.widgets.gpu_card import GpuCard
+
+
+async def test_no_gpu_shows_each_backends_reason_and_the_host(host_source) -> None:
+    app = create_monitor_app(MonitorConfig(), host_source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        host_source.step()
+        await pilot.pause()
+        screen = app.monitor_screen
+        note = str(screen.panel.note.render())
+        assert note.startswith("No GPU found")
+        for name in ("rocm", "sysfs", "nvml"):
+            assert f"{name}:" in note
+        assert screen.panel.note.display and not screen.processes.display
+        assert screen.panel.host.readout.host == host_source.history()[-1].host
+        assert "backend host" in str(screen.status.render())
+
+
+@pytest.mark.parametrize(
+    ("gpus", "size", "compact"),
+    [(1, (160, 48), False), (8, (160, 48), False), (8, (80, 24), True), (2, (80, 24), True)],
+)
+async def test_every_gpu_gets_a_card_and_small_terminals_go_compact(gpus, size, compact) -> None:
+    source = ManualSource(synthetic_gpu_sets(gpus))
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=size) as pilot:
+        for _ in range(3):
+            source.step()
+            await pilot.pause()
+        screen = app.monitor_screen
+        cards = list(screen.panel.cards.query(GpuCard))
+        assert [c.index for c in cards] == list(range(gpus))
+        assert screen.has_class("-compact") is compact
+        assert all(c.region.height == (1 if compact else 9) for c in cards)
+        assert all(c.region.bottom <= size[1] - 1 for c in cards)  # every GPU is on screen, above the footer
+        assert screen.processes.row_count == gpus
+
+
+async def test_interval_keys_change_the_source_and_the_status_line() -> None:
+    source = ManualSource(synthetic_gpu_sets(1), interval_s=1.0)
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        source.step()
+        await pilot.press("plus")
+        assert source.interval_s == 2.0
+        await pilot.press("minus", "minus", "minus")  # 2 -> 1 -> 0.5 -> 0.2
+        assert source.interval_s == 0.2
+        assert "interval 0.2 s" in str(app.monitor_screen.status.render())
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape", "q")
+    assert app.return_value == 0
+    assert source._stop_event.is_set()
+
+
+def test_interval_steps_stay_in_range() -> None:
+    assert next_interval(0.1, faster=True) == 0.1
+    assert next_interval(60.0, faster=False) == 60.0
+    assert next_interval(0.7, faster=True) == 0.5
+    assert next_interval(0.7, faster=False) == 1.0
+
+
+def test_layout_rules() -> None:
+    assert layout_for(80, 24, 1) == (False, 1)  # one full card fits
+    assert layout_for(80, 24, 2) == (True, 1)
+    assert layout_for(160, 48, 8) == (False, 2)
+    assert layout_for(100, 60, 2) == (False, 1)
+    assert layout_for(160, 30, 8)[0] is True
+
+
+def test_unknown_theme_is_a_usage_error() -> None:
+    with pytest.raises(UsageError):
+        create_monitor_app(MonitorConfig(theme="no-such-theme"), ManualSource([]))

@@ -1,0 +1,90 @@
+"""SVG snapshots of the screens at the sizes people use (pytest-textual-snapshot).
+
+Training screens replay the recorded CPU run (fixed timings from its events) with real host
+telemetry recorded here; multi-GPU monitor snapshots use SYNTHETIC TEST INPUTS (ui_helpers), since
+they test the layout, not the hardware. Plots are drawn explicitly (their timer never fires).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from ui_helpers import ManualSource, ReplayTrainer, host_recording, recorded_config, recorded_events, synthetic_gpu_sets
+
+from rocmtui.config import MonitorConfig
+from rocmtui.ui.app import RocmtuiApp, create_monitor_app, create_train_app
+
+NEVER = 3600.0
+
+
+def train_app(hold_at: int | None, theme: str = "textual-dark") -> tuple[RocmtuiApp, ReplayTrainer, ManualSource]:
+    trainer = ReplayTrainer(recorded_events(), hold_at=hold_at)
+    source = ManualSource(host_recording())
+    app = create_train_app(recorded_config(), trainer, source, theme=theme, plot_period_s=NEVER)
+    return app, trainer, source
+
+
+def settle(app: RocmtuiApp, source: ManualSource, ready, samples: int = 8):
+    """A run_before that waits for the trainer, plays some telemetry and draws the plots once."""
+
+    async def run_before(pilot) -> None:
+        assert await asyncio.to_thread(ready.wait, 10)
+        for _ in range(samples):
+            source.step()
+            await pilot.pause()
+        assert app.train_screen is not None
+        app.train_screen.replot_now()
+        await pilot.pause()
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_train_mid_run(snap_compare, size) -> None:
+    app, trainer, source = train_app(hold_at=36)
+    assert snap_compare(app, terminal_size=size, run_before=settle(app, source, trainer.holding))
+
+
+def test_train_finished(snap_compare) -> None:
+    app, trainer, source = train_app(hold_at=45)  # parked before RunFinished, as a real run would be
+    before = settle(app, source, trainer.holding)
+
+    async def run_before(pilot) -> None:
+        await before(pilot)
+        trainer.release.set()
+        assert await asyncio.to_thread(app.trainer_done.wait, 10)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_train_light_theme_log_scale(snap_compare) -> None:
+    app, trainer, source = train_app(hold_at=36, theme="textual-light")
+    before = settle(app, source, trainer.holding)
+
+    async def run_before(pilot) -> None:
+        await before(pilot)
+        await pilot.press("l")
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def monitor_app(gpus: int) -> tuple[RocmtuiApp, ManualSource]:
+    source = ManualSource(synthetic_gpu_sets(gpus) if gpus else host_recording())
+    return create_monitor_app(MonitorConfig(), source), source
+
+
+def play(source: ManualSource, samples: int):
+    async def run_before(pilot) -> None:
+        for _ in range(samples):
+            source.step()
+            await pilot.pause()
+
+    return run_before
+
+
+@pytest.mark.parametrize(("gpus", "size"), [(0, (80, 24)), (8, (80, 24)), (4, (160, 48)), (8, (160, 48))])
+def test_monitor(snap_compare, gpus, size) -> None:
+    app, source = monitor_app(gpus)
+    assert snap_compare(app, terminal_size=size, run_before=play(source, 12 if gpus else 10))
