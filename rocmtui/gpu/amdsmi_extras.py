@@ -1,9 +1,11 @@
-"""GPU temperatures through the ``amdsmi`` Python package, when it imports and initialises.
+"""What pyrsmi lacks, from the ``amdsmi`` Python package when it imports and initialises.
 
-pyrsmi has no temperature call. ``amdsmi`` (shipped with ROCm 6+) does:
-``amdsmi_get_temp_metric(handle, AmdSmiTemperatureType.EDGE|HOTSPOT|VRAM,
-AmdSmiTemperatureMetric.CURRENT)``. Its import can fail with errors other than ImportError
-when libamd_smi.so is absent, and older releases answer in millidegrees, so both are guarded.
+pyrsmi has no temperature call and lists processes without their GPU. ``amdsmi`` (shipped
+with ROCm 6+) has both: ``amdsmi_get_temp_metric(handle, AmdSmiTemperatureType.EDGE|HOTSPOT|VRAM,
+AmdSmiTemperatureMetric.CURRENT)`` and ``amdsmi_get_gpu_process_list(handle)`` (a list of
+dicts with ``pid`` and ``memory_usage["vram_mem"]`` in bytes). Its import can fail with
+errors other than ImportError when libamd_smi.so is absent, older releases answer
+temperatures in millidegrees and list processes as opaque handles: all of it is guarded.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ _SENSORS = (("edge", "EDGE"), ("junction", "HOTSPOT"), ("mem", "VRAM"))
 _RANGE_C = (-50.0, 200.0)
 
 
-class AmdSmiTemps:
-    """Temperatures of the devices in ``amdsmi_get_processor_handles()`` order (pyrsmi's order too)."""
+class AmdSmiExtras:
+    """Temperatures and processes of the devices in ``amdsmi_get_processor_handles()`` order (pyrsmi's too)."""
 
     def __init__(self, amdsmi: ModuleType, handles: list[Any]) -> None:
         self._amdsmi = amdsmi
@@ -28,7 +30,7 @@ class AmdSmiTemps:
     def device_count(self) -> int:
         return len(self._handles)
 
-    def read(self, index: int) -> tuple[tuple[str, float], ...]:
+    def temperatures(self, index: int) -> tuple[tuple[str, float], ...]:
         """(label, C) for edge, junction (hotspot) and mem; sensors that fail or make no sense are left out."""
         if index >= len(self._handles):
             return ()
@@ -48,6 +50,23 @@ class AmdSmiTemps:
                 temps.append((label, celsius))
         return tuple(temps)
 
+    def processes(self, index: int) -> list[tuple[int, int | None]] | None:
+        """(pid, VRAM bytes or None) of each process on GPU ``index``; None when amdsmi cannot say."""
+        if index >= len(self._handles):
+            return None
+        try:
+            entries = self._amdsmi.amdsmi_get_gpu_process_list(self._handles[index])
+        except Exception:  # AmdSmiException (no permission, not supported): the caller uses pyrsmi's list
+            return None
+        found: list[tuple[int, int | None]] = []
+        for entry in entries:
+            if not isinstance(entry, dict) or not isinstance(entry.get("pid"), int):
+                return None  # an older release's process handles: not readable this way
+            usage = entry.get("memory_usage")
+            vram = usage.get("vram_mem") if isinstance(usage, dict) else entry.get("mem")
+            found.append((entry["pid"], vram if isinstance(vram, int) and vram >= 0 else None))
+        return found
+
     def close(self) -> None:
         release_quietly(self._amdsmi.amdsmi_shut_down)
 
@@ -62,7 +81,7 @@ def to_celsius(raw: object) -> float | None:
     return value if _RANGE_C[0] <= value <= _RANGE_C[1] else None
 
 
-def open_amdsmi_temps() -> tuple[AmdSmiTemps | None, str]:
+def open_amdsmi_extras() -> tuple[AmdSmiExtras | None, str]:
     """(reader, note) when amdsmi works, else (None, why not)."""
     try:
         import amdsmi
@@ -73,4 +92,4 @@ def open_amdsmi_temps() -> tuple[AmdSmiTemps | None, str]:
         handles = list(amdsmi.amdsmi_get_processor_handles())
     except Exception as err:  # AmdSmiLibraryException and friends: no driver, no permission
         return None, f"amdsmi init failed: {type(err).__name__}: {err}"
-    return AmdSmiTemps(amdsmi, handles), f"temperatures from amdsmi ({len(handles)} devices)"
+    return AmdSmiExtras(amdsmi, handles), f"amdsmi: {len(handles)} devices"

@@ -1,14 +1,16 @@
 """The ROCm backend through pyrsmi (``from pyrsmi import rocml``), AMD SMI underneath (ROCm 6.0+).
 
 After ``smi_initialize()`` pyrsmi's getters return -1 (or "" for names) on error instead of
-raising: those become None. What pyrsmi cannot say comes from elsewhere: temperatures from
-the ``amdsmi`` package when it works, else from the amdgpu hwmon files; power cap and clocks
-from hwmon. hwmon files are matched to pyrsmi's devices by order, and only when both see the
-same number of GPUs (otherwise those fields stay None rather than show another card's).
+raising: those become None. What pyrsmi cannot say comes from elsewhere: temperatures and
+per-GPU processes from the ``amdsmi`` package when it works (temperatures else from the
+amdgpu hwmon files); power cap and clocks from hwmon. hwmon files are matched to pyrsmi's
+devices by order, and only when both see the same number of GPUs (otherwise those fields
+stay None rather than show another card's).
 
-``smi_get_device_compute_process()`` lists compute PIDs for the whole system, without the
-GPU: they are reported once, from ``processes(0)``, with ``gpu_index`` UNKNOWN_GPU when there
-is more than one GPU, and without memory figures.
+Without amdsmi, processes come from ``smi_get_device_compute_process()``, which lists
+compute PIDs for the whole system without the GPU: they are reported once, from
+``processes(0)``, with ``gpu_index`` UNKNOWN_GPU when there is more than one GPU, and
+without memory figures.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu import amdgpu_files as files
-from rocmtui.gpu.amdsmi_temps import AmdSmiTemps, open_amdsmi_temps
+from rocmtui.gpu.amdsmi_extras import AmdSmiExtras, open_amdsmi_extras
 from rocmtui.gpu.backend import UNKNOWN_GPU, BackendUnavailable, describe_error, release_quietly
 from rocmtui.gpu.host import describe_process
 from rocmtui.gpu.sample import GpuProcess, GpuSample
@@ -32,12 +34,12 @@ class RocmBackend:
     name = "rocm"
 
     def __init__(
-        self, rocml: Any, count: int, sensors: list[files.CardSensors] | None, temps: AmdSmiTemps | None
+        self, rocml: Any, count: int, sensors: list[files.CardSensors] | None, extras: AmdSmiExtras | None
     ) -> None:
         self._rocml = rocml
         self._count = count
         self._sensors = sensors
-        self._temps = temps
+        self._extras = extras
         self._names = [_name(rocml.smi_get_device_name(i), i) for i in range(count)]
         self._processes_supported = True
         self._closed = False
@@ -48,7 +50,7 @@ class RocmBackend:
     def sample(self, index: int) -> GpuSample:
         r = self._rocml
         hwmon = self._sensors[index].read() if self._sensors is not None else files.HwmonReading()
-        temps = self._temps.read(index) if self._temps is not None else ()
+        temps = self._extras.temperatures(index) if self._extras is not None else ()
         return GpuSample(
             index=index,
             name=self._names[index],
@@ -68,6 +70,9 @@ class RocmBackend:
         )
 
     def processes(self, index: int) -> tuple[GpuProcess, ...]:
+        per_gpu = self._extras.processes(index) if self._extras is not None else None
+        if per_gpu is not None:
+            return tuple(describe_process(index, pid, vram) for pid, vram in per_gpu)
         if index != 0 or not self._processes_supported:
             return ()
         try:
@@ -84,8 +89,8 @@ class RocmBackend:
         if self._closed:
             return
         self._closed = True
-        if self._temps is not None:
-            self._temps.close()
+        if self._extras is not None:
+            self._extras.close()
         self._rocml.smi_shutdown()
 
 
@@ -114,10 +119,10 @@ def open_backend(config: MonitorConfig) -> RocmBackend:
     except Exception as err:  # a library that initialised but cannot enumerate is unusable
         release_quietly(rocml.smi_shutdown)
         raise BackendUnavailable(f"pyrsmi cannot count devices: {describe_error(err)}") from None
-    temps, _note = open_amdsmi_temps() if count > 0 else (None, "")
+    extras, _note = open_amdsmi_extras() if count > 0 else (None, "")
     cards = files.find_cards(config.sysfs_root)
     sensors = [files.CardSensors(d) for d in cards] if len(cards) == count else None
-    return RocmBackend(rocml, max(count, 0), sensors, temps)
+    return RocmBackend(rocml, max(count, 0), sensors, extras)
 
 
 def _import_rocml() -> Any:

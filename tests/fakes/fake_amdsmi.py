@@ -2,7 +2,9 @@
 
 Keeps the real names: ``amdsmi_init(flag)``, ``amdsmi_shut_down()``,
 ``amdsmi_get_processor_handles()``, ``amdsmi_get_temp_metric(processor_handle, sensor_type,
-metric)``, the enums AmdSmiInitFlags / AmdSmiTemperatureType (EDGE, HOTSPOT, VRAM, ...) /
+metric)``, ``amdsmi_get_gpu_process_list(processor_handle)`` (a list of dicts as
+in amdsmi 6.1+/7.x: name, pid, mem, engine_usage, memory_usage {gtt_mem, cpu_mem, vram_mem},
+cu_occupancy), the enums AmdSmiInitFlags / AmdSmiTemperatureType (EDGE, HOTSPOT, VRAM, ...) /
 AmdSmiTemperatureMetric (CURRENT, ...), and AmdSmiException / AmdSmiLibraryException raised
 for an unsupported sensor. ``install_broken`` reproduces an import that fails with a
 non-ImportError, as the real package does when libamd_smi.so cannot be loaded.
@@ -56,6 +58,8 @@ class FakeAmdSmi:
     """``temps[i]`` maps a sensor type to the value returned (or None: AMDSMI_STATUS_NOT_SUPPORTED)."""
 
     temps: list[dict[AmdSmiTemperatureType, object]] = field(default_factory=list)
+    processes: list[list[tuple[int, int]]] | None = None
+    """Per GPU: (pid, VRAM bytes). None: the call raises AMDSMI_STATUS_NO_PERM."""
     init_error: Exception | None = None
     shut_down: bool = False
 
@@ -71,6 +75,7 @@ class FakeAmdSmi:
             "amdsmi_shut_down": self.amdsmi_shut_down,
             "amdsmi_get_processor_handles": self.amdsmi_get_processor_handles,
             "amdsmi_get_temp_metric": self.amdsmi_get_temp_metric,
+            "amdsmi_get_gpu_process_list": self.amdsmi_get_gpu_process_list,
         }.items():
             setattr(mod, name, value)
         monkeypatch.setitem(sys.modules, "amdsmi", mod)
@@ -93,6 +98,22 @@ class FakeAmdSmi:
         if value is None or metric != AmdSmiTemperatureMetric.CURRENT:
             raise AmdSmiLibraryException(2)
         return value
+
+    def amdsmi_get_gpu_process_list(self, processor_handle: object) -> list[dict[str, object]]:
+        if self.processes is None:
+            raise AmdSmiLibraryException(10)
+        index = int(str(processor_handle).removeprefix("handle"))
+        return [
+            {
+                "name": "python3",
+                "pid": pid,
+                "mem": vram,
+                "engine_usage": {"gfx": 0, "enc": 0},
+                "memory_usage": {"gtt_mem": 0, "cpu_mem": 0, "vram_mem": vram},
+                "cu_occupancy": "N/A",
+            }
+            for pid, vram in self.processes[index]
+        ]
 
 
 class _BrokenLoader(importlib.abc.Loader, importlib.abc.MetaPathFinder):

@@ -40,8 +40,20 @@ def test_cpu_name_without_cpuinfo_does_not_raise(tmp_path: Path) -> None:
     assert name is None or isinstance(name, str)
 
 
+_WAITING_CHILD = "import sys; print('ready', flush=True); sys.stdin.read()"
+
+
+def _start_child(*extra: str) -> subprocess.Popen[bytes]:
+    """A child that has exec'd (so its command line is its own) and waits for stdin to close."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _WAITING_CHILD, *extra], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+    return child
+
+
 def test_process_helpers_for_a_live_and_a_vanished_process() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    child = _start_child()
     try:
         proc = host.describe_process(3, child.pid, 2**30)
         assert proc.command is not None and "sys.stdin.read()" in proc.command
@@ -54,7 +66,7 @@ def test_process_helpers_for_a_live_and_a_vanished_process() -> None:
 
 
 def test_long_command_lines_are_shortened() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", "x" * 500], stdin=subprocess.PIPE)
+    child = _start_child("x" * 500)
     try:
         command = host.process_command(child.pid)
     finally:

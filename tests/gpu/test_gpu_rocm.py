@@ -14,7 +14,7 @@ from fakes.sysfs_tree import build_card
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu import rocm
-from rocmtui.gpu.amdsmi_temps import to_celsius
+from rocmtui.gpu.amdsmi_extras import to_celsius
 from rocmtui.gpu.backend import UNKNOWN_GPU, BackendUnavailable
 
 
@@ -160,3 +160,23 @@ def test_close_shuts_down_once(monkeypatch, tmp_path) -> None:
     backend.close()
     assert fake.calls.count("shutdown") == 1
     assert amd.shut_down
+
+
+def test_per_gpu_processes_with_vram_from_amdsmi(monkeypatch, tmp_path) -> None:
+    fake = FakeRocml(devices=[FakeDevice(), FakeDevice()], compute_pids=[1, 2])
+    fake.install(monkeypatch)
+    amd = FakeAmdSmi(temps=[{}, {}], processes=[[], [(os.getpid(), 5 * 2**30)]])
+    amd.install(monkeypatch)
+    backend = rocm.open_backend(_config(tmp_path))
+    assert backend.processes(0) == ()
+    (mine,) = backend.processes(1)
+    assert (mine.gpu_index, mine.pid, mine.gpu_memory_bytes) == (1, os.getpid(), 5 * 2**30)
+    assert mine.user is not None
+    assert "compute_process" not in fake.calls  # pyrsmi's GPU-less list was not needed
+
+
+def test_amdsmi_process_list_failure_falls_back_to_pyrsmi(monkeypatch, tmp_path) -> None:
+    FakeRocml(devices=[FakeDevice()], compute_pids=[os.getpid()]).install(monkeypatch)
+    FakeAmdSmi(temps=[{}], processes=None).install(monkeypatch)
+    (proc,) = rocm.open_backend(_config(tmp_path)).processes(0)
+    assert proc.pid == os.getpid() and proc.gpu_memory_bytes is None
