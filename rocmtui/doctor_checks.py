@@ -38,13 +38,21 @@ class Check:
     fix: str | None = None
 
 
+def default_rocm_roots(environ: Mapping[str, str], opt: Path = Path("/opt")) -> tuple[Path, ...]:
+    """Where ROCm may be: $ROCM_PATH, /opt/rocm, then versioned /opt/rocm-X.Y.Z (newest first)."""
+    roots = [Path(environ["ROCM_PATH"])] if environ.get("ROCM_PATH") else []
+    roots.append(opt / "rocm")
+    roots.extend(sorted(opt.glob("rocm-*"), reverse=True))
+    return tuple(roots)
+
+
 @dataclass(frozen=True)
 class Machine:
     """Where the checks look. The defaults are this machine."""
 
     sys_root: Path = Path("/sys")
     dev_root: Path = Path("/dev")
-    rocm_roots: tuple[Path, ...] = (Path("/opt/rocm"),)
+    rocm_roots: tuple[Path, ...] = field(default_factory=lambda: default_rocm_roots(os.environ))
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     kernel_release: str = field(default_factory=platform.release)
 

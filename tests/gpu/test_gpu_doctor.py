@@ -13,7 +13,7 @@ import pytest
 from fakes.sysfs_tree import build_card
 
 from rocmtui import doctor
-from rocmtui.doctor_checks import Machine, check_kernel, check_visible_devices, gfx_targets
+from rocmtui.doctor_checks import Machine, check_kernel, check_visible_devices, default_rocm_roots, gfx_targets
 from rocmtui.doctor_torch import TorchInfo, read_torch
 
 CPU_TORCH = TorchInfo(version="2.5.0+cpu")
@@ -212,3 +212,11 @@ def test_real_torch_and_cli_here() -> None:
     data = json.loads(result.stdout)
     assert result.returncode == (0 if data["ok"] else 1)
     assert {c["name"] for c in data["checks"]} >= {"torch", "torch GPUs", "amdgpu driver", "visible devices"}
+
+
+def test_rocm_is_looked_for_in_rocm_path_then_opt(tmp_path) -> None:
+    for version in ("rocm-6.1.3", "rocm-6.2.0"):
+        (tmp_path / version).mkdir()
+    roots = default_rocm_roots({"ROCM_PATH": "/custom/rocm"}, opt=tmp_path)
+    assert roots == (Path("/custom/rocm"), tmp_path / "rocm", tmp_path / "rocm-6.2.0", tmp_path / "rocm-6.1.3")
+    assert default_rocm_roots({}, opt=tmp_path)[0] == tmp_path / "rocm"
