@@ -15,10 +15,11 @@ from typing import Any
 import torch
 
 from rocmtui.config import TrainConfig
-from rocmtui.errors import DataError, UsageError
+from rocmtui.errors import CheckpointError, DataError, UsageError
 from rocmtui.events import (
     Emit,
     EpochCompleted,
+    FailureKind,
     LogMessage,
     RunControl,
     RunFailed,
@@ -75,7 +76,7 @@ def train(config: TrainConfig, emit: Emit, control: RunControl) -> RunSummary:
         source = resolve_source(config)
         arrays = load_arrays(source)
     except UsageError as err:
-        failed = RunFailed(str(err), "data" if isinstance(err, DataError) else "error")
+        failed = RunFailed(str(err), _usage_kind(err))
         emit(failed)
         return RunSummary(failed, None)
     run_dir = resume_path.parent if resume_path is not None else runs.new_run_dir(config)
@@ -122,7 +123,7 @@ class _Run:
             message = "out of GPU memory; try a smaller --batch-size or --amp bf16"
             return self._failed(RunFailed(message, "oom", step=self.progress.global_step, epoch=self.progress.epoch))
         except UsageError as err:
-            return self._failed(RunFailed(str(err), "data" if isinstance(err, DataError) else "error"))
+            return self._failed(RunFailed(str(err), _usage_kind(err)))
         except Exception as err:  # the contract: a failed run is an event, never an exception out of train()
             first = str(err).strip().splitlines()[0] if str(err).strip() else ""
             message = f"{type(err).__name__}: {first}" if first else type(err).__name__
@@ -321,3 +322,8 @@ def _plain(event: RunFinished | RunFailed) -> dict[str, object]:
     from dataclasses import asdict
 
     return asdict(event)
+
+
+def _usage_kind(err: UsageError) -> FailureKind:
+    """Bad data or a checkpoint that does not fit is input the user must fix ("data", exit 2 headless)."""
+    return "data" if isinstance(err, DataError | CheckpointError) else "error"

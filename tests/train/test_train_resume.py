@@ -1,0 +1,146 @@
+"""Checkpoints: atomic writes, corrupt and foreign files, and resumes that match an uninterrupted run."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from rocmtui.errors import CheckpointError
+from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished, StepsCompleted, TrainEvent
+from rocmtui.train import runs
+from rocmtui.train.loop import train
+from rocmtui.train.resume import prepare_resume
+
+
+def epochs_of(run_dir: Path) -> list[dict[str, object]]:
+    lines = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return [line for line in lines if line["event"] == "EpochCompleted"]
+
+
+def assert_same_epochs(got: list[dict[str, object]], want: list[dict[str, object]]) -> None:
+    assert [e["epoch"] for e in got] == [e["epoch"] for e in want]
+    for a, b in zip(got, want, strict=True):
+        for key in ("train_loss", "train_acc", "test_loss", "test_acc", "lr"):
+            assert a[key] == pytest.approx(b[key], rel=1e-6, abs=1e-7), (a["epoch"], key)
+
+
+def stop_at(step: int):
+    def on_event(event: TrainEvent, control: RunControl) -> None:
+        if isinstance(event, StepsCompleted) and event.step == step:
+            control.request_stop()
+
+    return on_event
+
+
+def run(config, on_event=None) -> Path:
+    control = RunControl()
+
+    def emit(event: TrainEvent) -> None:
+        if on_event is not None:
+            on_event(event, control)
+
+    summary = train(config, emit, control)
+    assert isinstance(summary.event, RunFinished), summary.event
+    assert summary.run_dir is not None
+    return summary.run_dir
+
+
+@pytest.mark.parametrize("stop_step", [8, 6], ids=["mid-epoch", "epoch-end"])
+def test_resume_matches_an_uninterrupted_run(small, stop_step: int) -> None:
+    # augmentation and a schedule make the data generator and the step count matter
+    config = small(epochs=3, augment=True, schedule="onecycle", optimizer="sgd", lr=0.05)
+    whole = run(config)
+    part = run(dataclasses.replace(config, runs_dir=config.runs_dir / "b"), stop_at(stop_step))
+    resumed = run(dataclasses.replace(config, resume=part))
+    assert resumed == part  # the same folder, its metrics.jsonl appended
+    assert_same_epochs(epochs_of(part), epochs_of(whole))
+    lines = (part / "metrics.jsonl").read_text().splitlines()
+    assert sum(json.loads(line)["event"] == "RunStarted" for line in lines) == 2
+    assert any(f"step {stop_step}" in json.loads(line).get("message", "") for line in lines)
+
+
+def test_resume_with_more_epochs_continues_the_run(small) -> None:
+    config = small(epochs=3)
+    whole = run(config)
+    short = run(dataclasses.replace(config, epochs=1, runs_dir=config.runs_dir / "b"))
+    run(dataclasses.replace(config, resume=short / runs.LAST))
+    assert_same_epochs(epochs_of(short), epochs_of(whole))
+
+
+def test_an_interrupted_save_leaves_the_previous_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / runs.LAST
+    runs.save_checkpoint(path, {"config": {}, "value": torch.arange(4)})
+
+    def crash(*_args: object) -> None:
+        raise OSError("simulated crash between write and rename")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="simulated"):
+        runs.save_checkpoint(path, {"config": {}, "value": torch.arange(8)})
+    assert torch.equal(runs.load_checkpoint(path)["value"], torch.arange(4))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [runs.LAST]  # no temp file left behind
+
+
+def test_a_failed_save_mid_run_is_a_failure_event_and_keeps_the_last_good_checkpoint(
+    small, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def crash_on_third(src: object, dst: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError("disk full")
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", crash_on_third)
+    events: list[TrainEvent] = []
+    summary = train(small(epochs=3), events.append, RunControl())
+    assert summary.event.kind == "error" and "disk full" in summary.event.message  # type: ignore[union-attr]
+    assert summary.run_dir is not None
+    state = runs.load_checkpoint(summary.run_dir / runs.LAST)
+    assert state["epoch"] == 1
+
+
+def test_garbage_and_truncated_checkpoints_give_one_line_errors(small, tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="corrupt") as err:
+        runs.load_checkpoint(garbage)
+    assert "\n" not in str(err.value)
+    folder = run(small(epochs=1))
+    good = (folder / runs.LAST).read_bytes()
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good[: len(good) // 2])
+    with pytest.raises(CheckpointError, match="corrupt"):
+        prepare_resume(small(resume=truncated))
+
+
+def test_foreign_and_incompatible_checkpoints_are_refused(small, tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"state_dict": {}}, foreign)
+    with pytest.raises(CheckpointError, match="not a rocmtui checkpoint"):
+        runs.load_checkpoint(foreign)
+    folder = run(small(epochs=1))
+    with pytest.raises(CheckpointError, match="cifar10 run, not mnist"):
+        prepare_resume(small(dataset="mnist", resume=folder))
+    empty = tmp_path / "empty-run"
+    empty.mkdir()
+    with pytest.raises(CheckpointError, match=r"no checkpoint-last\.pt"):
+        prepare_resume(small(resume=empty))
+
+
+def test_a_checkpoint_that_does_not_fit_the_model_fails_the_run_cleanly(small) -> None:
+    folder = run(small(epochs=1))
+    state = runs.load_checkpoint(folder / runs.LAST)
+    state["model"]["0.weight"] = torch.zeros(1)
+    runs.save_checkpoint(folder / runs.LAST, {k: v for k, v in state.items() if k != "format"})
+    events: list[TrainEvent] = []
+    summary = train(small(resume=folder), events.append, RunControl())
+    assert summary.event.kind == "data" and "does not fit" in summary.event.message  # type: ignore[union-attr]
+    assert not any(isinstance(e, EpochCompleted | LogMessage) for e in events)
