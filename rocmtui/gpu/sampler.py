@@ -26,6 +26,7 @@ from rocmtui.gpu.worker import CallInterrupted, CallTimedOut, Worker
 
 PROCESS_REFRESH_S = 2.0
 DEFAULT_CALL_TIMEOUT_S = 2.0
+CLOSE_TIMEOUT_S = 0.5
 _T = TypeVar("_T")
 
 
@@ -69,7 +70,10 @@ class Sampler(Feed):
         return self._host.cpu_window_s
 
     def sample_now(self) -> SampleSet:
-        """One synchronous tick: read everything, publish, return the SampleSet (used by ``--once``)."""
+        """One synchronous tick: read everything, publish, return the SampleSet (used by ``--once``).
+
+        Listeners are called on the caller's thread here, not the sampler's.
+        """
         sample_set = self._read_all()
         self._publish(sample_set)
         return sample_set
@@ -153,8 +157,8 @@ class Sampler(Feed):
         self._closed = True
         backend = self.backend
         closer = Worker(name="rocmtui-backend-close")
-        # Closing is best effort at exit: a failing or hung close (1 s at most) must not block quitting.
-        release_quietly(lambda: closer.call(backend.close, 1.0))
+        # Closing is best effort at exit: a failing or hung close must not block quitting.
+        release_quietly(lambda: closer.call(backend.close, CLOSE_TIMEOUT_S))
         closer.close()
         self._worker.close()
 
