@@ -197,3 +197,15 @@ def test_a_tick_that_raises_does_not_end_the_thread() -> None:
     finally:
         sampler.stop()
         logging.getLogger("rocmtui.gpu.feed").removeHandler(handler)
+
+
+def test_stop_does_not_wait_for_a_hung_close(backend) -> None:
+    def hang_close() -> None:
+        backend.release.wait()
+
+    backend.close = hang_close
+    sampler = Sampler(backend)
+    sampler.sample_now()
+    started = time.monotonic()
+    sampler.stop()
+    assert time.monotonic() - started < 2.0  # CLOSE_TIMEOUT_S is 0.5 s
