@@ -69,9 +69,9 @@ def test_device_recovers_after_backoff(backend, monkeypatch) -> None:
 
 def test_hanging_device_times_out_and_the_others_go_on(backend) -> None:
     backend.hanging.add(0)
-    sampler = Sampler(backend, call_timeout_s=0.2)
+    sampler = Sampler(backend, call_timeout_s=0.5)
     first = sampler.sample_now()
-    assert first.gpus[0].error is not None and first.gpus[0].error.startswith("timed out after 0.2 s")
+    assert first.gpus[0].error is not None and first.gpus[0].error.startswith("timed out after 0.5 s")
     assert first.gpus[1].error is not None and "not read" in first.gpus[1].error  # the tick's budget was spent
     second = sampler.sample_now()  # device 0 is backing off: device 1 is read again
     assert second.gpus[1].error is None and second.gpus[1].utilization_pct == 1.0
