@@ -29,7 +29,13 @@ def _dataset_class(dataset: str) -> Any:
     return {"cifar10": datasets.CIFAR10, "mnist": datasets.MNIST, "fashionmnist": datasets.FashionMNIST}[dataset]
 
 
+CIFAR_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+
+
 def class_names(dataset: str) -> tuple[str, ...]:
+    """Label names, for archives that do not carry them (torchvision reads CIFAR's from batches.meta)."""
+    if dataset == "cifar10":
+        return CIFAR_CLASSES
     return tuple(str(c) for c in _dataset_class(dataset).classes)
 
 
