@@ -13,6 +13,7 @@ repeated in between: listing processes costs more than reading counters.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -58,6 +59,7 @@ class Sampler(Feed):
         self._processes: list[tuple[GpuProcess, ...]] = [() for _ in range(count)]
         self._next_processes_at = 0.0
         self._closed = False
+        self._tick_lock = threading.Lock()
 
     @property
     def backend_name(self) -> str:
@@ -84,6 +86,10 @@ class Sampler(Feed):
             self._publish(sample_set)
 
     def _read_all(self) -> SampleSet:
+        with self._tick_lock:  # sample_now() from another thread waits for the running tick
+            return self._read_all_locked()
+
+    def _read_all_locked(self) -> SampleSet:
         deadline = time.monotonic() + self._call_timeout_s
         gpus = tuple(self._read_gpu(i, deadline) for i in range(len(self._retries)))
         if time.monotonic() >= self._next_processes_at:
