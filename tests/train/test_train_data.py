@@ -17,8 +17,10 @@ import pytest
 import torch
 
 from rocmtui.errors import DataError
+from rocmtui.events import RunControl, RunFinished, RunStarted, TrainEvent
 from rocmtui.train import data, tvdata
 from rocmtui.train.gpudata import augment, batch_indices, permutation
+from rocmtui.train.loop import train
 
 
 def write_npz(path: Path, train=(40, 32, 32, 3), test=(10, 32, 32, 3), **overrides: np.ndarray) -> Path:
@@ -242,3 +244,12 @@ def test_augment_flips_and_translates_each_image_on_its_own() -> None:
     assert 0.3 < (zero_cols.any(dim=1)).float().mean() < 1.0
     unchanged = (out == batch).flatten(1).all(1) | (out == batch.flip(-1)).flatten(1).all(1)
     assert 0 < unchanged.sum() < 256 // 4  # a shift of (0, 0) is rare: 1 in 25
+
+
+def test_mnist_trains_through_the_same_loop(small, tmp_path: Path) -> None:
+    events: list[TrainEvent] = []
+    config = small(dataset="mnist", data_dir=mnist_folder(tmp_path / "d"), epochs=1, augment=True)
+    summary = train(config, events.append, RunControl())
+    started = events[0]
+    assert isinstance(started, RunStarted) and started.train_size == 40 and started.notice is None
+    assert isinstance(summary.event, RunFinished)

@@ -1,0 +1,98 @@
+"""``rocmtui bench`` on the CPU with the bundled sample: both runs, the shareable lines, JSON, N/A telemetry."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rocmtui.train import bench
+from rocmtui.train.bench import BenchOptions, BenchResult, run_bench
+from rocmtui.train.telemetry import TemperatureWatch
+
+
+@pytest.fixture(autouse=True)
+def few_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench, "QUICK_STEPS", 4)
+
+
+def options(**changes: object) -> BenchOptions:
+    base = {"epochs": 5, "model": "simplecnn", "quick": True, "json": False, "data_dir": None, "device": "cpu"}
+    return BenchOptions(**{**base, "fast": False, **changes})  # type: ignore[arg-type]
+
+
+def test_quick_bench_prints_two_shareable_lines_and_the_speedup(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_bench(options()) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3
+    guide, ours, speedup = lines
+    assert guide.startswith("guide loop: simplecnn on cifar10 (sample) | ")
+    assert ours.startswith("rocmtui: simplecnn on cifar10 (sample) | ")
+    for line in (guide, ours):
+        assert "| 1 epoch(s) |" in line and " img/s |" in line and "peak VRAM N/A" in line and "test acc " in line
+        assert "(CPU)" in line
+    assert speedup.startswith("speedup: ") and speedup.endswith("(rocmtui default settings)")
+
+
+def test_bench_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_bench(options(json=True, fast=True)) == 0
+    out = capsys.readouterr().out
+    data = json.loads(out)
+    assert set(data) == {"guide", "rocmtui", "speedup"}
+    assert data["rocmtui"]["run"] == "rocmtui"  # --fast has no CUDA graph on the CPU
+    assert data["guide"]["dataset"] == "cifar10 (sample)" and 0 <= data["rocmtui"]["test_acc"] <= 1
+
+
+def test_temperature_is_na_when_telemetry_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmtui.gpu import detect
+
+    def broken(_config: object) -> None:
+        raise RuntimeError("no backend")
+
+    monkeypatch.setattr(detect, "open_sampler", broken)
+    watch = TemperatureWatch()
+    watch.start()
+    assert watch.peak(0.0, 1e12) is None
+    watch.stop()
+
+
+def test_result_line_formats_figures() -> None:
+    result = BenchResult("rocmtui --cuda-graph", "simplecnn", "cifar10", "NVIDIA H200", "2.11.0 (CUDA 13.0)", 5,
+                         1.33, 188684.0, 0.638, 41.0, 0.6042)  # fmt: skip
+    assert result.line() == (
+        "rocmtui --cuda-graph: simplecnn on cifar10 | NVIDIA H200 | torch 2.11.0 (CUDA 13.0) | 5 epoch(s) | 1.33 s "
+        "| 188,684 img/s | peak VRAM 0.64 GB | peak temp 41 C | test acc 60.42%"
+    )
+
+
+def test_temperature_peak_comes_from_the_sampler_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmtui.gpu import detect
+    from rocmtui.gpu.sample import GpuSample, HostSample, SampleSet
+
+    def sample(t: float, temp: float) -> SampleSet:
+        gpu = GpuSample(index=0, name="GPU", timestamp=t, temperatures_c=(("edge", temp - 5), ("junction", temp)))
+        return SampleSet(timestamp=t, backend="recorded", gpus=(gpu,), host=HostSample(timestamp=t))
+
+    class Recorded:
+        """Stands in for the sampler: a fixed history, as a TelemetrySource returns it."""
+
+        started = stopped = False
+
+        def start(self) -> None:
+            self.started = True
+
+        def stop(self) -> None:
+            self.stopped = True
+
+        def history(self) -> tuple[SampleSet, ...]:
+            return (sample(1.0, 50.0), sample(2.0, 71.0), sample(3.0, 60.0), sample(9.0, 90.0))
+
+    source = Recorded()
+    monkeypatch.setattr(detect, "open_sampler", lambda _config: source)
+    watch = TemperatureWatch()
+    watch.start()
+    assert source.started
+    assert watch.peak(0.5, 3.5) == 71.0  # junction is the headline; the 90 C sample is outside the window
+    assert watch.peak(4.0, 5.0) is None
+    watch.stop()
+    assert source.stopped

@@ -1,0 +1,95 @@
+"""The model zoo, optimizers and schedules, and the settings a device refuses."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from torch import nn
+
+from rocmtui.config import TrainConfig
+from rocmtui.errors import UsageError
+from rocmtui.train.engine import resolve_device
+from rocmtui.train.models import FastNet, build_model
+from rocmtui.train.optim import build_optimizer, lr_at, set_lr
+
+
+def test_simplecnn_is_exactly_the_guides_model() -> None:
+    model = build_model("simplecnn", 3, 32, 10)
+    assert [type(m) for m in model] == [nn.Conv2d, nn.ReLU, nn.Flatten, nn.Linear]
+    conv, linear = model[0], model[3]
+    assert (conv.in_channels, conv.out_channels, conv.kernel_size, conv.padding) == (3, 32, (3, 3), (0, 0))
+    assert (linear.in_features, linear.out_features) == (32 * 30 * 30, 10)
+    assert model(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
+
+
+def test_resnet18_has_a_cifar_stem() -> None:
+    model = build_model("resnet18", 3, 32, 10)
+    assert model.conv1.kernel_size == (3, 3) and model.conv1.stride == (1, 1)
+    assert isinstance(model.maxpool, nn.Identity)
+    assert model(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
+
+
+@pytest.mark.parametrize(("channels", "size"), [(3, 32), (1, 28)])
+def test_models_adapt_to_the_input(channels: int, size: int) -> None:
+    for name in ("simplecnn", "resnet18", "fastnet"):
+        model = build_model(name, channels, size, 10).eval()
+        assert model(torch.zeros(2, channels, size, size)).shape == (2, 10), name
+
+
+def test_fastnet_whitening_decorrelates_patches() -> None:
+    torch.manual_seed(0)
+    model = FastNet(3, 32, 10)
+    base = torch.randn(64, 1, 32, 32)
+    images = torch.cat((base, 0.9 * base + 0.3 * torch.randn_like(base), torch.randn_like(base)), dim=1)
+    model.init_whitening(images)
+    out = model[0](images)[:, :12] - model[0].bias[:12].view(1, -1, 1, 1)
+    flat = out.permute(0, 2, 3, 1).reshape(-1, 12)
+    cov = flat.T @ flat / flat.shape[0]
+    assert torch.allclose(cov, torch.eye(12), atol=0.05)
+    assert not model[0].weight.requires_grad
+
+
+def test_fastnet_trains_with_scaled_norm_bias_rates() -> None:
+    model = FastNet(3, 32, 10)
+    config = TrainConfig(model="fastnet", optimizer="sgd", lr=0.1, weight_decay=1e-3)
+    optimizer = build_optimizer(model, config, torch.device("cpu"), graph=False)
+    plain, norms = optimizer.param_groups
+    assert norms["lr"] == pytest.approx(6.4) and norms["weight_decay"] == pytest.approx(1e-3 / 64)
+    set_lr(optimizer, 0.2)
+    assert (plain["lr"], norms["lr"]) == (pytest.approx(0.2), pytest.approx(12.8))
+
+
+def test_schedules() -> None:
+    const = TrainConfig(lr=1.0)
+    assert lr_at(const, 50, 100) == 1.0
+    linear = dataclasses.replace(const, schedule="linear")
+    assert [lr_at(linear, s, 100) for s in (0, 50, 100)] == [1.0, 0.5, 0.0]
+    cycle = dataclasses.replace(const, schedule="onecycle")
+    values = [lr_at(cycle, s, 100) for s in range(101)]
+    assert values[0] == pytest.approx(0.1) and max(values) == pytest.approx(1.0) and values.index(1.0) == 20
+    assert values[-1] == pytest.approx(0.01)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"cuda_graph": True}, "needs a GPU"),
+        ({"device": "cuda"}, "torch sees no GPU"),
+    ],
+)
+def test_gpu_only_settings_are_refused_on_the_cpu(changes: dict[str, object], message: str) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(UsageError, match=message):
+        resolve_device(TrainConfig(device="cpu", **changes) if "device" not in changes else TrainConfig(**changes))
+
+
+def test_unsafe_graph_combinations_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(UsageError, match="--amp bf16"):
+        resolve_device(TrainConfig(device="cuda", cuda_graph=True, amp="fp16"))
+    with pytest.raises(UsageError, match="one of --cuda-graph and --compile"):
+        resolve_device(TrainConfig(device="cuda", cuda_graph=True, compile=True))
