@@ -30,7 +30,7 @@ from rocmtui.ui.screens.help import MONITOR_KEYS, TRAIN_KEYS, HelpScreen
 from rocmtui.ui.screens.monitor import MonitorScreen, next_interval
 from rocmtui.ui.screens.quit_confirm import QuitConfirm
 from rocmtui.ui.screens.train import TrainScreen
-from rocmtui.ui.signals import stop_on_signals
+from rocmtui.ui.signals import HANGUP, detach_from_terminal, exit_watchdog, stop_on_signals
 
 Trainer = Callable[[TrainConfig, Emit, RunControl], object]
 
@@ -117,6 +117,8 @@ class RocmtuiApp(App[int]):
         """SIGTERM/SIGHUP: stop at the next step (checkpoint), then exit with 128 + signum."""
         self.signal_code = 128 + signum
         self.control.request_stop()
+        if signum == HANGUP:
+            detach_from_terminal()
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self.stop_then_exit)
 
@@ -141,8 +143,8 @@ class RocmtuiApp(App[int]):
 
     def _run_ended(self) -> None:
         self.peaks.update_all(self.sampler.history())
-        if self.quitting or self.exit_on_finish:
-            self.exit(self.exit_code)
+        if self.quitting or self.exit_on_finish or self.signal_code is not None:
+            self.exit_now()
             return
         lines = summary_lines(self.state, self.peaks)
         if self.train_screen is not None:
@@ -173,16 +175,22 @@ class RocmtuiApp(App[int]):
         if self.train_screen is not None and self.state.running:
             self.push_screen(QuitConfirm(), self._confirmed_quit)
         else:
-            self.exit(self.exit_code)
+            self.exit_now()
 
     def _confirmed_quit(self, yes: bool | None) -> None:
         if yes:
             self.stop_then_exit()
 
+    def exit_now(self) -> None:
+        """Leave with the run's exit code (the run itself has ended)."""
+        if self.signal_code == 128 + HANGUP:
+            exit_watchdog(self.exit_code)  # the run is saved; never hang on a terminal that is gone
+        self.exit(self.exit_code)
+
     def stop_then_exit(self) -> None:
         """Ask the trainer to stop (it saves a checkpoint) and exit when it reports back."""
         if self.train_screen is None or self.trainer_done.is_set() or not self.state.running:
-            self.exit(self.exit_code)
+            self.exit_now()
             return
         self.quitting = True
         self.control.request_stop()

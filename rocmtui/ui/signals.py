@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+HANGUP = getattr(signal, "SIGHUP", -1)
 HANDLED = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None)
 
 
@@ -27,3 +30,26 @@ def stop_on_signals(on_signal: Callable[[int], None]) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def detach_from_terminal() -> None:
+    """After a hangup, point stdin/stdout/stderr at /dev/null.
+
+    The terminal is gone: without this, the UI's next write fails (EIO), Textual's output thread
+    dies, and its shutdown then waits forever on a full output queue.
+    """
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
+def exit_watchdog(code: int, delay_s: float = 10.0) -> None:
+    """End the process with ``code`` if a clean exit has not happened ``delay_s`` from now.
+
+    Only used after a hangup, once the run has stopped and its checkpoint is written: an exit
+    that hangs on a dead terminal must not keep the process alive forever.
+    """
+    timer = threading.Timer(delay_s, os._exit, args=(code,))
+    timer.daemon = True
+    timer.start()

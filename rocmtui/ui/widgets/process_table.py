@@ -9,7 +9,8 @@ from textual.widgets import DataTable
 from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.format import NA, fmt_bytes
 
-COLUMNS = ("PID", "user", "GPU", "GPU memory", "command")
+COLUMNS = (("PID", 8), ("user", 10), ("GPU", 3), ("GPU memory", 10), ("command", 48))
+"""Labels and fixed widths (auto widths lag behind a cleared table); long commands are cropped."""
 
 
 def process_row(proc: GpuProcess) -> tuple[str, ...]:
@@ -25,7 +26,8 @@ class ProcessTable(DataTable[str]):
         self.rows_shown: tuple[tuple[str, ...], ...] | None = None
 
     def on_mount(self) -> None:
-        self.add_columns(*COLUMNS)
+        for label, width in COLUMNS:
+            self.add_column(label, width=width)
 
     def show(self, processes: Sequence[GpuProcess]) -> None:
         rows = tuple(process_row(p) for p in sorted(processes, key=lambda p: (p.gpu_index, p.pid)))

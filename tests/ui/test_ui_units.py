@@ -1,0 +1,125 @@
+"""Unit tests of the UI's plain parts: run state, formatting, history bars, relay, signals, plot thinning."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from ui_helpers import recorded_events, synthetic_gpu_sets
+
+from rocmtui.events import StepsCompleted
+from rocmtui.gpu.sample import BackendStatus, HostSample, SampleSet
+from rocmtui.ui.format import bar, fmt_duration, fmt_mem_pair, meter
+from rocmtui.ui.messages import SampleRelay
+from rocmtui.ui.peaks import Peaks
+from rocmtui.ui.run_state import RunState
+from rocmtui.ui.signals import stop_on_signals
+from rocmtui.ui.widgets.gpu_card import compact_line, full_lines
+from rocmtui.ui.widgets.gpu_panel import no_gpu_text, util_history
+from rocmtui.ui.widgets.history_bars import bar_rows
+from rocmtui.ui.widgets.loss_plot import thin
+
+
+def test_run_state_folds_the_recorded_run() -> None:
+    state = RunState()
+    for event in recorded_events():
+        state.apply(event)
+    assert state.phase == "finished" and not state.running
+    assert len(state.epochs) == 3 and len(state.loss.raw) == 90
+    assert state.loss.x[-1] == 3.0  # step 90 of 30 per epoch
+    best = state.best_epoch
+    assert best is not None and best.test_acc == max(e.test_acc for e in state.epochs)
+    assert state.elapsed_s == state.finished.total_s  # from the events, not the wall clock
+
+
+def test_ema_is_bias_corrected_and_skips_nan() -> None:
+    state = RunState()
+    step = StepsCompleted(
+        epoch=0,
+        step=3,
+        epoch_step=3,
+        steps_per_epoch=10,
+        losses=(2.0, float("nan"), 2.0),
+        images_per_s=100.0,
+        lr=0.1,
+        elapsed_s=1.0,
+    )
+    state.apply(step)
+    assert state.loss.raw == [2.0, 2.0]
+    assert abs(state.loss.ema[0] - 2.0) < 1e-9 and abs(state.loss.ema[1] - 2.0) < 1e-9
+
+
+def test_eta_from_the_step_rate() -> None:
+    events = recorded_events()
+    state = RunState()
+    for event in events[:10]:
+        state.apply(event)
+    steps = state.last_steps
+    assert steps is not None and state.started is not None
+    remaining = 3 * 30 - steps.epoch_step
+    expected = remaining * state.started.config.batch_size / steps.images_per_s
+    assert abs(state.eta_s - expected) < 1e-9
+
+
+def test_formatters() -> None:
+    assert fmt_duration(3723) == "1:02:03" and fmt_duration(63) == "1:03" and fmt_duration(None) == "--:--"
+    assert fmt_mem_pair(12 * 1024**3, 192 * 1024**3) == "12.0/192.0 GiB"
+    assert bar(0.5, 4) == "██░░" and bar(None, 3) == "   " and bar(1.5, 2) == "██"
+    line = meter("util", 0.25, "25%", 20)
+    assert line.startswith("util  ") and line.endswith(" 25%") and len(line) == 20 - 1
+
+
+def test_bar_rows_right_align_the_newest_on_a_fixed_scale() -> None:
+    rows = bar_rows([0.0, 50.0, 100.0, None], width=6, rows=2, max_value=100.0)
+    assert rows[0] == "    █ " and rows[1] == "   ██ "
+
+
+def test_relay_keeps_one_message_in_flight_and_hands_the_newest() -> None:
+    posted: list[object] = []
+    relay = SampleRelay(posted.append)
+    sets = synthetic_gpu_sets(1, count=3)
+    for sample_set in sets:
+        relay.offer(sample_set)
+    assert len(posted) == 1
+    assert relay.take() is sets[-1]
+    relay.offer(sets[0])
+    assert len(posted) == 2
+
+
+def test_gpu_text_and_no_gpu_note() -> None:
+    sample = synthetic_gpu_sets(2, count=1)[0]
+    lines = full_lines(sample.gpus[1], 40)
+    assert len(lines) == 5 and "310 / 750 W" in lines[2] and "junc 51°C" in lines[3]
+    assert compact_line(sample.gpus[0]).startswith("0 AMD Instinct M")
+    assert util_history(synthetic_gpu_sets(2, count=4), 1) == [13.0, 20.0, 27.0, 34.0]
+    empty = SampleSet(
+        timestamp=0.0,
+        backend="host",
+        gpus=(),
+        host=HostSample(timestamp=0.0),
+        statuses=(BackendStatus("rocm", False, "libamd_smi.so not found"), BackendStatus("host", True)),
+    )
+    note = no_gpu_text(empty)
+    assert note.startswith("No GPU found") and "rocm: libamd_smi.so not found" in note and "host:" not in note
+
+
+def test_peaks_over_history() -> None:
+    peaks = Peaks()
+    peaks.update_all(synthetic_gpu_sets(3, count=2))
+    assert peaks.vram_bytes == 40 * 1024**3 and peaks.temperature_c == 52.0
+
+
+def test_thin_keeps_the_newest_point() -> None:
+    xs = [float(i) for i in range(1001)]
+    tx, ty = thin(xs, xs, limit=100)
+    assert len(tx) <= 100 and tx[-1] == 1000.0 and ty == tx
+
+
+def test_signals_are_routed_then_restored() -> None:
+    got: list[int] = []
+    before = signal.getsignal(signal.SIGTERM)
+    with stop_on_signals(got.append):
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGHUP)
+    assert got == [signal.SIGTERM, signal.SIGHUP]
+    assert signal.getsignal(signal.SIGTERM) == before
