@@ -26,12 +26,14 @@ def loaded_after(code: str) -> set[str]:
 
 def import_all(package: str) -> str:
     """Code that imports every module of a subpackage, so a stray import anywhere is caught."""
-    return f"""
+    return textwrap.dedent(
+        f"""
         import importlib, pkgutil
         import {package} as pkg
         for info in pkgutil.walk_packages(pkg.__path__, "{package}."):
             importlib.import_module(info.name)
         """
+    )
 
 
 def test_gpu_layer_loads_neither_torch_nor_textual() -> None:

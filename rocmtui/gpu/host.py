@@ -6,7 +6,7 @@ import platform
 import time
 from pathlib import Path
 
-import psutil  # type: ignore[import-untyped]  # psutil ships no type stubs
+import psutil
 
 from rocmtui.gpu.sample import GpuProcess, HostSample
 
