@@ -38,12 +38,17 @@ FASTNET = TrainConfig(
 )
 RUNS: dict[str, TrainConfig] = {
     "default": TrainConfig(),
+    "default-again": TrainConfig(),
     "graph": TrainConfig(cuda_graph=True),
+    "graph-again": TrainConfig(cuda_graph=True),
     "graph-bf16-cl": TrainConfig(cuda_graph=True, amp="bf16", channels_last=True),
     "fastnet": FASTNET,
     "fastnet-graph": replace(FASTNET, cuda_graph=True),
-    "fastnet-lr0.6": replace(FASTNET, lr=0.6, weight_decay=2.5e-3),
-    "fastnet-12ep": replace(FASTNET, epochs=12, cuda_graph=True),
+    "fastnet-graph-12ep": replace(FASTNET, epochs=12, cuda_graph=True),
+    "fastnet-graph-14ep": replace(FASTNET, epochs=14, cuda_graph=True),
+    "fastnet-graph-16ep": replace(FASTNET, epochs=16, cuda_graph=True),
+    "resnet18-1ep": TrainConfig(model="resnet18", epochs=1, batch_size=512, amp="bf16", channels_last=True),
+    "compile": TrainConfig(compile=True),
 }
 
 

@@ -54,7 +54,7 @@ def to_device(arrays: Arrays, device: torch.device) -> DeviceData:
 
 
 class Normalizer:
-    """uint8 -> float ``(x/255 - mean)/std`` as one multiply-add; ``plain`` keeps ToTensor's x/255."""
+    """uint8 -> float ``(x/255 - mean)/std`` as one multiply-add kernel; ``plain`` keeps ToTensor's x/255."""
 
     def __init__(self, channels: int, device: torch.device, plain: bool) -> None:
         mean: tuple[float, ...] = CIFAR_MEAN if channels == 3 else MNIST_MEAN
@@ -66,7 +66,7 @@ class Normalizer:
         self.shift = -torch.tensor(mean, device=device).view(1, -1, 1, 1) / std_t
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.addcmul(self.shift, x.float(), self.scale)
+        return torch.addcmul(self.shift, x, self.scale)  # reads uint8, writes float32: one kernel
 
 
 def permutation(n: int, generator: torch.Generator) -> torch.Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -81,11 +82,49 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
-    """Serialise in memory (fast for small models), then write atomically."""
+def serialize(state: dict[str, Any]) -> bytes:
+    """A checkpoint's bytes, taken synchronously: later training steps cannot change what is saved."""
     buffer = io.BytesIO()
     torch.save({"format": CHECKPOINT_FORMAT, **state}, buffer)
-    atomic_write(path, buffer.getvalue())
+    return buffer.getvalue()
+
+
+def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
+    """Serialise in memory (fast for small models), then write atomically."""
+    atomic_write(path, serialize(state))
+
+
+class CheckpointWriter:
+    """Writes checkpoint bytes on a background thread, one save at a time, so fsync never stalls training.
+
+    A write error is raised by the next ``submit`` or ``wait``, which the loop turns into a RunFailed.
+    """
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def submit(self, payload: bytes, paths: list[Path]) -> None:
+        self.wait()
+
+        def work() -> None:
+            try:
+                for path in paths:
+                    atomic_write(path, payload)
+            except BaseException as err:  # handed to the training thread by wait()
+                self._error = err
+
+        self._thread = threading.Thread(target=work, name="rocmtui-checkpoint")
+        self._thread.start()
+
+    def wait(self) -> None:
+        """Block until the pending save is on disk; re-raise its error, if any."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
 
 def checkpoint_file(path: Path) -> Path:
