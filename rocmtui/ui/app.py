@@ -147,9 +147,10 @@ class RocmtuiApp(App[int]):
             self.exit_now()
             return
         lines = summary_lines(self.state, self.peaks)
+        dialog = FinishedScreen(lines, failed=self.state.failed is not None)
         if self.train_screen is not None:
-            self.train_screen.replot_now()  # the final curves, drawn before the dialog covers them
-        self.push_screen(FinishedScreen(lines, failed=self.state.failed is not None))
+            self.train_screen.replot_now()  # the final curves, painted before the dialog covers them
+        self.call_after_refresh(self.push_screen, dialog)
 
     def on_gpu_sampled(self, _: GpuSampled) -> None:
         sample_set = self.relay.take()
@@ -198,16 +199,16 @@ class RocmtuiApp(App[int]):
         self.train_screen.set_phase_note("stopping at the next step; saving a checkpoint…")
 
     def action_toggle_pause(self) -> None:
+        """The engine logs "Paused"/"Resumed" when it acts on this; the progress line shows it now."""
         if self.train_screen is None or not self.state.running or self.quitting:
             return
         if self.control.paused:
             self.control.resume()
             self.state.phase = "training"
-            self.train_screen.set_phase_note("resumed")
         else:
             self.control.pause()
             self.state.phase = "paused"
-            self.train_screen.set_phase_note("paused (p resumes)")
+        self.train_screen.progress.refresh()
 
     def action_save_now(self) -> None:
         if self.train_screen is not None and self.state.running:

@@ -67,6 +67,7 @@ class GpuPanel(Vertical):
     def show(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         """Attributes down: hand each card its sample and its slice of history."""
         has_gpus = bool(sample_set.gpus)
+        self.set_class(not has_gpus, "-no-gpu")
         self.note.display = not has_gpus
         self.cards.display = has_gpus
         if not has_gpus:
