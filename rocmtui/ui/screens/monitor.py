@@ -59,6 +59,7 @@ class MonitorScreen(Screen[None]):
         self.panel = GpuPanel(id="monitor-gpu")
         self.processes = ProcessTable(id="processes")
         self.last: SampleSet | None = None
+        self.status_text = ""
         self.interval_s = 1.0
 
     def compose(self) -> ComposeResult:
@@ -97,7 +98,8 @@ class MonitorScreen(Screen[None]):
     def show_status(self) -> None:
         gpus = len(self.last.gpus) if self.last else 0
         backend = self.last.backend if self.last else "…"
-        self.status.update(
-            f"rocmtui monitor · backend {backend} · {gpus} GPU{'s' if gpus != 1 else ''}"
-            f" · interval {self.interval_s:g} s (+/-)"
-        )
+        plural = "s" if gpus != 1 else ""
+        text = f"rocmtui monitor · backend {backend} · {gpus} GPU{plural} · interval {self.interval_s:g} s (+/-)"
+        if text != self.status_text:  # an update re-lays out the screen: only when the words change
+            self.status_text = text
+            self.status.update(text)

@@ -117,7 +117,9 @@ class GpuCard(Vertical):
 
     def show(self, sample: GpuSample, util_history: Sequence[float | None]) -> None:
         """Attributes down: the panel hands each card its newest sample and history."""
-        self.border_title = f"GPU {sample.index} · {sample.name}"
+        title = f"GPU {sample.index} · {sample.name}"
+        if title != self.border_title:  # setting a title repaints the whole card
+            self.border_title = title
         self.readout.set_sample(sample)
         if not self.has_class("-compact"):
             self.history.set_values(util_history)

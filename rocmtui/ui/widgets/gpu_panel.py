@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.widgets import Static
 
-from rocmtui.gpu.sample import SampleSet
+from rocmtui.gpu.sample import BackendStatus, SampleSet
 from rocmtui.ui.widgets.gpu_card import GpuCard
 from rocmtui.ui.widgets.host_card import HostCard
 
@@ -50,6 +50,7 @@ class GpuPanel(Vertical):
         self.compact = False
         self.gpu_indexes: tuple[int, ...] = ()
         self.card_list: list[GpuCard] = []
+        self.statuses: tuple[BackendStatus, ...] | None = None
 
     def compose(self) -> ComposeResult:
         yield self.note
@@ -70,7 +71,8 @@ class GpuPanel(Vertical):
         self.set_class(not has_gpus, "-no-gpu")
         self.note.display = not has_gpus
         self.cards.display = has_gpus
-        if not has_gpus:
+        if not has_gpus and sample_set.statuses != self.statuses:
+            self.statuses = sample_set.statuses
             self.note.update(no_gpu_text(sample_set))
         indexes = tuple(gpu.index for gpu in sample_set.gpus)
         if indexes != self.gpu_indexes:

@@ -70,8 +70,9 @@ class HostCard(Vertical):
         self.readout.refresh(layout=True)
 
     def show(self, host: HostSample, cpu_history: Sequence[float | None]) -> None:
-        if host.cpu_name:
-            self.border_title = f"Host · {host.cpu_name}"
+        title = f"Host · {host.cpu_name}" if host.cpu_name else "Host"
+        if title != self.border_title:  # setting a title repaints the whole card
+            self.border_title = title
         self.readout.set_host(host)
         if not self.has_class("-compact"):
             self.history.set_values(cpu_history)
