@@ -17,7 +17,8 @@ from rocmtui.train import models
 from rocmtui.train.data import Arrays
 from rocmtui.train.gpudata import DeviceData, Normalizer, batch_indices, permutation, to_device
 from rocmtui.train.optim import build_optimizer
-from rocmtui.train.step import EagerStep, GraphStep, Stats
+from rocmtui.train.stats import Stats
+from rocmtui.train.step import EagerStep, GraphStep
 
 
 def resolve_device(config: TrainConfig) -> torch.device:

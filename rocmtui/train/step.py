@@ -1,7 +1,6 @@
 """One optimizer step, eager or captured whole (forward, backward, optimizer) in a CUDA/HIP graph.
 
-A step takes a uint8 batch and labels and returns nothing: its loss goes into a preallocated
-device buffer and its correct-prediction count into a device accumulator, so no step syncs with the GPU.
+A step takes a uint8 batch and labels and hands its loss and logits to ``Stats``; no step syncs with the GPU.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import torch
 from torch import nn
 
 from rocmtui.errors import UsageError
+from rocmtui.train.stats import Stats
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -23,40 +23,6 @@ def autocast(device: torch.device, amp: str, graph: bool = False) -> AbstractCon
         return nullcontext()
     dtype = torch.bfloat16 if amp == "bf16" else torch.float16
     return torch.autocast(device.type, dtype=dtype, cache_enabled=not graph)
-
-
-class Stats:
-    """Per-step losses since the last emit (on the device) and the epoch's loss sum and hit count.
-
-    The loss sum is kept on the host, from the drained losses and the batch sizes (known without a sync):
-    one multiply-add fewer per step.
-    """
-
-    def __init__(self, device: torch.device, capacity: int = 4096) -> None:
-        self.losses = torch.zeros(capacity, device=device)
-        self.sizes: list[int] = []
-        """Batch size of each pending step; its length is the number of pending steps."""
-        self.loss_sum = 0.0
-        self.correct = torch.zeros((), device=device, dtype=torch.int64)
-
-    @property
-    def count(self) -> int:
-        return len(self.sizes)
-
-    @property
-    def full(self) -> bool:
-        return len(self.sizes) >= self.losses.numel()
-
-    def reset_epoch(self) -> None:
-        self.loss_sum = 0.0
-        self.correct.zero_()
-
-    def drain(self) -> list[float]:
-        """The pending per-step losses as floats: one GPU sync."""
-        values = [float(v) for v in self.losses[: self.count].tolist()]
-        self.loss_sum += sum(v * n for v, n in zip(values, self.sizes, strict=True))
-        self.sizes.clear()
-        return values
 
 
 class EagerStep:
@@ -87,9 +53,7 @@ class EagerStep:
         else:  # the scaler's bookkeeping costs Python time on every step even when disabled
             loss.backward()  # type: ignore[no-untyped-call]
             self.optimizer.step()
-        stats.losses[stats.count].copy_(loss.detach())
-        stats.correct.add_((logits.detach().argmax(1) == y).sum())
-        stats.sizes.append(y.shape[0])
+        stats.record(loss, logits, y)
 
 
 class GraphStep:
@@ -138,9 +102,7 @@ class GraphStep:
         self.x.copy_(x)
         self.y.copy_(y)
         self.graph.replay()
-        stats.losses[stats.count].copy_(self.loss)
-        stats.correct.add_(self.hits)
-        stats.sizes.append(y.shape[0])
+        stats.record_static(self.loss, self.hits, int(y.shape[0]))
 
 
 @torch.no_grad()

@@ -198,3 +198,20 @@ def test_missing_data_is_a_data_failure_not_an_exception(small) -> None:
 def test_training_options_run_on_the_cpu(small, changes: dict[str, object]) -> None:
     events, _ = run(small(epochs=1, **changes))
     assert isinstance(events[-1], RunFinished), events[-1]
+
+
+def test_stats_give_the_same_numbers_eager_and_static() -> None:
+    from rocmtui.train.stats import Stats
+
+    torch.manual_seed(0)
+    steps = [(torch.rand(()), torch.randn(n, 10), torch.randint(0, 10, (n,))) for n in (8, 8, 5)]
+    eager, static = Stats(torch.device("cpu")), Stats(torch.device("cpu"))
+    for loss, logits, labels in steps:
+        eager.record(loss, logits, labels)
+        static.record_static(loss, (logits.argmax(1) == labels).sum(), labels.shape[0])
+    assert eager.count == static.count == 3
+    assert eager.drain() == static.drain() == [float(loss) for loss, _, _ in steps]
+    assert eager.loss_sum == pytest.approx(static.loss_sum)
+    assert eager.loss_sum == pytest.approx(sum(float(loss) * len(y) for loss, _, y in steps))
+    assert int(eager.correct) == int(static.correct) == sum(int((o.argmax(1) == y).sum()) for _, o, y in steps)
+    assert eager.count == 0 and eager.pending == []
