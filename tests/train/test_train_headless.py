@@ -41,7 +41,7 @@ def test_a_finished_run_prints_epochs_and_the_summary(tmp_path: Path) -> None:
     assert err == ""
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
 def test_a_signal_stops_cleanly_with_a_checkpoint(tmp_path: Path, sig: signal.Signals, code: int) -> None:
     proc = rocmtui("--epochs", "500", "--batch-size", "256", tmp_path=tmp_path)
     assert proc.stdout is not None
