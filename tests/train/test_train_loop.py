@@ -215,3 +215,27 @@ def test_stats_give_the_same_numbers_eager_and_static() -> None:
     assert eager.loss_sum == pytest.approx(sum(float(loss) * len(y) for loss, _, y in steps))
     assert int(eager.correct) == int(static.correct) == sum(int((o.argmax(1) == y).sum()) for _, o, y in steps)
     assert eager.count == 0 and eager.pending == []
+
+
+def test_host_reads_do_not_grow_with_the_number_of_steps(small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every .item()/.tolist() is a GPU sync: between emits the loop must make none, however many steps."""
+    calls = {"n": 0}
+    real_item, real_tolist = torch.Tensor.item, torch.Tensor.tolist
+
+    def item(self: torch.Tensor):
+        calls["n"] += 1
+        return real_item(self)
+
+    def tolist(self: torch.Tensor):
+        calls["n"] += 1
+        return real_tolist(self)
+
+    monkeypatch.setattr(torch.Tensor, "item", item)
+    monkeypatch.setattr(torch.Tensor, "tolist", tolist)
+    counts = []
+    for steps in (4, 16):
+        calls["n"] = 0
+        events, _ = run(small(max_steps_per_epoch=steps, emit_interval_s=1e9, checkpoint_every_epoch=False))
+        assert sum(len(e.losses) for e in events if isinstance(e, StepsCompleted)) == 2 * steps
+        counts.append(calls["n"])
+    assert counts[0] == counts[1] and counts[0] <= 12
