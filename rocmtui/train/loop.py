@@ -76,12 +76,12 @@ def train(config: TrainConfig, emit: Emit, control: RunControl) -> RunSummary:
         device = resolve_device(config)
         source = resolve_source(config)
         arrays = load_arrays(source)
-    except UsageError as err:
-        failed = RunFailed(str(err), _usage_kind(err))
+        run_dir = resume_path.parent if resume_path is not None else runs.new_run_dir(config)
+        log = runs.RunLog(run_dir)
+    except Exception as err:  # bad input, or e.g. an unwritable --runs-dir: an event, not an exception
+        failed = RunFailed(str(err), _usage_kind(err)) if isinstance(err, UsageError) else _error(err)
         emit(failed)
         return RunSummary(failed, None)
-    run_dir = resume_path.parent if resume_path is not None else runs.new_run_dir(config)
-    log = runs.RunLog(run_dir)
 
     def send(event: TrainEvent) -> None:
         log.write(event)
@@ -127,9 +127,8 @@ class _Run:
         except UsageError as err:
             return self._failed(RunFailed(str(err), _usage_kind(err)))
         except Exception as err:  # the contract: a failed run is an event, never an exception out of train()
-            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
-            message = f"{type(err).__name__}: {first}" if first else type(err).__name__
-            return self._failed(RunFailed(message, "error", step=self.progress.global_step, epoch=self.progress.epoch))
+            failed = _error(err)
+            return self._failed(RunFailed(failed.message, "error", self.progress.global_step, self.progress.epoch))
 
     def _started(self, source: DataSource) -> None:
         assert self.engine is not None
@@ -335,3 +334,10 @@ def _plain(event: RunFinished | RunFailed) -> dict[str, object]:
 def _usage_kind(err: UsageError) -> FailureKind:
     """Bad data or a checkpoint that does not fit is input the user must fix ("data", exit 2 headless)."""
     return "data" if isinstance(err, DataError | CheckpointError) else "error"
+
+
+def _error(err: BaseException) -> RunFailed:
+    """Any other exception as a one-line failure: its type and the first line of its message."""
+    text = str(err).strip()
+    first = text.splitlines()[0] if text else ""
+    return RunFailed(f"{type(err).__name__}: {first}" if first else type(err).__name__, "error")

@@ -239,3 +239,11 @@ def test_host_reads_do_not_grow_with_the_number_of_steps(small, monkeypatch: pyt
         assert sum(len(e.losses) for e in events if isinstance(e, StepsCompleted)) == 2 * steps
         counts.append(calls["n"])
     assert counts[0] == counts[1] and counts[0] <= 12
+
+
+def test_an_unwritable_runs_dir_is_a_failure_event(small, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the runs folder should go")
+    events, summary = run(small(runs_dir=blocker / "runs"))
+    assert len(events) == 1 and isinstance(events[0], RunFailed) and events[0].kind == "error"
+    assert events[0].message.startswith(("FileExistsError", "NotADirectoryError")) and summary.run_dir is None
