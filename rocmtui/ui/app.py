@@ -31,6 +31,7 @@ from rocmtui.ui.screens.monitor import MonitorScreen, next_interval
 from rocmtui.ui.screens.quit_confirm import QuitConfirm
 from rocmtui.ui.screens.train import TrainScreen
 from rocmtui.ui.signals import HANGUP, detach_from_terminal, exit_watchdog, stop_on_signals
+from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
 Trainer = Callable[[TrainConfig, Emit, RunControl], object]
 
@@ -58,7 +59,7 @@ class RocmtuiApp(App[int]):
         control: RunControl | None = None,
         exit_on_finish: bool = False,
         theme: str = MonitorConfig.theme,
-        plot_period_s: float = 1.0,
+        plot_period_s: float = PLOT_PERIOD_S,
     ) -> None:
         super().__init__()
         self.theme = theme
@@ -252,7 +253,7 @@ def create_train_app(
     exit_on_finish: bool = False,
     theme: str = MonitorConfig.theme,
     control: RunControl | None = None,
-    plot_period_s: float = 1.0,
+    plot_period_s: float = PLOT_PERIOD_S,
 ) -> RocmtuiApp:
     """The training app, as the CLI, the tests and the screenshot script build it."""
     check_theme(theme)

@@ -24,6 +24,7 @@ from rocmtui.ui.widgets.loss_plot import LossPlot
 from rocmtui.ui.widgets.run_info import RunInfo
 from rocmtui.ui.widgets.run_log import RunLog
 from rocmtui.ui.widgets.run_progress import RunProgress
+from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
 COMPACT_WIDTH = 110
 COMPACT_HEIGHT = 34
@@ -39,7 +40,7 @@ class TrainScreen(Screen[None]):
         Binding("m", "app.toggle_monitor", "Monitor"),
     ]
 
-    def __init__(self, config: TrainConfig, state: RunState, *, plot_period_s: float = 1.0) -> None:
+    def __init__(self, config: TrainConfig, state: RunState, *, plot_period_s: float = PLOT_PERIOD_S) -> None:
         super().__init__(id="train")
         self.state = state
         self.info = RunInfo(config, id="run-info")

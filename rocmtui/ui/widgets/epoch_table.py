@@ -35,22 +35,27 @@ def epoch_row(epoch: EpochCompleted, best: bool) -> tuple[str, ...]:
 
 
 class EpochTable(DataTable[str]):
-    """A read-only table; rebuilt at each epoch (a handful of rows) so the best mark can move."""
+    """A read-only table: new epochs are appended and the best mark moves by one cell update each."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="none", zebra_stripes=True, show_cursor=False)
-        self.shown = 0
+        self.shown: list[EpochCompleted] = []
+        self.best_row: int | None = None
 
     def on_mount(self) -> None:
         for label, width in COLUMNS:
-            self.add_column(label, width=width)
+            self.add_column(label, width=width, key=label.strip())
 
     def show(self, epochs: Sequence[EpochCompleted]) -> None:
-        if len(epochs) == self.shown:
+        if len(epochs) == len(self.shown):
             return
-        self.shown = len(epochs)
-        best = max(epochs, key=lambda e: e.test_acc, default=None)
-        self.clear()
-        for epoch in epochs:
-            self.add_row(*epoch_row(epoch, epoch is best))
+        best = max(range(len(epochs)), key=lambda i: epochs[i].test_acc, default=None)
+        for index in range(len(self.shown), len(epochs)):
+            self.add_row(*epoch_row(epochs[index], index == best), key=str(index))
+        if best != self.best_row:
+            for row, mark in ((self.best_row, False), (best, True)):
+                if row is not None and row < len(self.shown):
+                    self.update_cell(str(row), "epoch", epoch_row(epochs[row], mark)[0])
+            self.best_row = best
+        self.shown = list(epochs)
         self.scroll_end(animate=False)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from textual.reactive import reactive
 
 from rocmtui.ui.run_state import RunState
-from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
+from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S, ThrottledPlot
 
 COLORS = {"step": "gray", "EMA": "cyan+", "train": "orange", "test": "magenta+"}
 """Plotext colour of each line; the legend in the title uses the same names."""
 
 MAX_POINTS = 500
-"""Points drawn per line; longer runs are thinned (plotext cost grows with points, not cells)."""
+"""Most points drawn per line; plotext's cost grows with points, and braille shows two per cell."""
 
 
 def thin(xs: list[float], ys: list[float], limit: int = MAX_POINTS) -> tuple[list[float], list[float]]:
@@ -28,7 +28,7 @@ class LossPlot(ThrottledPlot):
 
     log_scale: reactive[bool] = reactive(False, init=False)
 
-    def __init__(self, state: RunState, *, period_s: float = 1.0, id: str | None = None) -> None:
+    def __init__(self, state: RunState, *, period_s: float = PLOT_PERIOD_S, id: str | None = None) -> None:
         super().__init__(period_s=period_s, id=id)
         self.state = state
         self.set_legend("Loss", COLORS)
@@ -41,8 +41,9 @@ class LossPlot(ThrottledPlot):
         plt, state = self.plt, self.state
         series = state.loss
         if series.raw:
-            xs, raw = thin(series.x, series.raw)
-            _, ema = thin(series.x, series.ema)
+            limit = min(MAX_POINTS, max(50, 2 * self.size.width))
+            xs, raw = thin(series.x, series.raw, limit)
+            _, ema = thin(series.x, series.ema, limit)
             plt.plot(xs, raw, color=COLORS["step"], marker="braille")
             plt.plot(xs, ema, color=COLORS["EMA"], marker="braille")
         if state.epochs:
