@@ -34,16 +34,22 @@ class LinePrinter:
         self.out, self.every_s = out, every_s
         self.epochs = 0
         self.last_progress = time.monotonic()
+        self.closed = False
 
     def __call__(self, event: TrainEvent) -> None:
         line = self.format(event)
-        if line is not None:
+        if line is None or self.closed:
+            return
+        try:
             self.out.write(line + "\n")
             self.out.flush()
+        except OSError:  # the reader went away (``| head``): keep training and saving, stop printing
+            self.closed = True
 
     def format(self, event: TrainEvent) -> str | None:  # noqa: PLR0911 - one return per event type
         if isinstance(event, RunStarted):
             self.epochs = event.config.epochs
+            self.last_progress = time.monotonic()
             return (
                 f"rocmtui: training {event.config.model} on {event.dataset} ({event.train_size:,} train / "
                 f"{event.test_size:,} test images) on {event.device} ({event.device_name}, {event.backend}, "

@@ -108,3 +108,14 @@ def test_log_failure_and_finish_lines() -> None:
         "completed: 5 epoch(s), test acc 60.00% (best 61.00%), 5.50s, 43,000 img/s, peak memory 0.86 GB\n"
         "run folder: runs/x"
     )
+
+
+def test_a_closed_output_stops_printing_not_training() -> None:
+    class Closed(io.StringIO):
+        def write(self, _text: str) -> int:
+            raise BrokenPipeError("reader went away")
+
+    printer = LinePrinter(Closed())
+    printer(LogMessage("Paused"))
+    assert printer.closed
+    printer(LogMessage("Resumed"))  # silently dropped
