@@ -170,7 +170,7 @@ class _Run:
             if p.perm is None:
                 p.perm = permutation(n, engine.gen)
                 engine.stats.reset_epoch()
-            epoch_start = self.clock.now()
+            epoch_start, seen_before = self.clock.now(), p.seen  # seen_before > 0 when resumed mid-epoch
             while p.epoch_step < engine.steps_per_epoch:
                 if not self._boundary():
                     return self._finish("stopped")
@@ -191,7 +191,7 @@ class _Run:
                 if engine.stats.full or self.clock.now() - self.last_emit_s >= cfg.emit_interval_s:
                     self._flush()
             self._flush()
-            self._end_epoch(epoch_start)
+            self._end_epoch(epoch_start, p.seen - seen_before)
         return self._finish("completed")
 
     def _boundary(self) -> bool:
@@ -248,7 +248,7 @@ class _Run:
         assert self.engine is not None
         return lr_at(self.config, max(self.progress.global_step - 1, 0), self.engine.total_steps)
 
-    def _end_epoch(self, epoch_start: float) -> None:
+    def _end_epoch(self, epoch_start: float, trained_now: int) -> None:
         assert self.engine is not None
         engine, p = self.engine, self.progress
         train_time = self.clock.now() - epoch_start
@@ -271,7 +271,7 @@ class _Run:
             test_acc=result.acc,
             lr=self._lr(),
             seconds=self.clock.now() - epoch_start,
-            images_per_s=(seen / train_time) if train_time > 0 else 0.0,
+            images_per_s=(trained_now / train_time) if train_time > 0 else 0.0,
             is_best=is_best,
         )
         self.send(event)
