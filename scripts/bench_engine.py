@@ -97,6 +97,47 @@ def time_run(name: str, config: TrainConfig, out: Path) -> dict[str, object]:
     return row
 
 
+def count_syncs(config: TrainConfig) -> int:
+    """GPU syncs seen by torch's sync debugger over one run (warn mode: each sync is a warning)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode(1)
+        try:
+            train(config, lambda _e: None, RunControl())
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+    return sum("synchroniz" in str(w.message) for w in caught)
+
+
+def checks(out: Path) -> None:
+    """Syncs must not grow with the step count; a stopped and resumed graph run must match a whole one."""
+    base = TrainConfig(batch_size=16, epochs=2, emit_interval_s=1e9, runs_dir=Path("/tmp/check-runs"))
+    for graph in (False, True):
+        counts = [count_syncs(replace(base, cuda_graph=graph, max_steps_per_epoch=n)) for n in (30, 100)]
+        print(json.dumps({"check": "syncs", "cuda_graph": graph, "steps_30_vs_100": counts}), flush=True)
+    cfg = replace(FASTNET, epochs=3, batch_size=256, cuda_graph=True, runs_dir=Path("/tmp/check-runs"))
+    whole = _epoch_accs(cfg, None)
+    control = RunControl()
+
+    def stop_mid(event: TrainEvent) -> None:
+        if getattr(event, "step", 0) >= 10 and getattr(event, "epoch_step", 0):
+            control.request_stop()
+
+    part = train(replace(cfg, emit_interval_s=0.0), stop_mid, control)
+    resumed = _epoch_accs(replace(cfg, resume=part.run_dir), part.run_dir)
+    print(json.dumps({"check": "graph-resume", "whole": whole, "stopped+resumed": resumed}), flush=True)
+
+
+def _epoch_accs(config: TrainConfig, run_dir: Path | None) -> list[float]:
+    summary = train(config, lambda _e: None, RunControl())
+    folder = run_dir or summary.run_dir
+    assert folder is not None
+    lines = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+    return [round(e["test_acc"], 4) for e in lines if e["event"] == "EpochCompleted"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pieces", type=Path, default=None, help="default: the bundled sample")
@@ -104,7 +145,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--skip-reference", action="store_true")
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--checks", action="store_true", help="sync and graph-resume checks on the sample, then exit")
     args = parser.parse_args()
+    if args.checks:
+        checks(args.out)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     data_dir = join_pieces(args.pieces.expanduser()).parent if args.pieces else None
     print(f"torch {torch.__version__} CUDA {torch.version.cuda} on {torch.cuda.get_device_name()}", flush=True)

@@ -125,9 +125,10 @@ def capture_graph(engine: Engine) -> None:
     probe = torch.Generator(device=engine.device)
     probe.manual_seed(cfg.seed)  # a throwaway order: the warm-up batch must not move the real generator
     idx = batch_indices(permutation(int(engine.data.train_y.shape[0]), probe), 0, cfg.batch_size, True)
-    for group in engine.optimizer.param_groups:  # a resumed optimizer may bring float rates back
-        if not isinstance(group["lr"], torch.Tensor):
-            group["lr"] = torch.tensor(float(group["lr"]), device=engine.device)
+    for group in engine.optimizer.param_groups:  # the graph reads its rates from device tensors
+        lr = group["lr"]
+        if not isinstance(lr, torch.Tensor) or lr.device != engine.device:
+            group["lr"] = torch.tensor(float(lr), device=engine.device)
     engine.step = GraphStep(engine.eager, engine.data.train_x[idx], engine.data.train_y[idx])
 
 

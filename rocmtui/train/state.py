@@ -69,6 +69,8 @@ def restore(engine: Engine, state: dict[str, Any], path: Path) -> Progress:
     try:
         engine.model.load_state_dict(state["model"])
         engine.optimizer.load_state_dict(state["optimizer"])
+        for group in engine.optimizer.param_groups:  # a graph run saves its rates as (now CPU) tensors
+            group["lr"] = float(group["lr"])
         engine.eager.scaler.load_state_dict(state["scaler"])
         torch.set_rng_state(state["rng_cpu"])
         if state["rng_cuda"] is not None and engine.device.type == "cuda":

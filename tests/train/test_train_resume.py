@@ -15,6 +15,7 @@ from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished, 
 from rocmtui.train import runs
 from rocmtui.train.loop import train
 from rocmtui.train.resume import prepare_resume
+from rocmtui.train.state import Progress
 
 
 def epochs_of(run_dir: Path) -> list[dict[str, object]]:
@@ -144,3 +145,20 @@ def test_a_checkpoint_that_does_not_fit_the_model_fails_the_run_cleanly(small) -
     summary = train(small(resume=folder), events.append, RunControl())
     assert summary.event.kind == "data" and "does not fit" in summary.event.message  # type: ignore[union-attr]
     assert not any(isinstance(e, EpochCompleted | LogMessage) for e in events)
+
+
+def test_rates_saved_as_tensors_come_back_as_plain_numbers(small) -> None:
+    """A CUDA-graph run keeps its learning rates in device tensors; a resume must not keep stale copies."""
+    from rocmtui.train.data import load_arrays, resolve_source
+    from rocmtui.train.engine import build_engine
+    from rocmtui.train.state import restore, snapshot
+
+    config = small(schedule="onecycle")
+    engine = build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
+    for group in engine.optimizer.param_groups:
+        group["lr"] = torch.tensor(0.123)
+    state = snapshot(engine, Progress(), 0.0)
+    fresh = build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
+    restore(fresh, state, Path("x"))
+    assert [g["lr"] for g in fresh.optimizer.param_groups] == [pytest.approx(0.123)]
+    assert all(type(g["lr"]) is float for g in fresh.optimizer.param_groups)
