@@ -26,6 +26,11 @@ from rocmtui.ui.widgets.run_log import RunLog
 from rocmtui.ui.widgets.run_progress import RunProgress
 from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
+PANEL_PERIOD_S = 1.0
+"""Seconds between updates of the epochs table and the log (short epochs would otherwise repaint them
+several times a second)."""
+PROGRESS_PERIOD_S = 0.5
+"""Seconds between repaints of the progress lines while steps arrive (about 4 a second)."""
 COMPACT_WIDTH = 110
 COMPACT_HEIGHT = 34
 
@@ -49,7 +54,10 @@ class TrainScreen(Screen[None]):
         self.accuracy_plot = AccuracyPlot(state, period_s=plot_period_s, id="accuracy-plot")
         self.gpu_panel = GpuPanel(id="train-gpu")
         self.table = EpochTable(id="epochs")
+        self.table.border_title = "Epochs"
         self.log_view = RunLog(id="log")
+        self.progress_seen = -1
+        self.log_view.border_title = "Log"
 
     def compose(self) -> ComposeResult:
         yield self.info
@@ -84,7 +92,6 @@ class TrainScreen(Screen[None]):
             self.info.show(event)
             self.note(f"started on {event.device_name}; data: {event.data_source}")
         elif isinstance(event, EpochCompleted):
-            self.table.show(self.state.epochs)
             self.accuracy_plot.mark_dirty()
             best = " (best)" if event.is_best else ""
             self.note(f"epoch {event.epoch + 1}: test acc {fmt_acc(event.test_acc)}{best}")
@@ -94,8 +101,7 @@ class TrainScreen(Screen[None]):
             self.note(f"run {event.reason}; checkpoint: {event.checkpoint or 'none'}")
         elif isinstance(event, RunFailed):
             self.note(f"{event.kind}: {event.message}", "error")
-        self.loss_plot.mark_dirty()
-        self.progress.refresh()
+        self.loss_plot.mark_dirty()  # plots and progress repaint on their own timers, not here
 
     def note(self, message: str, level: str = "info") -> None:
         self.log_view.add(message, level, self.state.elapsed_s)
@@ -120,7 +126,23 @@ class TrainScreen(Screen[None]):
             if plot.dirty and plot.is_mounted:
                 plot.replot()
 
+    def on_mount(self) -> None:
+        self.set_interval(PANEL_PERIOD_S, self.flush_panels)
+        self.set_interval(PROGRESS_PERIOD_S, self.flush_progress)
+
+    def flush_progress(self) -> None:
+        if self.progress_seen != self.state.version:
+            self.progress_seen = self.state.version
+            self.progress.refresh()
+
+    def flush_panels(self) -> None:
+        """Epoch rows and log lines, batched: each update re-lays out and repaints a whole panel."""
+        self.table.show(self.state.epochs)
+        self.log_view.flush()
+
     def replot_now(self) -> None:
-        """Redraw both plots immediately (tests and screenshots; the timer does it otherwise)."""
+        """Redraw plots and panels now (end of run, tests, screenshots; timers do it otherwise)."""
+        self.flush_panels()
+        self.flush_progress()
         self.loss_plot.replot()
         self.accuracy_plot.replot()
