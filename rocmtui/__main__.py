@@ -2,4 +2,5 @@
 
 from rocmtui.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # the spawned training process imports this module too: run nothing then
+    raise SystemExit(main())

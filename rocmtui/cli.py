@@ -56,11 +56,15 @@ def _run_train(args: argparse.Namespace) -> int:
 
         return run_headless(config)
     from rocmtui.gpu.detect import open_sampler
-    from rocmtui.train.loop import train
+    from rocmtui.train.child import ProcessTrainer
     from rocmtui.ui.app import run_train_app
 
     return run_train_app(
-        config, train, open_sampler(monitor_config(args)), exit_on_finish=args.exit_on_finish, theme=args.theme
+        config,
+        ProcessTrainer(),
+        open_sampler(monitor_config(args)),
+        exit_on_finish=args.exit_on_finish,
+        theme=args.theme,
     )
 
 
