@@ -56,8 +56,9 @@ class TrainScreen(Screen[None]):
         self.table = EpochTable(id="epochs")
         self.table.border_title = "Epochs"
         self.log_view = RunLog(id="log")
-        self.progress_seen = -1
         self.log_view.border_title = "Log"
+        self.progress_seen = -1
+        """RunState.version last painted by the progress lines."""
 
     def compose(self) -> ComposeResult:
         yield self.info

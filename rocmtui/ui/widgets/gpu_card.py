@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -84,8 +85,10 @@ class GpuReadout(Widget):
         self.sample: GpuSample | None = None
 
     def set_sample(self, sample: GpuSample) -> None:
-        if sample != self.sample:
-            self.sample = sample
+        """Repaint only when a reading changed (an idle GPU repeats itself; the timestamp does not count)."""
+        old = self.sample
+        self.sample = sample
+        if old is None or replace(old, timestamp=sample.timestamp) != sample:
             self.refresh()
 
     def render(self) -> Text:

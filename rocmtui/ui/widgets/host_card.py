@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -40,8 +41,10 @@ class HostReadout(Widget):
         self.host: HostSample | None = None
 
     def set_host(self, host: HostSample) -> None:
-        if host != self.host:
-            self.host = host
+        """Repaint only when a reading changed (the timestamp does not count)."""
+        old = self.host
+        self.host = host
+        if old is None or replace(old, timestamp=host.timestamp) != host:
             self.refresh()
 
     def render(self) -> Text:
