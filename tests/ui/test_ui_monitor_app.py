@@ -62,7 +62,7 @@ async def test_interval_keys_change_the_source_and_the_status_line() -> None:
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape", "q")
     assert app.return_value == 0
-    assert source._stop_event.is_set()
+    assert source.stopped
 
 
 def test_interval_steps_stay_in_range() -> None:

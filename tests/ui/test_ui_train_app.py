@@ -208,7 +208,7 @@ async def test_sigterm_stops_with_a_checkpoint_and_exits_143(held_trainer, host_
         await pilot.pause()
     assert app.return_value == 143
     assert isinstance(held_trainer.emitted[-1], RunFinished) and held_trainer.emitted[-1].reason == "stopped"
-    assert host_source._stop_event.is_set()  # the sampler is stopped on the way out
+    assert host_source.stopped  # the sampler is stopped on the way out
 
 
 def test_unknown_theme_is_a_usage_error(events) -> None:

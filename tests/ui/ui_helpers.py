@@ -87,12 +87,22 @@ class ReplayTrainer:
 class ManualSource(ReplaySource):
     """A ReplaySource whose playback the test drives with ``step()`` (``start`` does not spawn a thread)."""
 
+    stopped = False
+
     def start(self) -> None:
         return None
 
+    def stop(self) -> None:
+        self.stopped = True
+        super().stop()
+
 
 def host_recording() -> list[SampleSet]:
-    return list(ReplaySource.from_jsonl(HOST_RECORDING)._samples)
+    source = ReplaySource.from_jsonl(HOST_RECORDING)
+    samples: list[SampleSet] = []
+    while (sample := source.step()) is not None:
+        samples.append(sample)
+    return samples
 
 
 def synthetic_gpu_sets(gpus: int, count: int = 40) -> list[SampleSet]:
