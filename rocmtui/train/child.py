@@ -7,8 +7,8 @@ process the UI cannot slow it that way. The child is spawned (never forked: the 
 so torch is imported there, not in the UI's process.
 
 The caller sees the same contract as ``train(config, emit, control)``: events arrive through ``emit``
-in order, and the caller's RunControl (pause, save, stop) is mirrored to the child every
-``POLL_S`` seconds. If the child dies without a final event, a RunFailed says so.
+in order, and the caller's RunControl (pause, save, stop) reaches the child's own RunControl within
+about ``2 * POLL_S`` seconds. If the child dies without a final event, a RunFailed says so.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import queue
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any
 
 from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, TrainEvent
@@ -37,26 +38,40 @@ def _resolve(target: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def _shared_control(ctx: Any) -> RunControl:
-    """A RunControl whose flags are process-shared Events (same methods as threading.Event)."""
-    return RunControl(
-        stop=cast(threading.Event, ctx.Event()),
-        _running=cast(threading.Event, ctx.Event()),
-        _save=cast(threading.Event, ctx.Event()),
-    )
+STOP, PAUSED, SAVES = range(3)
+"""Slots of the shared command flags: stop requested, paused, count of save requests."""
 
 
-def _mirror(source: RunControl, target: RunControl) -> None:
-    """Copy the caller's commands to the child's control."""
-    if source.stop.is_set() and not target.stop.is_set():
-        target.request_stop()
-        return
-    if source.paused and not target.paused:
-        target.pause()
-    elif not source.paused and target.paused:
-        target.resume()
-    if source.take_save_request():
-        target.request_save()
+def _send_commands(control: RunControl, flags: Any) -> None:
+    """Parent side: publish the caller's commands in the shared flags.
+
+    Plain shared integers, no locks or condition variables: a cross-process Event whose waiter
+    dies mid-wait makes the next ``set()`` block forever, and the child can die at any moment.
+    """
+    flags[STOP] = int(control.stop.is_set())
+    flags[PAUSED] = int(control.paused)
+    if control.take_save_request():
+        flags[SAVES] += 1
+
+
+def _receive_commands(flags: Any, control: RunControl, parent_pid: int) -> None:
+    """Child side, on a thread: apply the shared flags to the loop's own RunControl.
+
+    Also stops the run when the parent goes away (the UI died without telling us).
+    """
+    saves_seen = 0
+    while not control.stop.is_set():
+        if flags[STOP] or os.getppid() != parent_pid:
+            control.request_stop()
+            return
+        if flags[PAUSED] and not control.paused:
+            control.pause()
+        elif not flags[PAUSED] and control.paused:
+            control.resume()
+        if flags[SAVES] != saves_seen:
+            saves_seen = flags[SAVES]
+            control.request_save()
+        time.sleep(POLL_S)
 
 
 @contextlib.contextmanager
@@ -82,19 +97,16 @@ def _silence_stdio() -> None:
     os.close(devnull)
 
 
-def _child_main(target: str, config: TrainConfig, events: Any, control: RunControl, parent_pid: int) -> None:
-    """The child's entry point: stop cleanly on SIGTERM/SIGHUP or when the parent goes away."""
+def _child_main(target: str, config: TrainConfig, events: Any, flags: Any, parent_pid: int) -> None:
+    """The child's entry point: stop cleanly on SIGTERM/SIGHUP, a stop command, or the parent's death."""
     _silence_stdio()
+    control = RunControl()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the UI reads Ctrl-C as a key and relays stop itself
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: control.request_stop())
-
-    def watch_parent() -> None:
-        while not control.stop.wait(1.0):
-            if os.getppid() != parent_pid:  # orphaned: the UI died without telling us
-                control.request_stop()
-
-    threading.Thread(target=watch_parent, name="rocmtui-parent-watch", daemon=True).start()
+    threading.Thread(
+        target=_receive_commands, args=(flags, control, parent_pid), name="rocmtui-commands", daemon=True
+    ).start()
     try:
         _resolve(target)(config, events.put, control)
     except BaseException as err:  # the parent must hear about any failure, as an event, not a traceback
@@ -113,14 +125,14 @@ class ProcessTrainer:
         ctx = mp.get_context("spawn")
         with _real_stdio():
             events = ctx.Queue()
-            child_control = _shared_control(ctx)
+            flags = ctx.RawArray("i", 3)
             self.process = ctx.Process(
                 target=_child_main,
-                args=(self.target, config, events, child_control, os.getpid()),
+                args=(self.target, config, events, flags, os.getpid()),
                 name="rocmtui-train",
             )
             self.process.start()
-        final = self._relay(events, emit, control, child_control)
+        final = self._relay(events, emit, control, flags)
         self.process.join()
         if final is None:
             final = RunFailed(
@@ -130,11 +142,11 @@ class ProcessTrainer:
         events.close()
         return final
 
-    def _relay(self, events: Any, emit: Emit, control: RunControl, child_control: RunControl) -> TrainEvent | None:
+    def _relay(self, events: Any, emit: Emit, control: RunControl, flags: Any) -> TrainEvent | None:
         final: TrainEvent | None = None
         child_gone = False
         while True:
-            _mirror(control, child_control)
+            _send_commands(control, flags)
             try:
                 event = events.get(timeout=POLL_S)
             except queue.Empty:

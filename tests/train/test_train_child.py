@@ -15,7 +15,14 @@ TINY = TrainConfig(epochs=1, batch_size=32, max_steps_per_epoch=4, device="cpu",
 
 def test_events_arrive_in_order_and_the_final_one_is_returned(tmp_path: Path) -> None:
     events: list[TrainEvent] = []
-    final = ProcessTrainer()(replace(TINY, runs_dir=tmp_path), events.append, RunControl())
+    control = RunControl()
+
+    def emit(event: TrainEvent) -> None:
+        events.append(event)
+        if isinstance(event, RunFinished):
+            control.request_stop()  # as the UI does on quit: must not hang on a child that is exiting
+
+    final = ProcessTrainer()(replace(TINY, runs_dir=tmp_path), emit, control)
     assert isinstance(events[0], RunStarted)
     assert any(isinstance(e, StepsCompleted) for e in events)
     assert isinstance(final, RunFinished)
