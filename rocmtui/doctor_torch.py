@@ -41,7 +41,15 @@ def read_torch() -> TorchInfo:
         archs = tuple(str(getattr(torch.cuda.get_device_properties(i), "gcnArchName", "")) for i in range(count))
     except Exception as err:  # a driver/runtime mismatch surfaces here
         return TorchInfo(version=torch.__version__, hip=hip, cuda=cuda, error=f"GPU query failed: {err}")
-    return TorchInfo(torch.__version__, hip, cuda, available, names, tuple(a.split(":")[0] for a in archs if a))
+    return TorchInfo(torch.__version__, hip, cuda, available, names, gfx_names(archs))
+
+
+def gfx_names(archs: tuple[str, ...]) -> tuple[str, ...]:
+    """AMD targets from ``gcnArchName`` values (``gfx90a:sramecc+:xnack-`` -> ``gfx90a``).
+
+    CUDA builds fill gcnArchName with the product name ("NVIDIA H200"): those are not targets.
+    """
+    return tuple(a.split(":")[0] for a in archs if a.startswith("gfx"))
 
 
 def torch_checks(info: TorchInfo, vendor_gpu_present: bool) -> list[Check]:

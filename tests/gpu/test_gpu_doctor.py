@@ -220,3 +220,9 @@ def test_rocm_is_looked_for_in_rocm_path_then_opt(tmp_path) -> None:
     roots = default_rocm_roots({"ROCM_PATH": "/custom/rocm"}, opt=tmp_path)
     assert roots == (Path("/custom/rocm"), tmp_path / "rocm", tmp_path / "rocm-6.2.0", tmp_path / "rocm-6.1.3")
     assert default_rocm_roots({}, opt=tmp_path)[0] == tmp_path / "rocm"
+
+
+def test_only_amd_arch_names_are_gfx_targets() -> None:
+    from rocmtui.doctor_torch import gfx_names
+
+    assert gfx_names(("gfx90a:sramecc+:xnack-", "NVIDIA H200", "", "gfx1100")) == ("gfx90a", "gfx1100")
