@@ -85,7 +85,7 @@ def process_command(pid: int) -> str | None:
         words = proc.cmdline() or [proc.name()]
     except (psutil.Error, OSError):
         return None
-    command = " ".join(words)
+    command = " ".join(" ".join(words).split())  # one line: arguments may hold newlines (python -c "...")
     return command if len(command) <= _COMMAND_MAX else command[: _COMMAND_MAX - 3] + "..."
 
 

@@ -14,7 +14,6 @@ from typing import TextIO
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu import units
-from rocmtui.gpu.backend import UNKNOWN_GPU
 from rocmtui.gpu.codec import dumps
 from rocmtui.gpu.detect import open_sampler
 from rocmtui.gpu.sample import GpuSample, SampleSet
@@ -82,7 +81,7 @@ def format_sample_set(s: SampleSet) -> str:
         lines.append("processes:")
         table = [["GPU", "PID", "USER", "GPU MEMORY", "COMMAND"]]
         for p in s.processes:
-            gpu_label = "?" if p.gpu_index == UNKNOWN_GPU else str(p.gpu_index)
+            gpu_label = units.fmt_gpu_index(p.gpu_index)
             memory = units.fmt_bytes(p.gpu_memory_bytes)
             table.append([gpu_label, str(p.pid), p.user or units.NA, memory, p.command or units.NA])
         lines.extend("  " + line for line in _align(table))

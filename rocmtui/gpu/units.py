@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rocmtui.gpu.backend import UNKNOWN_GPU
+
 NA = "N/A"
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
@@ -62,3 +64,8 @@ def fmt_fan(rpm: float | None, pct: float | None) -> str:
 def fmt_temps(temps: tuple[tuple[str, float], ...]) -> str:
     """``edge 45 C, junction 52 C``; empty -> ``N/A``."""
     return ", ".join(f"{label} {fmt_temp(value)}" for label, value in temps) or NA
+
+
+def fmt_gpu_index(index: int) -> str:
+    """A process's GPU column: ``?`` when the backend cannot tell which GPU it uses."""
+    return "?" if index == UNKNOWN_GPU else str(index)

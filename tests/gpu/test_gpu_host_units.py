@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rocmtui.gpu import host, units
+from rocmtui.gpu.backend import UNKNOWN_GPU
 from rocmtui.gpu.rocm import drop_pyrsmi_records
 
 
@@ -72,6 +73,20 @@ def test_long_command_lines_are_shortened() -> None:
     finally:
         child.communicate(b"")
     assert command is not None and len(command) == 200 and command.endswith("...")
+
+
+def test_command_lines_with_newlines_fit_on_one_line() -> None:
+    child = _start_child("first line\n    second\tline")
+    try:
+        command = host.process_command(child.pid)
+    finally:
+        child.communicate(b"")
+    assert command is not None and "\n" not in command
+    assert command.endswith("first line second line")
+
+
+def test_processes_of_an_unknown_gpu_show_a_question_mark() -> None:
+    assert (units.fmt_gpu_index(UNKNOWN_GPU), units.fmt_gpu_index(2)) == ("?", "2")
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from textual.widgets import DataTable
 
 from rocmtui.gpu.sample import GpuProcess
+from rocmtui.gpu.units import fmt_gpu_index
 from rocmtui.ui.format import NA, fmt_bytes
 
 COLUMNS = (("PID", 8), ("user", 10), ("GPU", 3), ("GPU memory", 10), ("command", 48))
@@ -15,7 +16,7 @@ COLUMNS = (("PID", 8), ("user", 10), ("GPU", 3), ("GPU memory", 10), ("command",
 
 def process_row(proc: GpuProcess) -> tuple[str, ...]:
     memory = NA if proc.gpu_memory_bytes is None else fmt_bytes(proc.gpu_memory_bytes)
-    return (str(proc.pid), proc.user or NA, str(proc.gpu_index), memory, proc.command or NA)
+    return (str(proc.pid), proc.user or NA, fmt_gpu_index(proc.gpu_index), memory, proc.command or NA)
 
 
 class ProcessTable(DataTable[str]):
