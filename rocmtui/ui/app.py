@@ -8,6 +8,7 @@ thread) only post messages; the handlers here own every piece of state and every
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable
 from typing import ClassVar
@@ -115,7 +116,12 @@ class RocmtuiApp(App[int]):
         self.post_message(TrainEventMessage(event))
 
     def on_signal(self, signum: int) -> None:
-        """SIGTERM/SIGHUP: stop at the next step (checkpoint), then exit with 128 + signum."""
+        """SIGTERM/SIGHUP: stop at the next step (checkpoint), then exit with 128 + signum.
+
+        A second signal while stopping ends the process at once: a wedged trainer must not make it unkillable.
+        """
+        if self.signal_code is not None:
+            os._exit(128 + signum)
         self.signal_code = 128 + signum
         self.control.request_stop()
         if signum == HANGUP:

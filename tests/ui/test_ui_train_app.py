@@ -211,6 +211,16 @@ async def test_sigterm_stops_with_a_checkpoint_and_exits_143(held_trainer, host_
     assert host_source.stopped  # the sampler is stopped on the way out
 
 
+def test_a_second_sigterm_while_stopping_exits_at_once(events, host_source, monkeypatch) -> None:
+    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source)
+    exits: list[int] = []
+    monkeypatch.setattr("rocmtui.ui.app.os._exit", exits.append)
+    app.on_signal(15)
+    assert exits == []  # the first one asks the trainer to stop and save
+    app.on_signal(15)
+    assert exits == [143]
+
+
 def test_unknown_theme_is_a_usage_error(events) -> None:
     with pytest.raises(UsageError, match="unknown theme 'nope'"):
         create_train_app(recorded_config(), ReplayTrainer(events), ManualSource([]), theme="nope")
