@@ -22,8 +22,9 @@ class _Parser(argparse.ArgumentParser):
 TRAIN_EXAMPLES = """\
 examples:
   rocmtui train cifar                          the ROCm guide's workload, live (offline: the bundled sample)
-  rocmtui train cifar --model fastnet --epochs 10 --batch-size 512 --optimizer sgd --lr 0.2 \\
-      --schedule onecycle --label-smoothing 0.2 --augment --amp bf16
+  rocmtui train cifar --model fastnet --epochs 10 --batch-size 1024 --optimizer sgd --lr 1.0 \\
+      --weight-decay 1.5e-3 --schedule onecycle --label-smoothing 0.2 --augment --amp bf16 \\
+      --channels-last --cuda-graph             93%+ on full CIFAR-10 in about 4 s on an H200
   rocmtui train cifar --headless > train.log   one line per epoch, for logs and CI
   rocmtui train cifar --resume runs/20261130-101500-cifar10-simplecnn
   rocmtui train mnist --data-dir ~/data --download
