@@ -24,7 +24,7 @@ async def test_no_gpu_shows_each_backends_reason_and_the_host(host_source) -> No
         for name in ("rocm", "sysfs", "nvml"):
             assert f"{name}:" in note
         assert screen.panel.note.display and not screen.processes.display
-        assert screen.panel.host.readout.host == host_source.history()[-1].host
+        assert screen.panel.host.readout.reading == host_source.history()[-1].host
         assert "backend host" in str(screen.status.render())
 
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widget import Widget
 
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.ui.format import NA, bar, dim_tracks, fmt_mem_pair, fmt_pct, fmt_power, meter, ratio
+from rocmtui.ui.format import NA, bar, fmt_mem_pair, fmt_pct, fmt_power, meter, ratio
 from rocmtui.ui.widgets.history_bars import HistoryBars
+from rocmtui.ui.widgets.readout import Readout
 
 SHORT_TEMP = {"junction": "junc", "hotspot": "hot", "memory": "mem"}
 
@@ -72,8 +70,13 @@ def compact_line(sample: GpuSample) -> str:
     )
 
 
-class GpuReadout(Widget):
-    """The numbers of one GPU as cheap text; redrawn only when a sample arrives."""
+def readout_lines(sample: GpuSample, width: int, compact: bool) -> list[str]:
+    """The GPU's readout: one line when compact, else the full lines."""
+    return [compact_line(sample)] if compact else full_lines(sample, width)
+
+
+class GpuReadout(Readout[GpuSample]):
+    """The numbers of one GPU as cheap text; redrawn only when a reading changes."""
 
     DEFAULT_CSS = """
     GpuReadout { width: 1fr; height: 5; }
@@ -81,22 +84,7 @@ class GpuReadout(Widget):
     """
 
     def __init__(self) -> None:
-        super().__init__()
-        self.sample: GpuSample | None = None
-
-    def set_sample(self, sample: GpuSample) -> None:
-        """Repaint only when a reading changed (an idle GPU repeats itself; the timestamp does not count)."""
-        old = self.sample
-        self.sample = sample
-        if old is None or replace(old, timestamp=sample.timestamp) != sample:
-            self.refresh()
-
-    def render(self) -> Text:
-        if self.sample is None:
-            return Text("waiting for the first sample…")
-        if self.has_class("-compact"):
-            return dim_tracks(Text(compact_line(self.sample), no_wrap=True, overflow="crop"))
-        return dim_tracks(Text("\n".join(full_lines(self.sample, self.size.width)), no_wrap=True, overflow="crop"))
+        super().__init__(readout_lines)
 
 
 class GpuCard(Vertical):
@@ -123,6 +111,6 @@ class GpuCard(Vertical):
         title = f"GPU {sample.index} · {sample.name}"
         if title != self.border_title:  # setting a title repaints the whole card
             self.border_title = title
-        self.readout.set_sample(sample)
+        self.readout.set_reading(sample)
         if not self.has_class("-compact"):
             self.history.set_values(util_history)

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widget import Widget
 
 from rocmtui.gpu.sample import HostSample
-from rocmtui.ui.format import dim_tracks, fmt_mem_pair, fmt_pct, meter, ratio
+from rocmtui.ui.format import fmt_mem_pair, fmt_pct, meter, ratio
 from rocmtui.ui.widgets.history_bars import HistoryBars
+from rocmtui.ui.widgets.readout import Readout
 
 
 def host_lines(host: HostSample, width: int, compact: bool) -> list[str]:
@@ -28,7 +26,7 @@ def host_lines(host: HostSample, width: int, compact: bool) -> list[str]:
     return [f"{cpu}  {ram}"] if compact else [cpu, ram]
 
 
-class HostReadout(Widget):
+class HostReadout(Readout[HostSample]):
     """CPU % and RAM as text."""
 
     DEFAULT_CSS = """
@@ -37,21 +35,7 @@ class HostReadout(Widget):
     """
 
     def __init__(self) -> None:
-        super().__init__()
-        self.host: HostSample | None = None
-
-    def set_host(self, host: HostSample) -> None:
-        """Repaint only when a reading changed (the timestamp does not count)."""
-        old = self.host
-        self.host = host
-        if old is None or replace(old, timestamp=host.timestamp) != host:
-            self.refresh()
-
-    def render(self) -> Text:
-        if self.host is None:
-            return Text("waiting for the first sample…")
-        lines = host_lines(self.host, self.size.width, self.has_class("-compact"))
-        return dim_tracks(Text("\n".join(lines), no_wrap=True, overflow="crop"))
+        super().__init__(host_lines)
 
 
 class HostCard(Vertical):
@@ -76,6 +60,6 @@ class HostCard(Vertical):
         title = f"Host · {host.cpu_name}" if host.cpu_name else "Host"
         if title != self.border_title:  # setting a title repaints the whole card
             self.border_title = title
-        self.readout.set_host(host)
+        self.readout.set_reading(host)
         if not self.has_class("-compact"):
             self.history.set_values(cpu_history)
