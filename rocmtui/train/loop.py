@@ -141,7 +141,8 @@ class _Run:
                 device=str(self.device),
                 device_name=name,
                 backend=backend,
-                torch_version=torch.__version__,
+                # a plain str: a TorchVersion would load torch wherever the event is unpickled
+                torch_version=str(torch.__version__),
                 dataset=cfg.dataset,
                 train_size=int(engine.data.train_y.shape[0]),
                 test_size=int(engine.data.test_y.shape[0]),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +31,23 @@ def test_events_arrive_in_order_and_the_final_one_is_returned(tmp_path: Path) ->
     assert events[-1] == final
     assert final.reason == "completed"
     assert (Path(final.run_dir) / "checkpoint-last.pt").is_file()
+
+
+def test_the_parent_process_never_loads_torch(tmp_path: Path) -> None:
+    """Events carry plain values: unpickling them in the UI's process must not import torch."""
+    code = f"""
+import sys
+from pathlib import Path
+from rocmtui.config import TrainConfig
+from rocmtui.events import RunControl
+from rocmtui.train.child import ProcessTrainer
+config = TrainConfig(epochs=1, batch_size=32, max_steps_per_epoch=2, device="cpu", runs_dir=Path({str(tmp_path)!r}))
+final = ProcessTrainer()(config, lambda event: None, RunControl())
+assert type(final).__name__ == "RunFinished", final
+print("torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_a_stop_reaches_the_child_which_saves_a_checkpoint(tmp_path: Path) -> None:
