@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 
 from rocmtui.config import MonitorConfig
@@ -24,7 +25,7 @@ def clamp_interval(value: float) -> float:
     return min(max(float(value), MonitorConfig.MIN_INTERVAL_S), MonitorConfig.MAX_INTERVAL_S)
 
 
-class Feed:
+class Feed(ABC):
     """History, listeners and the timing thread; subclasses implement ``_tick()``."""
 
     thread_name = "rocmtui-feed"
@@ -98,8 +99,9 @@ class Feed:
                 # traceback and the next sample is delivered as usual.
                 log.exception("telemetry listener %r failed", listener)
 
+    @abstractmethod
     def _tick(self) -> None:
-        raise NotImplementedError
+        """Produce the next SampleSet (through ``_publish``); called every interval on the feed's thread."""
 
     def _run(self) -> None:
         next_due = time.monotonic()

@@ -75,5 +75,4 @@ class ThrottledPlot(PlotextPlot):
         self.plt.xlabel("epoch")
 
     def draw(self) -> None:
-        """Plot the current data with ``self.plt``."""
-        raise NotImplementedError
+        """Plot the current data with ``self.plt``; each plot overrides this (the base draws empty axes)."""
