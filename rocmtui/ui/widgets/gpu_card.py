@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textual.app import ComposeResult
-from textual.containers import Vertical
-
 from rocmtui.gpu.sample import GpuSample
 from rocmtui.ui.format import NA, bar, fmt_mem_pair, fmt_pct, fmt_power, meter, ratio
-from rocmtui.ui.widgets.history_bars import HistoryBars
-from rocmtui.ui.widgets.readout import Readout
+from rocmtui.ui.widgets.readout import ReadingCard, Readout
 
 SHORT_TEMP = {"junction": "junc", "hotspot": "hot", "memory": "mem"}
 
@@ -87,30 +83,12 @@ class GpuReadout(Readout[GpuSample]):
         super().__init__(readout_lines)
 
 
-class GpuCard(Vertical):
-    """A bordered card: the readout and the utilization history of one GPU."""
+class GpuCard(ReadingCard[GpuSample]):
+    """One GPU: its readout and utilization history."""
 
     def __init__(self, index: int) -> None:
-        super().__init__(classes="gpu-card")
+        super().__init__(GpuReadout(), classes="gpu-card", history_classes="util-history")
         self.index = index
-        self.readout = GpuReadout()
-        self.history = HistoryBars(classes="util-history")
-
-    def compose(self) -> ComposeResult:
-        yield self.readout
-        yield self.history
-
-    def set_compact(self, compact: bool) -> None:
-        """One line per GPU (no border, no history) for small terminals."""
-        self.set_class(compact, "-compact")
-        self.readout.set_class(compact, "-compact")
-        self.readout.refresh(layout=True)
 
     def show(self, sample: GpuSample, util_history: Sequence[float | None]) -> None:
-        """Attributes down: the panel hands each card its newest sample and history."""
-        title = f"GPU {sample.index} · {sample.name}"
-        if title != self.border_title:  # setting a title repaints the whole card
-            self.border_title = title
-        self.readout.set_reading(sample)
-        if not self.has_class("-compact"):
-            self.history.set_values(util_history)
+        self.show_reading(f"GPU {sample.index} · {sample.name}", sample, util_history)

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textual.app import ComposeResult
-from textual.containers import Vertical
-
 from rocmtui.gpu.sample import HostSample
 from rocmtui.ui.format import fmt_mem_pair, fmt_pct, meter, ratio
-from rocmtui.ui.widgets.history_bars import HistoryBars
-from rocmtui.ui.widgets.readout import Readout
+from rocmtui.ui.widgets.readout import ReadingCard, Readout
 
 
 def host_lines(host: HostSample, width: int, compact: bool) -> list[str]:
@@ -38,28 +34,12 @@ class HostReadout(Readout[HostSample]):
         super().__init__(host_lines)
 
 
-class HostCard(Vertical):
-    """A bordered card naming the CPU, with its readout and CPU history."""
+class HostCard(ReadingCard[HostSample]):
+    """The machine: its CPU and RAM readout and CPU history."""
 
     def __init__(self) -> None:
-        super().__init__(classes="host-card")
+        super().__init__(HostReadout(), classes="host-card", history_classes="cpu-history")
         self.border_title = "Host"
-        self.readout = HostReadout()
-        self.history = HistoryBars(classes="cpu-history")
-
-    def compose(self) -> ComposeResult:
-        yield self.readout
-        yield self.history
-
-    def set_compact(self, compact: bool) -> None:
-        self.set_class(compact, "-compact")
-        self.readout.set_class(compact, "-compact")
-        self.readout.refresh(layout=True)
 
     def show(self, host: HostSample, cpu_history: Sequence[float | None]) -> None:
-        title = f"Host · {host.cpu_name}" if host.cpu_name else "Host"
-        if title != self.border_title:  # setting a title repaints the whole card
-            self.border_title = title
-        self.readout.set_reading(host)
-        if not self.has_class("-compact"):
-            self.history.set_values(cpu_history)
+        self.show_reading(f"Host · {host.cpu_name}" if host.cpu_name else "Host", host, cpu_history)

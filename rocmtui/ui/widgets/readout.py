@@ -1,15 +1,18 @@
-"""A telemetry reading as cheap text, repainted only when the reading changes."""
+"""A telemetry reading as cheap text, repainted only when it changes, and the card that frames it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Generic, Protocol, TypeVar
 
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.widget import Widget
 
 from rocmtui.ui.format import dim_tracks
+from rocmtui.ui.widgets.history_bars import HistoryBars
 
 
 class Timestamped(Protocol):
@@ -44,3 +47,30 @@ class Readout(Widget, Generic[R]):
             return Text("waiting for the first sample…")
         lines = self.format_lines(self.reading, self.size.width, self.has_class("-compact"))
         return dim_tracks(Text("\n".join(lines), no_wrap=True, overflow="crop"))
+
+
+class ReadingCard(Vertical, Generic[R]):
+    """A bordered card: a titled readout with a history strip under it (hidden when compact)."""
+
+    def __init__(self, readout: Readout[R], *, classes: str, history_classes: str) -> None:
+        super().__init__(classes=classes)
+        self.readout = readout
+        self.history = HistoryBars(classes=history_classes)
+
+    def compose(self) -> ComposeResult:
+        yield self.readout
+        yield self.history
+
+    def set_compact(self, compact: bool) -> None:
+        """One line (no border, no history) for small terminals."""
+        self.set_class(compact, "-compact")
+        self.readout.set_class(compact, "-compact")
+        self.readout.refresh(layout=True)
+
+    def show_reading(self, title: str, reading: R, history: Sequence[float | None]) -> None:
+        """Attributes down: the panel hands the card its title, newest reading and history."""
+        if title != self.border_title:  # setting a title repaints the whole card
+            self.border_title = title
+        self.readout.set_reading(reading)
+        if not self.has_class("-compact"):
+            self.history.set_values(history)
