@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rocmtui.ui.format import fmt_acc, fmt_bytes, fmt_duration, fmt_rate
+from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_duration, fmt_rate
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
 
@@ -26,12 +26,12 @@ def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
         head = "Training ended"
     best = state.best_epoch
     best_acc = done.best_test_acc if done and done.best_test_acc is not None else (best.test_acc if best else None)
-    temp = "n/a" if peaks.temperature_c is None else f"{peaks.temperature_c:.0f}°C"
+    temp = NA if peaks.temperature_c is None else f"{peaks.temperature_c:.0f}°C"
     vram = fmt_bytes(peaks.vram_bytes)
     if done and done.peak_memory_bytes is not None:
         vram += f" (torch peak {fmt_bytes(done.peak_memory_bytes)})"
     run_dir = (done.run_dir if done else None) or (failed.run_dir if failed else None)
-    run_dir = run_dir or (state.started.run_dir if state.started else "n/a")
+    run_dir = run_dir or (state.started.run_dir if state.started else NA)
     return [
         head,
         f"best test accuracy  {fmt_acc(best_acc)}" + (f" (epoch {best.epoch + 1})" if best else ""),

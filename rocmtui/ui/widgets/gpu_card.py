@@ -24,7 +24,7 @@ def clocks_text(sample: GpuSample) -> str:
         parts.append(f"sclk {sample.sclk_mhz:.0f}")
     if sample.mclk_mhz is not None:
         parts.append(f"mclk {sample.mclk_mhz:.0f}")
-    text = " ".join(parts) + " MHz" if parts else "clocks n/a"
+    text = " ".join(parts) + " MHz" if parts else f"clocks {NA}"
     if sample.fan_rpm is not None:
         text += f"  fan {sample.fan_rpm:.0f} rpm"
     elif sample.fan_pct is not None:
@@ -62,7 +62,7 @@ def compact_line(sample: GpuSample) -> str:
     return (
         f"{head} {bar(ratio(sample.utilization_pct, 100.0), 8)} {fmt_pct(sample.utilization_pct):>4}"
         f"  {fmt_mem_pair(sample.memory_used_bytes, sample.memory_total_bytes):>15}"
-        f"  {'n/a' if temp is None else f'{temp:.0f}°C':>5}  {fmt_power(sample.power_w, sample.power_cap_w)}"
+        f"  {NA if temp is None else f'{temp:.0f}°C':>5}  {fmt_power(sample.power_w, sample.power_cap_w)}"
     )
 
 
