@@ -72,7 +72,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
     config = monitor_config(args)
     if args.count is not None and not args.json:
         raise UsageError("--count goes with --json")
-    if args.once or args.json:
+    if args.once or args.json or not sys.stdout.isatty():  # piped or redirected: lines for scripts, no UI
         from rocmtui.gpu import report
 
         return report.print_once(config) if args.once else report.stream_json(config, args.count)

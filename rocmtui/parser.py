@@ -194,7 +194,11 @@ def _add_monitor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     monitor.description = "Watch GPU utilization, memory, temperature, power and processes (and the host's CPU/RAM)."
     output = monitor.add_mutually_exclusive_group()
     output.add_argument("--once", action="store_true", help="print one table and exit (no UI, no torch)")
-    output.add_argument("--json", action="store_true", help="print one JSON object per sample (no UI, no torch)")
+    output.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object per sample (no UI, no torch; automatic when stdout is not a terminal)",
+    )
     monitor.add_argument(
         "--count",
         type=argtypes.positive_int,

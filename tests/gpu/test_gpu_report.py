@@ -119,3 +119,17 @@ def test_cli_json_into_a_closed_pipe_ends_quietly() -> None:
     assert producer.wait(timeout=30) == 0
     assert json.loads(first)["backend"] == "host"
     assert producer.stderr.read() == b""
+
+
+def test_cli_monitor_into_a_pipe_prints_json_lines_not_the_ui() -> None:
+    producer = subprocess.Popen(
+        [sys.executable, "-m", "rocmtui", "monitor", "--interval", "0.1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert producer.stdout is not None and producer.stderr is not None
+    first = producer.stdout.readline()
+    producer.stdout.close()
+    assert producer.wait(timeout=30) == 0
+    assert json.loads(first)["schema"] == 1
+    assert b"\x1b[" not in producer.stderr.read()  # no escape sequences: the UI never started
