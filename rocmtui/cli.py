@@ -49,7 +49,10 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
 def _run_train(args: argparse.Namespace) -> int:
     from rocmtui.train import data  # torch is imported here, not at start-up
 
+    from rocmtui.ui.app import check_theme
+
     config = train_config(args)
+    check_theme(args.theme)  # a bad --theme is an error with or without the UI
     data.resolve_source(config)  # fail fast with a one-line DataError before any UI starts
     if args.headless or not sys.stdout.isatty():
         from rocmtui.train.headless import run_headless
