@@ -47,8 +47,7 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    from rocmtui.train import data  # torch is imported here, not at start-up
-
+    from rocmtui.train import data  # numpy only: torch loads in the training process
     from rocmtui.ui.app import check_theme
 
     config = train_config(args)
