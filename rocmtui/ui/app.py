@@ -49,6 +49,8 @@ class RocmtuiApp(App[int]):
     ENABLE_COMMAND_PALETTE = False
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "request_quit", "Quit"),
+        # Ctrl-C by reflex over SSH: the same confirmed, checkpointed quit as q (not Textual's "press ctrl+q" hint)
+        Binding("ctrl+c", "request_quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help", key_display="?"),
     ]
 

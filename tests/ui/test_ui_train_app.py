@@ -101,6 +101,16 @@ async def test_quit_can_be_cancelled(held_trainer, host_source) -> None:
         assert app.state.running
 
 
+async def test_ctrl_c_asks_like_q_while_training(held_trainer, host_source) -> None:
+    app = create_train_app(recorded_config(), held_trainer, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(held_trainer.holding)
+        await pilot.press("ctrl+c")
+        assert isinstance(app.screen, QuitConfirm)
+        await pilot.press("n")
+        assert not app.control.stop.is_set()
+
+
 async def test_save_requests_a_checkpoint_that_the_trainer_takes(held_trainer, host_source) -> None:
     app = create_train_app(recorded_config(), held_trainer, host_source)
     async with app.run_test(size=SIZE) as pilot:
