@@ -28,6 +28,7 @@ from rocmtui.events import (
     RunStarted,
     StepsCompleted,
     TrainEvent,
+    event_to_dict,
 )
 from rocmtui.train import runs
 from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
@@ -106,6 +107,7 @@ class _Run:
         self.last_emit_s = 0.0
         self.last_emit_images = 0
         self.writer = runs.CheckpointWriter()
+        self.per_class: tuple[tuple[str, float], ...] = ()
 
     def run(
         self, arrays: Arrays, source: DataSource, state: dict[str, Any] | None, resume_path: Path | None
@@ -310,11 +312,11 @@ class _Run:
             images_per_s=p.images / total if total > 0 else 0.0,
             peak_memory_bytes=peak,
             run_dir=str(self.run_dir),
-            per_class_acc=getattr(self, "per_class", ()),
+            per_class_acc=self.per_class,
             checkpoint=str(self.run_dir / runs.LAST),
         )
         self.send(finished)
-        runs.write_json(self.run_dir / "summary.json", {"event": "RunFinished", **_plain(finished)})
+        runs.write_json(self.run_dir / "summary.json", event_to_dict(finished))
         return RunSummary(finished, self.run_dir)
 
     def _failed(self, failed: RunFailed) -> RunSummary:
@@ -322,14 +324,8 @@ class _Run:
             self.writer.wait()
         failed = RunFailed(failed.message, failed.kind, failed.step, failed.epoch, str(self.run_dir))
         self.send(failed)
-        runs.write_json(self.run_dir / "summary.json", {"event": "RunFailed", **_plain(failed)})
+        runs.write_json(self.run_dir / "summary.json", event_to_dict(failed))
         return RunSummary(failed, self.run_dir)
-
-
-def _plain(event: RunFinished | RunFailed) -> dict[str, object]:
-    from dataclasses import asdict
-
-    return asdict(event)
 
 
 def _usage_kind(err: UsageError) -> FailureKind:
