@@ -154,9 +154,9 @@ async def test_plots_redraw_at_their_own_rate_not_per_message(events, host_sourc
         drawn = plot.replots
         assert app.state.version > 40 and drawn <= 1  # 40+ events; at most the first, empty frame
         assert plot.dirty
-        plot._tick()
-        plot._tick()
-        assert plot.replots == drawn + 1  # drawn once; the second tick had nothing new
+        plot.redraw_if_dirty()
+        plot.redraw_if_dirty()
+        assert plot.replots == drawn + 1  # drawn once; the second frame had nothing new
 
 
 async def test_sample_messages_are_coalesced(held_trainer, host_source) -> None:

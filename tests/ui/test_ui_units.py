@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 
+from textual.color import Color
 from ui_helpers import recorded_events, synthetic_gpu_sets
 
 from rocmtui.events import StepsCompleted
@@ -14,10 +15,12 @@ from rocmtui.ui.messages import SampleRelay
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
 from rocmtui.ui.signals import stop_on_signals
+from rocmtui.ui.widgets import accuracy_plot, loss_plot
 from rocmtui.ui.widgets.gpu_card import compact_line, full_lines
 from rocmtui.ui.widgets.gpu_panel import no_gpu_text, util_history
 from rocmtui.ui.widgets.history_bars import bar_rows
 from rocmtui.ui.widgets.loss_plot import thin
+from rocmtui.ui.widgets.throttled_plot import LEGEND_COLOR
 
 
 def test_run_state_folds_the_recorded_run() -> None:
@@ -123,3 +126,11 @@ def test_signals_are_routed_then_restored() -> None:
         os.kill(os.getpid(), signal.SIGHUP)
     assert got == [signal.SIGTERM, signal.SIGHUP]
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_plot_legends_use_colours_textual_can_draw() -> None:
+    """Border titles are Textual markup: every legend colour must parse there, or the legend is drawn plain."""
+    used = {*loss_plot.COLORS.values(), *accuracy_plot.COLORS.values()}
+    assert used <= LEGEND_COLOR.keys()
+    for name in used:
+        assert Color.parse(LEGEND_COLOR[name]).ansi is not None  # the ANSI colour plotext draws, not an approximation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -26,11 +27,11 @@ from rocmtui.ui.widgets.run_log import RunLog
 from rocmtui.ui.widgets.run_progress import RunProgress
 from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
-PANEL_PERIOD_S = 1.0
-"""Seconds between updates of the epochs table and the log (short epochs would otherwise repaint them
-several times a second)."""
-PROGRESS_PERIOD_S = 0.5
-"""Seconds between repaints of the progress lines while steps arrive (about 4 a second)."""
+FRAME_PERIOD_S = 1.0
+"""Seconds between frames of the training screen. Events and samples only change state; each frame
+paints what changed since the last one (progress, epochs, log, GPU readings, and the plots when
+``plot_period_s`` has passed) in one compositor pass. A timer per widget would cost a pass each: the
+compositor is most of the UI's CPU time while training."""
 COMPACT_WIDTH = 110
 COMPACT_HEIGHT = 34
 
@@ -50,8 +51,8 @@ class TrainScreen(Screen[None]):
         self.state = state
         self.info = RunInfo(config, id="run-info")
         self.progress = RunProgress(state, id="progress")
-        self.loss_plot = LossPlot(state, period_s=plot_period_s, id="loss-plot")
-        self.accuracy_plot = AccuracyPlot(state, period_s=plot_period_s, id="accuracy-plot")
+        self.loss_plot = LossPlot(state, id="loss-plot")
+        self.accuracy_plot = AccuracyPlot(state, id="accuracy-plot")
         self.gpu_panel = GpuPanel(id="train-gpu")
         self.table = EpochTable(id="epochs")
         self.table.border_title = "Epochs"
@@ -59,6 +60,10 @@ class TrainScreen(Screen[None]):
         self.log_view.border_title = "Log"
         self.progress_seen = -1
         """RunState.version last painted by the progress lines."""
+        self.plot_period_s = plot_period_s
+        self.plotted_at = time.monotonic()
+        self.pending_samples: tuple[SampleSet, Sequence[SampleSet]] | None = None
+        """The newest GPU readings and history, painted by the next frame."""
 
     def compose(self) -> ComposeResult:
         yield self.info
@@ -113,6 +118,14 @@ class TrainScreen(Screen[None]):
         self.progress.refresh()
 
     def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
+        """Keep the newest readings for the next frame."""
+        self.pending_samples = (sample_set, history)
+
+    def flush_samples(self) -> None:
+        if self.pending_samples is None:
+            return
+        sample_set, history = self.pending_samples
+        self.pending_samples = None
         count = len(self.gpu_panel.gpu_indexes)
         self.gpu_panel.show(sample_set, history)
         if len(self.gpu_panel.gpu_indexes) != count:
@@ -122,14 +135,26 @@ class TrainScreen(Screen[None]):
         self.loss_plot.log_scale = not self.loss_plot.log_scale
 
     def on_screen_resume(self) -> None:
-        """Back from the monitor or a dialog: draw what changed meanwhile without waiting for a tick."""
+        """Back from the monitor or a dialog: draw what changed meanwhile without waiting for a frame."""
+        self.flush_samples()
         for plot in (self.loss_plot, self.accuracy_plot):
             if plot.dirty and plot.is_mounted:
                 plot.replot()
 
     def on_mount(self) -> None:
-        self.set_interval(PANEL_PERIOD_S, self.flush_panels)
-        self.set_interval(PROGRESS_PERIOD_S, self.flush_progress)
+        self.set_interval(FRAME_PERIOD_S, self.frame)
+
+    def frame(self) -> None:
+        """Paint everything that changed since the last frame, at once."""
+        with self.app.batch_update():
+            self.flush_progress()
+            self.flush_panels()
+            self.flush_samples()
+            now = time.monotonic()
+            if now - self.plotted_at >= self.plot_period_s - FRAME_PERIOD_S / 2:  # timers drift a little
+                self.plotted_at = now
+                self.loss_plot.redraw_if_dirty()
+                self.accuracy_plot.redraw_if_dirty()
 
     def flush_progress(self) -> None:
         if self.progress_seen != self.state.version:
@@ -145,5 +170,6 @@ class TrainScreen(Screen[None]):
         """Redraw plots and panels now (end of run, tests, screenshots; timers do it otherwise)."""
         self.flush_panels()
         self.flush_progress()
+        self.flush_samples()
         self.loss_plot.replot()
         self.accuracy_plot.replot()

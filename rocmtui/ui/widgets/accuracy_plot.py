@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rocmtui.ui.run_state import RunState
-from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S, ThrottledPlot
+from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
 COLORS = {"train": "orange", "test": "green+"}
 
@@ -11,8 +11,8 @@ COLORS = {"train": "orange", "test": "green+"}
 class AccuracyPlot(ThrottledPlot):
     """Accuracy (%) against epochs; changes once per epoch, so it rarely redraws."""
 
-    def __init__(self, state: RunState, *, period_s: float = PLOT_PERIOD_S, id: str | None = None) -> None:
-        super().__init__(period_s=period_s, id=id)
+    def __init__(self, state: RunState, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.state = state
         self.set_legend("Acc %", COLORS)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.reactive import reactive
 
 from rocmtui.ui.run_state import RunState
-from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S, ThrottledPlot
+from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
 COLORS = {"step": "gray", "EMA": "cyan+", "train": "orange", "test": "magenta+"}
 """Plotext colour of each line; the legend in the title uses the same names."""
@@ -28,8 +28,8 @@ class LossPlot(ThrottledPlot):
 
     log_scale: reactive[bool] = reactive(False, init=False)
 
-    def __init__(self, state: RunState, *, period_s: float = PLOT_PERIOD_S, id: str | None = None) -> None:
-        super().__init__(period_s=period_s, id=id)
+    def __init__(self, state: RunState, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.state = state
         self.set_legend("Loss", COLORS)
 

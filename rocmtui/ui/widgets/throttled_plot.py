@@ -1,7 +1,8 @@
-"""A PlotextPlot that redraws at its own rate, and only when its data changed.
+"""A PlotextPlot that redraws only when asked, and only when its data changed.
 
-Data arrives (``mark_dirty``) as often as it likes; a timer replots at most once per ``period_s``.
-A scrolling plot repaints every cell it covers, so this is what keeps the screen cheap to draw.
+Data arrives (``mark_dirty``) as often as it likes; the screen's frame clock calls ``redraw_if_dirty``
+at most once per ``PLOT_PERIOD_S``. A scrolling plot repaints every cell it covers, so this is what
+keeps the screen cheap to draw.
 """
 
 from __future__ import annotations
@@ -12,38 +13,35 @@ from textual_plotext import PlotextPlot
 
 PLOT_PERIOD_S = 2.0
 """Seconds between redraws of a plot whose data changed. A redraw of the loss plot costs 15-40 ms of
-the UI thread (plotext build and parse, measured on a 2-core EPYC), time the trainer's Python loop
-shares through the GIL, and repaints every cell of the plot: 0.5 Hz keeps both small."""
+the UI process (plotext build and parse, measured on a 2-core EPYC) and repaints every cell of the
+plot: 0.5 Hz keeps both small."""
 
-RICH_COLOR = {
-    "gray": "grey62",
-    "cyan+": "bright_cyan",
-    "orange": "dark_orange",
-    "magenta+": "bright_magenta",
-    "green+": "bright_green",
+LEGEND_COLOR = {
+    "gray": "ansi_bright_black",
+    "cyan+": "ansi_bright_cyan",
+    "orange": "ansi_yellow",
+    "magenta+": "ansi_bright_magenta",
+    "green+": "ansi_bright_green",
 }
-"""Rich names for the plotext colours used, for legends drawn outside the plot."""
+"""Textual names of the ANSI colours that plotext draws for the names used (256-colour codes 8, 14, 3,
+13, 10), for legends drawn outside the plot in the same colours. The border title is Textual markup:
+a name it does not know is not drawn in colour, and costs a failed parse at every repaint."""
 
 
 class ThrottledPlot(PlotextPlot):
     """Subclasses implement ``draw`` with ``self.plt``; nobody calls ``replot`` per message."""
 
-    def __init__(self, *, period_s: float = PLOT_PERIOD_S, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.period_s = period_s
         self.dirty = True
         self.replots = 0
         """Redraws done so far (the cost report and tests read it)."""
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.set_interval(self.period_s, self._tick)
-
     def mark_dirty(self) -> None:
-        """The data changed; the next tick redraws."""
+        """The data changed; the next due frame redraws."""
         self.dirty = True
 
-    def _tick(self) -> None:
+    def redraw_if_dirty(self) -> None:
         # Hidden (monitor view) or under a dialog: keep the data, draw when shown again.
         if self.dirty and self.screen.is_current:
             self.replot()
@@ -58,7 +56,7 @@ class ThrottledPlot(PlotextPlot):
 
     def set_legend(self, title: str, colors: dict[str, str]) -> None:
         """Title and legend (line name -> plotext colour) in the border title, off the plot area."""
-        legend = " ".join(f"[{RICH_COLOR.get(c, c)}]━ {name}[/]" for name, c in colors.items())
+        legend = " ".join(f"[{LEGEND_COLOR.get(c, c)}]━ {name}[/]" for name, c in colors.items())
         self.border_title = f"{title} {legend}" if legend else title
 
     def epoch_line(self, xs: list[float], ys: list[float], color: str) -> None:
