@@ -2,8 +2,11 @@
 
 The TUI run happens in a pseudo-terminal of the given size whose output is drained (and counted) by this
 script, as a terminal would. Each run's throughput comes from its own metrics.jsonl (EpochCompleted
-images/s, epochs after the first, so warm-up is left out). Prints one row per run and the ratio
-TUI / headless of the medians.
+images/s, epochs after the first, so warm-up is left out). Pairs alternate their order (headless first,
+then TUI first, ...) so a drift of the machine's speed over the session does not favour either mode.
+Prints one row per run, the ratio TUI / headless of each pair, and the median of those ratios.
+``--control`` replaces the TUI run by a second headless run: the spread of its ratios is the noise floor
+of the measurement on that machine.
 
     python scripts/tui_overhead.py --repeats 2 -- cifar --epochs 3 --batch-size 64
 """
@@ -84,26 +87,33 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--size", default="120x40", help="terminal size for the TUI runs, COLSxROWS")
+    parser.add_argument("--control", action="store_true", help="headless against headless: the noise floor")
     parser.add_argument("train_args", nargs=argparse.REMAINDER, help="arguments for 'rocmtui train' after --")
     args = parser.parse_args()
     train_args = [a for a in args.train_args if a != "--"] or ["cifar"]
     cols, rows = (int(x) for x in args.size.split("x"))
 
-    results: dict[str, list[float]] = {"headless": [], "tui": []}
-    print(f"{'mode':8} {'images/s':>10} {'wall s':>7} {'cpu s':>6} {'bytes/s out':>11}")
-    for _ in range(args.repeats):
-        for mode in ("headless", "tui"):
+    other = "headless2" if args.control else "tui"
+    ratios: list[float] = []
+    print(f"{'mode':9} {'images/s':>10} {'wall s':>7} {'cpu s':>6} {'bytes/s out':>11}")
+    for repeat in range(args.repeats):
+        rates: dict[str, float] = {}
+        for mode in ("headless", other) if repeat % 2 == 0 else (other, "headless"):
             with tempfile.TemporaryDirectory() as tmp:
                 runs = Path(tmp)
                 if mode == "tui":
                     wall, out, cpu = run_tui(train_args, runs, cols, rows)
                 else:
                     wall, out, cpu = run_headless(train_args, runs)
-                rate = statistics.median(epoch_rates(runs))
-            results[mode].append(rate)
-            print(f"{mode:8} {rate:10.0f} {wall:7.1f} {cpu:6.1f} {out / wall:11.0f}", flush=True)
-    ratio = statistics.median(results["tui"]) / statistics.median(results["headless"])
-    print(f"TUI / headless throughput: {ratio:.3f} ({' '.join(train_args)}; TUI at {cols}x{rows})")
+                rates[mode] = statistics.median(epoch_rates(runs))
+            print(f"{mode:9} {rates[mode]:10.0f} {wall:7.1f} {cpu:6.1f} {out / wall:11.0f}", flush=True)
+        ratios.append(rates[other] / rates["headless"])
+        print(f"pair {repeat + 1}: {other} / headless = {ratios[-1]:.3f}", flush=True)
+    where = "control, headless twice" if args.control else f"TUI at {cols}x{rows}"
+    print(
+        f"{other} / headless throughput: median {statistics.median(ratios):.3f}, "
+        f"range {min(ratios):.3f}-{max(ratios):.3f} over {len(ratios)} pairs ({' '.join(train_args)}; {where})"
+    )
     return 0
 
 
