@@ -19,6 +19,7 @@ __all__ = [
     "fmt_pct",
     "fmt_power",
     "fmt_rate",
+    "fmt_span",
     "meter",
     "ratio",
 ]
@@ -45,6 +46,13 @@ def fmt_duration(seconds: float | None) -> str:
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def fmt_span(seconds: float | None) -> str:
+    """A measured span: ``0.41s`` or ``12.3s`` under a minute (fast epochs and runs), else as fmt_duration."""
+    if seconds is None or math.isnan(seconds) or seconds < 0 or seconds >= 59.95:
+        return fmt_duration(seconds)
+    return f"{seconds:.2f}s" if seconds < 9.995 else f"{seconds:.1f}s"
 
 
 def fmt_acc(value: float | None) -> str:

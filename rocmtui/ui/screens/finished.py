@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_duration, fmt_rate
+from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
 
@@ -36,7 +36,7 @@ def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
         head,
         f"best test accuracy  {fmt_acc(best_acc)}" + (f" (epoch {best.epoch + 1})" if best else ""),
         f"epochs              {len(state.epochs)}/{state.total_epochs}",
-        f"total time          {fmt_duration(done.total_s if done else state.elapsed_s)}",
+        f"total time          {fmt_span(done.total_s if done else state.elapsed_s)}",
         f"throughput          {fmt_rate(done.images_per_s if done else None)}",
         f"peak VRAM           {vram}",
         f"peak temperature    {temp}",

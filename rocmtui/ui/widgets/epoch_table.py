@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from rocmtui.events import EpochCompleted
-from rocmtui.ui.format import fmt_acc, fmt_duration
+from rocmtui.ui.format import fmt_acc, fmt_span
 
 COLUMNS = (
     (" epoch", 7),
@@ -35,7 +35,7 @@ def epoch_row(epoch: EpochCompleted, best: bool) -> tuple[str, ...]:
         f"{epoch.test_loss:.4f}",
         fmt_acc(epoch.test_acc),
         f"{epoch.lr:.2e}",
-        fmt_duration(epoch.seconds),
+        fmt_span(epoch.seconds),
     )
 
 
