@@ -170,7 +170,7 @@ def to_png(svg: Path) -> Path | None:
     return png
 
 
-def describe(sample_set: SampleSet, device: str) -> str:
+def describe(sample_set: SampleSet, device: str, monitor_source: str) -> str:
     gpus = ", ".join(f"{g.index}: {g.name}" for g in sample_set.gpus) or "none found"
     host = sample_set.host
     return (
@@ -179,6 +179,7 @@ def describe(sample_set: SampleSet, device: str) -> str:
         f"CPU: {host.cpu_name or platform.processor() or 'unknown'} ({host.cpu_count} logical cores)\n"
         f"GPUs ({sample_set.backend}): {gpus}\n"
         f"training device: {device}\n"
+        f"monitor shots: {monitor_source}\n"
     )
 
 
@@ -216,7 +217,12 @@ def main(argv: list[str]) -> int:
             os.chdir(tempfile.mkdtemp(prefix="rocmtui-screenshots-"))  # run folders: ./runs/... out of the repo
         device = asyncio.run(shoot_train(config, monitor, out, label, args.timeout))
     info = out / f"{label}-hardware.txt"
-    info.write_text(describe(first, device), encoding="utf-8")
+    source = (
+        f"the 'rocmtui monitor --json' recording {args.monitor_recording.name}, replayed"
+        if args.monitor_recording
+        else "sampled live on this machine"
+    )
+    info.write_text(describe(first, device, source), encoding="utf-8")
     print(f"wrote {info}:\n{info.read_text(encoding='utf-8')}")
     return 0
 
