@@ -43,6 +43,9 @@ async def test_full_replay_fills_the_screen_and_shows_the_summary(events, host_s
         assert len(app.state.loss.raw) == 90  # every step of 3 x 30, none dropped
         assert isinstance(app.screen, FinishedScreen)
         assert "best test accuracy" in "\n".join(app.screen.lines)
+        epoch_rates = sorted(e.images_per_s for e in app.state.epochs)
+        speed = next(line for line in app.screen.lines if line.startswith("training speed"))
+        assert f"{epoch_rates[1]:,.0f} img/s" in speed  # the median of the three epochs, not the whole run's rate
         await pilot.press("escape")
         assert isinstance(app.screen, TrainScreen)
         await pilot.press("q")  # finished: no question asked

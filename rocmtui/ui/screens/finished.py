@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -32,12 +33,14 @@ def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
         vram += f" (torch peak {fmt_bytes(done.peak_memory_bytes)})"
     run_dir = (done.run_dir if done else None) or (failed.run_dir if failed else None)
     run_dir = run_dir or (state.started.run_dir if state.started else NA)
+    rates = [e.images_per_s for e in state.epochs if e.images_per_s > 0]
     return [
         head,
         f"best test accuracy  {fmt_acc(best_acc)}" + (f" (epoch {best.epoch + 1})" if best else ""),
         f"epochs              {len(state.epochs)}/{state.total_epochs}",
         f"total time          {fmt_span(done.total_s if done else state.elapsed_s)}",
-        f"throughput          {fmt_rate(done.images_per_s if done else None)}",
+        f"training speed      {fmt_rate(statistics.median(rates) if rates else None)} (median epoch)",
+        f"whole run           {fmt_rate(done.images_per_s if done else None)} (with test passes and saves)",
         f"peak VRAM           {vram}",
         f"peak temperature    {temp}",
         f"run folder          {run_dir}",
