@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from rich.text import Text
 from ui_helpers import ManualSource, ReplayTrainer, recorded_config
 
 from rocmtui.errors import UsageError
@@ -241,3 +242,21 @@ def test_unknown_theme_is_a_usage_error(events) -> None:
 
 def test_recorded_run_starts_with_run_started(events) -> None:
     assert isinstance(events[0], RunStarted) and isinstance(events[-1], RunFinished)
+
+
+async def test_log_scale_plot_is_the_same_after_resizes(events, host_source) -> None:
+    """Textual renders a plot again on every resize; each render must draw the same data, not its log."""
+    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("escape", "l")
+        await pilot.pause()
+        plot = app.train_screen.loss_plot
+        first = plot.render()
+        for size in ((200, 50), (80, 24), SIZE):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+        again = plot.render()
+        assert isinstance(first, Text) and isinstance(again, Text)
+        assert again.plain == first.plain and "cannot draw" not in again.plain

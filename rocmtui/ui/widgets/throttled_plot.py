@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from rich.text import Text
+from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 PLOT_PERIOD_S = 2.0
@@ -47,12 +49,24 @@ class ThrottledPlot(PlotextPlot):
             self.replot()
 
     def replot(self) -> None:
-        """Clear, draw, refresh: the textual-plotext idiom."""
+        """Repaint now with the current data (``render`` draws it)."""
         self.dirty = False
         self.replots += 1
-        self.plt.clear_figure()
-        self.draw()
         self.refresh()
+
+    def render(self) -> RenderResult:
+        """Draw the data afresh at every render, and show a failure instead of raising it.
+
+        Textual renders again on resize and when a dialog closes, and plotext's build is not repeatable
+        on one figure: in log scale it takes the log of values it already took the log of. A plot that
+        cannot be drawn must not end the app while a run trains.
+        """
+        try:
+            self.plt.clear_figure()
+            self.draw()
+            return super().render()
+        except Exception as err:  # plotext raises plain ValueError/ZeroDivisionError on odd data
+            return Text(f"cannot draw this plot: {type(err).__name__}: {err}", style="bold red")
 
     def set_legend(self, title: str, colors: dict[str, str]) -> None:
         """Title and legend (line name -> plotext colour) in the border title, off the plot area."""
