@@ -26,4 +26,11 @@ def prepare_resume(config: TrainConfig) -> tuple[TrainConfig, dict[str, Any] | N
     saved = saved_config(state, path)
     if saved.dataset != config.dataset:
         raise CheckpointError(f"{path} is a {saved.dataset} run, not {config.dataset}")
-    return resumed_config(config, saved), state, path
+    resumed = resumed_config(config, saved)
+    done = int(state.get("epoch", 0))
+    if done >= resumed.epochs:
+        raise CheckpointError(
+            f"{path} has already trained {done} of {resumed.epochs} epochs; "
+            f"pass --epochs N with N above {done} to train it further"
+        )
+    return resumed, state, path

@@ -73,6 +73,16 @@ def test_resume_with_more_epochs_continues_the_run(small) -> None:
     assert_same_epochs(epochs_of(short), epochs_of(whole))
 
 
+def test_resuming_a_finished_run_without_more_epochs_is_refused(small) -> None:
+    done = run(small(epochs=2))
+    with pytest.raises(CheckpointError, match="already trained 2 of 2 epochs; pass --epochs N with N above 2"):
+        prepare_resume(small(resume=done))
+    with pytest.raises(CheckpointError, match="already trained 2 of 1 epochs"):
+        prepare_resume(small(epochs=1, resume=done))
+    resumed, _, _ = prepare_resume(small(epochs=4, resume=done))
+    assert resumed.epochs == 4
+
+
 def test_an_interrupted_save_leaves_the_previous_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / runs.LAST
     runs.save_checkpoint(path, {"config": {}, "value": torch.arange(4)})
