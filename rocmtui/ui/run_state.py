@@ -95,6 +95,11 @@ class RunState:
         return self.started.config.epochs if self.started else 0
 
     @property
+    def epochs_done(self) -> int:
+        """Epochs the run has completed, those before a resume included."""
+        return len(self.epochs) + (self.started.start_epoch if self.started else 0)
+
+    @property
     def best_epoch(self) -> EpochCompleted | None:
         """The epoch with the highest test accuracy (first one on ties)."""
         return max(self.epochs, key=lambda e: e.test_acc, default=None)

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 
 from textual.color import Color
 from ui_helpers import recorded_events, synthetic_gpu_sets
 
-from rocmtui.events import StepsCompleted
+from rocmtui.events import RunFailed, RunStarted, StepsCompleted
 from rocmtui.gpu.sample import BackendStatus, HostSample, SampleSet
 from rocmtui.ui.format import bar, fmt_duration, fmt_mem_pair, fmt_span, meter
 from rocmtui.ui.messages import SampleRelay
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
+from rocmtui.ui.screens.finished import summary_lines
 from rocmtui.ui.signals import stop_on_signals
 from rocmtui.ui.widgets import accuracy_plot, loss_plot
 from rocmtui.ui.widgets.gpu_card import compact_line, full_lines
 from rocmtui.ui.widgets.gpu_panel import no_gpu_text, util_history
 from rocmtui.ui.widgets.history_bars import bar_rows
 from rocmtui.ui.widgets.loss_plot import thin
+from rocmtui.ui.widgets.run_progress import progress_lines
 from rocmtui.ui.widgets.throttled_plot import LEGEND_COLOR
 
 
@@ -136,3 +139,22 @@ def test_plot_legends_use_colours_textual_can_draw() -> None:
     assert used <= LEGEND_COLOR.keys()
     for name in used:
         assert Color.parse(LEGEND_COLOR[name]).ansi is not None  # the ANSI colour plotext draws, not an approximation
+
+
+def test_summary_and_progress_count_the_epochs_before_a_resume() -> None:
+    events = recorded_events()
+    first = events[0]
+    assert isinstance(first, RunStarted)
+    resumed = dataclasses.replace(first, start_epoch=2, config=dataclasses.replace(first.config, epochs=5))
+    state = RunState()
+    for event in [resumed, *events[1:]]:
+        state.apply(event)
+    assert state.epochs_done == 5
+    assert "epochs              5/5" in summary_lines(state, Peaks())  # 2 before the resume, 3 after
+
+
+def test_a_run_that_never_started_shows_no_epoch_counts() -> None:
+    state = RunState()
+    state.apply(RunFailed(message="checkpoint has already trained 2 of 2 epochs", kind="data"))
+    assert "epochs              -" in summary_lines(state, Peaks())
+    assert progress_lines(state, 80)[0].startswith("Epoch -/- ")

@@ -37,7 +37,9 @@ def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
     return [
         head,
         f"best test accuracy  {fmt_acc(best_acc)}" + (f" (epoch {best.epoch + 1})" if best else ""),
-        f"epochs              {len(state.epochs)}/{state.total_epochs}",
+        f"epochs              {state.epochs_done}/{state.total_epochs}"
+        if state.total_epochs
+        else "epochs              -",
         f"total time          {fmt_span(done.total_s if done else state.elapsed_s)}",
         f"training speed      {fmt_rate(statistics.median(rates) if rates else None)} (median epoch)",
         f"whole run           {fmt_rate(done.images_per_s if done else None)} (with test passes and saves)",

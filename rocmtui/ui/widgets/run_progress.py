@@ -22,11 +22,10 @@ def progress_lines(state: RunState, width: int) -> list[str]:
     """Two lines: epoch bar with the phase; step bar with speed, elapsed and ETA."""
     steps = state.last_steps
     total = max(1, state.total_epochs)
-    done_epochs = len(state.epochs) + (state.started.start_epoch if state.started else 0)
     epoch_no = min(state.current_epoch + 1, total)
     phase = PHASE_TEXT[state.phase]
-    head = f"Epoch {epoch_no}/{total} "
-    line1 = f"{head}{bar(done_epochs / total, max(4, width - len(head) - len(phase) - 2))}  {phase}"
+    head = f"Epoch {epoch_no}/{total} " if state.total_epochs else "Epoch -/- "
+    line1 = f"{head}{bar(state.epochs_done / total, max(4, width - len(head) - len(phase) - 2))}  {phase}"
     step, spe = (
         (steps.epoch_step, steps.steps_per_epoch)
         if steps
