@@ -83,6 +83,14 @@ def test_resuming_a_finished_run_without_more_epochs_is_refused(small) -> None:
     assert resumed.epochs == 4
 
 
+def test_options_that_change_a_resumed_run_are_refused(small) -> None:
+    done = run(small(epochs=1, optimizer="sgd", lr=0.05))
+    with pytest.raises(CheckpointError, match=r"--lr 0.01 \(the run's: 0.05\), --augment on \(the run's: off\)"):
+        prepare_resume(small(epochs=2, optimizer="sgd", lr=0.01, augment=True, resume=done))
+    resumed, _, _ = prepare_resume(small(epochs=2, resume=done))  # options left out: the run's own
+    assert (resumed.optimizer, resumed.lr) == ("sgd", 0.05)
+
+
 def test_an_interrupted_save_leaves_the_previous_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / runs.LAST
     runs.save_checkpoint(path, {"config": {}, "value": torch.arange(4)})
