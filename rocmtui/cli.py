@@ -25,7 +25,7 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
     return TrainConfig(
         dataset=DATASETS[args.dataset],
         model=args.model,
-        epochs=args.epochs,
+        epochs=args.epochs if args.epochs is not None else (0 if args.resume else TrainConfig().epochs),
         batch_size=args.batch_size,
         lr=args.lr,
         optimizer=args.optimizer,

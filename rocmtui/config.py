@@ -31,7 +31,8 @@ class TrainConfig:
     model: str = "simplecnn"
     """One of ``MODELS``."""
     epochs: int = 5
-    """Epochs to train (counted from 0, including any already done when resuming)."""
+    """Epochs to train (counted from 0, including any already done when resuming); 0 with ``resume``:
+    the saved run's own."""
     batch_size: int = 64
     """Images per optimizer step."""
     lr: float = 1e-3

@@ -96,8 +96,8 @@ def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     train.add_argument(
         "--epochs",
         type=argtypes.positive_int,
-        default=defaults.epochs,
-        help="epochs to train, a positive integer (default: %(default)s)",
+        default=None,
+        help=f"epochs to train, a positive integer (default: {defaults.epochs}; with --resume, the run's own)",
     )
     train.add_argument(
         "--batch-size",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 
@@ -110,6 +111,13 @@ def test_python_dash_m_runs_the_same_cli() -> None:
 def test_defaults_build_the_reference_workload() -> None:
     args = build_parser().parse_args(["train", "cifar"])
     assert train_config(args) == TrainConfig()
+
+
+def test_resume_keeps_the_runs_epochs_unless_epochs_is_given(tmp_path: Path) -> None:
+    kept = train_config(build_parser().parse_args(["train", "cifar", "--resume", str(tmp_path)]))
+    assert kept.epochs == 0  # resolved to the saved run's epochs when the checkpoint is read
+    given = train_config(build_parser().parse_args(["train", "cifar", "--resume", str(tmp_path), "--epochs", "5"]))
+    assert given.epochs == 5  # the default's value, given on purpose: it counts
 
 
 def test_flags_reach_the_config() -> None:

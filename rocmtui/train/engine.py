@@ -134,7 +134,7 @@ def capture_graph(engine: Engine) -> None:
 
 def resumed_config(config: TrainConfig, saved: TrainConfig) -> TrainConfig:
     """The saved run's settings, with this invocation's epochs (when given), device, data and limits."""
-    epochs = config.epochs if config.epochs != TrainConfig().epochs else saved.epochs
+    epochs = config.epochs or saved.epochs
     return replace(
         saved,
         epochs=epochs,

@@ -81,6 +81,9 @@ def test_resuming_a_finished_run_without_more_epochs_is_refused(small) -> None:
         prepare_resume(small(epochs=1, resume=done))
     resumed, _, _ = prepare_resume(small(epochs=4, resume=done))
     assert resumed.epochs == 4
+    short = run(dataclasses.replace(small(epochs=3), runs_dir=done.parent / "b"), stop_at(2))
+    resumed, _, _ = prepare_resume(small(epochs=0, resume=short))  # --epochs left out: the run's own
+    assert resumed.epochs == 3
 
 
 def test_options_that_change_a_resumed_run_are_refused(small) -> None:
