@@ -106,6 +106,8 @@ class MonitorConfig:
     """One of ``BACKENDS``; ``auto`` tries rocm, sysfs, nvml in that order, then the host alone."""
     sysfs_root: Path = Path("/sys")
     """Root of the sysfs tree (tests point it at a fake tree)."""
+    proc_root: Path = Path("/proc")
+    """Root of procfs, where per-process GPU memory is read from DRM fdinfo (tests point it at a fake)."""
     theme: str = "textual-dark"
     """Textual theme name."""
 

@@ -1,0 +1,112 @@
+"""GPU memory per process from the kernel's DRM fdinfo, for amdgpu when no SMI library lists processes.
+
+Every open DRM file has ``/proc/<pid>/fdinfo/<fd>`` with ``key: value`` lines (the kernel's
+Documentation/gpu/drm-usage-stats.rst), for example::
+
+    drm-driver:      amdgpu
+    drm-pdev:        0000:03:00.0
+    drm-client-id:   12
+    drm-memory-vram: 1048576 KiB        (amdgpu's own key)
+    drm-total-vram:  1 GiB              (the generic key, newer kernels)
+
+Several descriptors can share one client (``dup``, ``fork``), so each client id counts once. Without
+privileges only the caller's own processes can be read; the others are left out, as nvtop does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+UNIT_BYTES = {"": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+VRAM_KEYS = ("drm-total-vram", "drm-memory-vram")
+"""Keys for the VRAM a client holds, in order of preference."""
+_PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$")
+
+
+@dataclass(frozen=True)
+class DrmClient:
+    """One open DRM client of a process, as its fdinfo describes it."""
+
+    driver: str
+    pdev: str
+    client_id: str
+    vram_bytes: int | None
+
+
+def parse_fdinfo(text: str) -> DrmClient | None:
+    """The client an fdinfo file describes; None when it is not a DRM file (no driver, device or id)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key.strip()] = value.strip()
+    driver, pdev, client_id = fields.get("drm-driver"), fields.get("drm-pdev"), fields.get("drm-client-id")
+    if not (driver and pdev and client_id):
+        return None
+    vram = next((parse_amount(fields[key]) for key in VRAM_KEYS if key in fields), None)
+    return DrmClient(driver, pdev.lower(), client_id, vram)
+
+
+def parse_amount(value: str) -> int | None:
+    """``"1024 KiB"`` -> 1048576; None for anything else."""
+    number, _, unit = value.partition(" ")
+    if not number.isdigit() or unit.strip() not in UNIT_BYTES:
+        return None
+    return int(number) * UNIT_BYTES[unit.strip()]
+
+
+def pci_address(device: Path) -> str | None:
+    """``0000:03:00.0`` for a sysfs ``device`` folder (the name its link resolves to); None if not PCI."""
+    try:
+        name = device.resolve().name.lower()
+    except OSError:
+        return None
+    return name if _PCI_ADDRESS.match(name) else None
+
+
+def scan(proc_root: Path, driver: str = "amdgpu") -> dict[str, dict[int, int | None]]:
+    """PCI address -> {pid: VRAM bytes (None if not reported)} over the processes we may read."""
+    seen: set[tuple[int, str, str]] = set()
+    usage: dict[str, dict[int, int | None]] = {}
+    for pid, fd in _drm_descriptors(proc_root):
+        try:
+            text = (proc_root / str(pid) / "fdinfo" / fd).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # the process ended or closed the file meanwhile
+        client = parse_fdinfo(text)
+        if client is None or client.driver != driver or (pid, client.pdev, client.client_id) in seen:
+            continue
+        seen.add((pid, client.pdev, client.client_id))
+        per_pid = usage.setdefault(client.pdev, {})
+        held = per_pid.get(pid)
+        if client.vram_bytes is None:
+            per_pid.setdefault(pid, None)
+        else:
+            per_pid[pid] = (held or 0) + client.vram_bytes
+    return usage
+
+
+def _drm_descriptors(proc_root: Path) -> list[tuple[int, str]]:
+    """(pid, fd) of every readable descriptor that points into ``/dev/dri``."""
+    found: list[tuple[int, str]] = []
+    try:
+        pids = [int(entry.name) for entry in os.scandir(proc_root) if entry.name.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        fd_dir = proc_root / str(pid) / "fd"
+        try:
+            entries = list(os.scandir(fd_dir))
+        except OSError:
+            continue  # another user's process, or gone
+        for entry in entries:
+            try:
+                target = os.readlink(entry.path)
+            except OSError:
+                continue
+            if target.startswith("/dev/dri/"):
+                found.append((pid, entry.name))
+    return found
