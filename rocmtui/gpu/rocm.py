@@ -7,10 +7,11 @@ amdgpu hwmon files); power cap and clocks from hwmon. hwmon files are matched to
 devices by order, and only when both see the same number of GPUs (otherwise those fields
 stay None rather than show another card's).
 
-Without amdsmi, processes come from ``smi_get_device_compute_process()``, which lists
-compute PIDs for the whole system without the GPU: they are reported once, from
-``processes(0)``, with ``gpu_index`` UNKNOWN_GPU when there is more than one GPU, and
-without memory figures.
+Without amdsmi, processes come per card with their VRAM from the kernel's DRM fdinfo
+(``drm_clients``) when the sysfs cards match pyrsmi's devices; a card with none there falls
+back to ``smi_get_device_compute_process()``, which lists compute PIDs for the whole system
+without the GPU: they are reported once, from ``processes(0)``, with ``gpu_index``
+UNKNOWN_GPU when there is more than one GPU, and without memory figures.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from __future__ import annotations
 import logging
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu import amdgpu_files as files
+from rocmtui.gpu import drm_clients
 from rocmtui.gpu.amdsmi_extras import AmdSmiExtras, open_amdsmi_extras
 from rocmtui.gpu.backend import UNKNOWN_GPU, BackendUnavailable, describe_error, release_quietly
 from rocmtui.gpu.host import describe_process
@@ -34,12 +37,19 @@ class RocmBackend:
     name = "rocm"
 
     def __init__(
-        self, rocml: Any, count: int, sensors: list[files.CardSensors] | None, extras: AmdSmiExtras | None
+        self,
+        rocml: Any,
+        count: int,
+        sensors: list[files.CardSensors] | None,
+        extras: AmdSmiExtras | None,
+        proc_root: Path = Path("/proc"),
     ) -> None:
         self._rocml = rocml
         self._count = count
         self._sensors = sensors
         self._extras = extras
+        self._pci = [drm_clients.pci_address(s.device) for s in sensors] if sensors is not None else None
+        self._clients = drm_clients.ProcessScan(proc_root)
         self._names = [_name(rocml.smi_get_device_name(i), i) for i in range(count)]
         self._processes_supported = True
         self._closed = False
@@ -73,6 +83,10 @@ class RocmBackend:
         per_gpu = self._extras.processes(index) if self._extras is not None else None
         if per_gpu is not None:
             return tuple(describe_process(index, pid, vram) for pid, vram in per_gpu)
+        if self._pci is not None:  # per card with VRAM, for the processes this user may read
+            found = self._clients.processes(index, self._pci[index])
+            if found:
+                return found
         if index != 0 or not self._processes_supported:
             return ()
         try:
@@ -122,7 +136,7 @@ def open_backend(config: MonitorConfig) -> RocmBackend:
     extras, _note = open_amdsmi_extras() if count > 0 else (None, "")
     cards = files.find_cards(config.sysfs_root)
     sensors = [files.CardSensors(d) for d in cards] if len(cards) == count else None
-    return RocmBackend(rocml, max(count, 0), sensors, extras)
+    return RocmBackend(rocml, max(count, 0), sensors, extras, config.proc_root)
 
 
 def _import_rocml() -> Any:

@@ -14,14 +14,7 @@ from rocmtui.config import MonitorConfig
 from rocmtui.gpu import amdgpu_files as files
 from rocmtui.gpu import drm_clients
 from rocmtui.gpu.backend import BackendUnavailable
-from rocmtui.gpu.host import describe_process
 from rocmtui.gpu.sample import GpuProcess, GpuSample
-
-SCAN_REUSE_S = 1.0
-"""One /proc scan serves every card of a sampler tick (the sampler asks once per card)."""
-SCAN_CPU_SHARE = 0.01
-"""Most of a core the /proc scans may take: a slow scan (thousands of open files) is reused for longer.
-A scan reads a link per open file of every process, about 7 us each (2-core EPYC, 271 files: 1.9 ms)."""
 
 
 class SysfsBackend:
@@ -34,10 +27,7 @@ class SysfsBackend:
         self._names = [files.card_name(d) for d in devices]
         self._sensors = [files.CardSensors(d) for d in devices]
         self._pci = [drm_clients.pci_address(d) for d in devices]
-        self._proc_root = proc_root
-        self._scan: dict[str, dict[int, int | None]] = {}
-        self._scanned_at = -SCAN_REUSE_S
-        self._reuse_s = SCAN_REUSE_S
+        self._clients = drm_clients.ProcessScan(proc_root)
 
     def device_count(self) -> int:
         return len(self._devices)
@@ -71,15 +61,7 @@ class SysfsBackend:
 
     def processes(self, index: int) -> tuple[GpuProcess, ...]:
         """From the DRM fdinfo of the processes this user may read (all of them as root)."""
-        if self._pci[index] is None:
-            return ()
-        if time.monotonic() - self._scanned_at >= self._reuse_s:
-            started = time.monotonic()
-            self._scan = drm_clients.scan(self._proc_root)
-            self._scanned_at = time.monotonic()
-            self._reuse_s = max(SCAN_REUSE_S, (self._scanned_at - started) / SCAN_CPU_SHARE)
-        per_pid = self._scan.get(self._pci[index] or "", {})
-        return tuple(describe_process(index, pid, vram) for pid, vram in sorted(per_pid.items()))
+        return self._clients.processes(index, self._pci[index])
 
     def close(self) -> None:
         """Nothing to release: every read opens and closes its file."""

@@ -56,7 +56,7 @@ def test_sysfs_backend_lists_processes_per_card(tmp_path: Path, monkeypatch: pyt
     add_drm_client(proc, PID + 1, 6, (GPU1, 5), "1024 KiB")
     assert len(backend.processes(1)) == 1  # one scan serves every card of a tick
     later = time.monotonic() + 60
-    monkeypatch.setattr(sysfs.time, "monotonic", lambda: later)
+    monkeypatch.setattr(drm_clients.time, "monotonic", lambda: later)
     assert [p.pid for p in backend.processes(1)] == [PID, PID + 1]
     assert drm_clients.pci_address(tmp_path / "sys" / "class" / "drm" / "card1" / "device") == GPU1
     assert drm_clients.pci_address(tmp_path) is None  # not a PCI device folder

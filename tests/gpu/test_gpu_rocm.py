@@ -10,6 +10,7 @@ from fakes import fake_amdsmi
 from fakes.fake_amdsmi import AmdSmiTemperatureType as T
 from fakes.fake_amdsmi import FakeAmdSmi
 from fakes.fake_pyrsmi import FakeDevice, FakeRocml, ROCMLError_LibraryNotFound
+from fakes.proc_tree import add_drm_client
 from fakes.sysfs_tree import build_card
 
 from rocmtui.config import MonitorConfig
@@ -180,3 +181,19 @@ def test_amdsmi_process_list_failure_falls_back_to_pyrsmi(monkeypatch, tmp_path)
     FakeAmdSmi(temps=[{}], processes=None).install(monkeypatch)
     (proc,) = rocm.open_backend(_config(tmp_path)).processes(0)
     assert proc.pid == os.getpid() and proc.gpu_memory_bytes is None
+
+
+def test_without_amdsmi_processes_come_per_card_from_drm_fdinfo(monkeypatch, tmp_path) -> None:
+    """FAKE /proc: pyrsmi's list has no GPU or VRAM, so the kernel's per-client figures are used first."""
+    fake = FakeRocml(devices=[FakeDevice(), FakeDevice()], compute_pids=[1, 2])
+    fake.install(monkeypatch)
+    fake_amdsmi.install_missing(monkeypatch)
+    build_card(tmp_path, 0)
+    build_card(tmp_path, 1)
+    proc = tmp_path / "proc"
+    add_drm_client(proc, 4_190_000, 7, ("0000:01:00.0", 3), "2048 KiB")
+    backend = rocm.open_backend(MonitorConfig(backend="rocm", sysfs_root=tmp_path, proc_root=proc))
+    (found,) = backend.processes(1)
+    assert (found.gpu_index, found.pid, found.gpu_memory_bytes) == (1, 4_190_000, 2 * 2**20)
+    assert "compute_process" not in fake.calls
+    assert [p.pid for p in backend.processes(0)] == [1, 2]  # nothing in fdinfo for card 0: pyrsmi's list
