@@ -90,11 +90,10 @@ def scan(proc_root: Path, driver: str = "amdgpu") -> dict[str, dict[int, int | N
             continue
         seen.add((pid, client.pdev, client.client_id))
         per_pid = usage.setdefault(client.pdev, {})
-        held = per_pid.get(pid)
         if client.vram_bytes is None:
             per_pid.setdefault(pid, None)
         else:
-            per_pid[pid] = (held or 0) + client.vram_bytes
+            per_pid[pid] = (per_pid.get(pid) or 0) + client.vram_bytes
     return usage
 
 

@@ -147,29 +147,24 @@ class TrainScreen(Screen[None]):
     def frame(self) -> None:
         """Paint everything that changed since the last frame, at once."""
         with self.app.batch_update():
-            self.flush_progress()
-            self.flush_panels()
-            self.flush_samples()
+            self.flush_text()
             now = time.monotonic()
             if now - self.plotted_at >= self.plot_period_s - FRAME_PERIOD_S / 2:  # timers drift a little
                 self.plotted_at = now
                 self.loss_plot.redraw_if_dirty()
                 self.accuracy_plot.redraw_if_dirty()
 
-    def flush_progress(self) -> None:
+    def flush_text(self) -> None:
+        """Progress lines, epoch rows, log lines and GPU readings that changed since the last flush."""
         if self.progress_seen != self.state.version:
             self.progress_seen = self.state.version
             self.progress.refresh()
-
-    def flush_panels(self) -> None:
-        """Epoch rows and log lines, batched: each update re-lays out and repaints a whole panel."""
         self.table.show(self.state.epochs)
         self.log_view.flush()
+        self.flush_samples()
 
     def replot_now(self) -> None:
         """Redraw plots and panels now (end of run, tests, screenshots; timers do it otherwise)."""
-        self.flush_panels()
-        self.flush_progress()
-        self.flush_samples()
+        self.flush_text()
         self.loss_plot.replot()
         self.accuracy_plot.replot()
