@@ -176,6 +176,17 @@ async def test_sample_messages_are_coalesced(held_trainer, host_source) -> None:
         assert app.relay.posted == 2
 
 
+async def test_q_on_the_summary_quits(events, host_source) -> None:
+    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, FinishedScreen)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_value == 0
+
+
 async def test_run_failure_is_shown_and_quit_returns_1(events, host_source) -> None:
     failing = [*events[:5], RunFailed(message="loss became NaN at step 7", kind="nan", step=7, epoch=0, run_dir="/x")]
     app = create_train_app(recorded_config(), ReplayTrainer(failing), host_source)

@@ -52,7 +52,10 @@ def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
 class FinishedScreen(ModalScreen[None]):
     """Stays until dismissed (escape / enter); q quits the app from here too."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,enter", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter", "close", "Close"),
+        Binding("q", "app.request_quit", "Quit"),  # a modal screen does not pass keys to the app's bindings
+    ]
 
     def __init__(self, lines: list[str], failed: bool) -> None:
         super().__init__()
