@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rocmtui import __version__
-from rocmtui.cli import build_parser, monitor_config, train_config
+from rocmtui.cli.main import build_parser, monitor_config, train_config
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import Emit, EpochCompleted, RunControl, StepsCompleted, TrainEvent
 from rocmtui.gpu.detect import open_sampler

@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow  # functional tier: real processes or interpreters
+
 HEAVY = ("torch", "torchvision", "textual", "textual_plotext", "plotext")
 
 
@@ -52,7 +54,7 @@ def test_ui_layer_loads_no_torch() -> None:
     assert not loaded & {"torch", "torchvision"}
 
 
-@pytest.mark.parametrize("module", ["rocmtui", "rocmtui.cli", "rocmtui.events", "rocmtui.config"])
+@pytest.mark.parametrize("module", ["rocmtui", "rocmtui.cli", "rocmtui.cli.main", "rocmtui.events", "rocmtui.config"])
 def test_light_modules_load_nothing_heavy(module: str) -> None:
     assert loaded_after(f"import {module}") == set()
 

@@ -21,6 +21,7 @@ def options(**changes: object) -> BenchOptions:
     return BenchOptions(**{**base, "fast": False, **changes})  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_quick_bench_prints_two_shareable_lines_and_the_speedup(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_bench(options()) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -8,9 +8,13 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from rocmtui.config import TrainConfig
 from rocmtui.events import RunControl, RunFailed, RunFinished, RunStarted, StepsCompleted, TrainEvent
 from rocmtui.train.child import ProcessTrainer
+
+pytestmark = pytest.mark.slow  # functional tier: real processes or interpreters
 
 TINY = TrainConfig(epochs=1, batch_size=32, max_steps_per_epoch=4, device="cpu", emit_interval_s=0.0)
 

@@ -112,6 +112,7 @@ def test_an_empty_data_dir_names_the_missing_file(small, tmp_path: Path) -> None
         data.resolve_source(small(data_dir=tmp_path))
 
 
+@pytest.mark.slow
 def test_a_corrupt_cifar_folder_is_a_one_line_data_error(small, tmp_path: Path) -> None:
     folder = tmp_path / "cifar-10-batches-py"
     folder.mkdir()

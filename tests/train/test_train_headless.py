@@ -27,6 +27,7 @@ def rocmtui(*args: str, tmp_path: Path) -> subprocess.Popen[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_finished_run_prints_epochs_and_the_summary(tmp_path: Path) -> None:
     proc = rocmtui("--epochs", "1", "--batch-size", "128", tmp_path=tmp_path)
     out, err = proc.communicate(timeout=120)
@@ -41,6 +42,7 @@ def test_a_finished_run_prints_epochs_and_the_summary(tmp_path: Path) -> None:
     assert err == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
 def test_a_signal_stops_cleanly_with_a_checkpoint(tmp_path: Path, sig: signal.Signals, code: int) -> None:
     proc = rocmtui("--epochs", "500", "--batch-size", "256", tmp_path=tmp_path)
@@ -60,6 +62,7 @@ def test_a_signal_stops_cleanly_with_a_checkpoint(tmp_path: Path, sig: signal.Si
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_failed_run_exits_1(tmp_path: Path) -> None:
     proc = rocmtui("--epochs", "3", "--optimizer", "sgd", "--lr", "1e10", tmp_path=tmp_path)
     out, _ = proc.communicate(timeout=120)
@@ -67,6 +70,7 @@ def test_a_failed_run_exits_1(tmp_path: Path) -> None:
     assert "failed (nan): the loss became NaN or infinite at step " in out
 
 
+@pytest.mark.slow
 def test_a_corrupt_checkpoint_is_one_line_and_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "checkpoint-last.pt"
     bad.write_bytes(b"\x00" * 64)
@@ -76,6 +80,7 @@ def test_a_corrupt_checkpoint_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert err.strip().count("\n") == 0 and "corrupt or not a checkpoint" in err
 
 
+@pytest.mark.slow
 def test_missing_mnist_data_is_exit_2(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     proc = subprocess.run(

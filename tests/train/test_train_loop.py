@@ -217,6 +217,7 @@ def test_stats_give_the_same_numbers_eager_and_static() -> None:
     assert eager.count == 0 and eager.pending == []
 
 
+@pytest.mark.slow
 def test_host_reads_do_not_grow_with_the_number_of_steps(small, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every .item()/.tolist() is a GPU sync: between emits the loop must make none, however many steps."""
     calls = {"n": 0}

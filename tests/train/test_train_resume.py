@@ -51,6 +51,7 @@ def run(config, on_event=None) -> Path:
     return summary.run_dir
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop_step", [8, 6], ids=["mid-epoch", "epoch-end"])
 def test_resume_matches_an_uninterrupted_run(small, stop_step: int) -> None:
     # augmentation and a schedule make the data generator and the step count matter

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-
 import pytest
 from ui_helpers import ManualSource, ReplayTrainer, host_recording, recorded_events
 
@@ -24,13 +21,3 @@ def host_source() -> ManualSource:
 def held_trainer(events) -> ReplayTrainer:
     """The recorded run, parked mid-epoch 3 (before event 36) until released or stopped."""
     return ReplayTrainer(events, hold_at=36)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Run ``async def`` tests in a fresh event loop (no asyncio plugin is installed)."""
-    if not inspect.iscoroutinefunction(pyfuncitem.obj):
-        return None
-    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-    asyncio.run(pyfuncitem.obj(**kwargs))
-    return True

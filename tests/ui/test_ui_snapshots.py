@@ -15,6 +15,8 @@ from ui_helpers import ManualSource, ReplayTrainer, host_recording, recorded_con
 from rocmtui.config import MonitorConfig
 from rocmtui.ui.app import RocmtuiApp, create_monitor_app, create_train_app
 
+pytestmark = pytest.mark.snapshot
+
 NEVER = 3600.0
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rocmtui.doctor_checks import FAIL, INFO, PASS, WARN, Check
+from rocmtui.doctor.checks import FAIL, INFO, PASS, WARN, Check
 
 ROCM_WHEEL_FIX = "pip install torch torchvision --index-url https://download.pytorch.org/whl/rocm6.2 (see README)"
 

@@ -1,7 +1,7 @@
 """``rocmtui doctor``: PASS / WARN / FAIL (and INFO) checks for torch, GPUs, drivers and telemetry.
 
 Exit 0 when nothing FAILs, 1 otherwise. torch is imported lazily, only here. The machine
-(``doctor_checks.Machine``) and the torch reader are parameters so tests can describe any
+(``doctor.checks.Machine``) and the torch reader are parameters so tests can describe any
 machine.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from rocmtui.config import MonitorConfig
-from rocmtui.doctor_checks import FAIL, INFO, PASS, WARN, Check, Machine, gfx_targets, system_checks
-from rocmtui.doctor_torch import TorchInfo, read_torch, torch_checks
+from rocmtui.doctor.checks import FAIL, INFO, PASS, WARN, Check, Machine, gfx_targets, system_checks
+from rocmtui.doctor.torch_info import TorchInfo, read_torch, torch_checks
 from rocmtui.gpu.backend import release_quietly
 from rocmtui.gpu.detect import AUTO_ORDER, probe
 

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import NoReturn
 
-from rocmtui import __version__, argtypes
+from rocmtui import __version__
+from rocmtui.cli import argtypes
 from rocmtui.config import AMP_MODES, BACKENDS, DATASETS, MODELS, OPTIMIZERS, SCHEDULES, MonitorConfig, TrainConfig
 
 EXIT_USAGE = 2

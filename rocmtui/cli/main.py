@@ -10,9 +10,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from rocmtui.cli.parser import build_parser
 from rocmtui.config import DATASETS, MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
-from rocmtui.parser import build_parser
 
 __all__ = ["build_parser", "main", "monitor_config", "train_config"]
 
@@ -101,7 +101,7 @@ def _run_bench(args: argparse.Namespace) -> int:
 
 
 def _run_doctor(args: argparse.Namespace) -> int:
-    from rocmtui.doctor import run_doctor
+    from rocmtui.doctor.report import run_doctor
 
     return run_doctor(as_json=args.json)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.cli import build_parser, main, train_config
+from rocmtui.cli.main import build_parser, main, train_config
 from rocmtui.config import TrainConfig
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from fakes.sysfs_tree import build_card
 
-from rocmtui import doctor
-from rocmtui.doctor_checks import Machine, check_kernel, check_visible_devices, default_rocm_roots, gfx_targets
-from rocmtui.doctor_torch import TorchInfo, read_torch
+from rocmtui.doctor import report as doctor
+from rocmtui.doctor.checks import Machine, check_kernel, check_visible_devices, default_rocm_roots, gfx_targets
+from rocmtui.doctor.torch_info import TorchInfo, read_torch
 
 CPU_TORCH = TorchInfo(version="2.5.0+cpu")
 CUDA_TORCH_NO_GPU = TorchInfo(version="2.5.0+cu124", cuda="12.4")
@@ -203,6 +203,7 @@ def test_torch_that_does_not_import_fails(tmp_path) -> None:
     assert checks["torch"][0] == "FAIL"
 
 
+@pytest.mark.slow
 def test_real_torch_and_cli_here() -> None:
     info = read_torch()
     assert info.version is not None and info.error is None
@@ -223,6 +224,6 @@ def test_rocm_is_looked_for_in_rocm_path_then_opt(tmp_path) -> None:
 
 
 def test_only_amd_arch_names_are_gfx_targets() -> None:
-    from rocmtui.doctor_torch import gfx_names
+    from rocmtui.doctor.torch_info import gfx_names
 
     assert gfx_names(("gfx90a:sramecc+:xnack-", "NVIDIA H200", "", "gfx1100")) == ("gfx90a", "gfx1100")
