@@ -30,6 +30,7 @@ from rocmtui.events import (
     TrainEvent,
     event_to_dict,
 )
+from rocmtui.run.files import write_json
 from rocmtui.train import runs
 from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
 from rocmtui.train.engine import Engine, build_engine, capture_graph, describe_device, resolve_device
@@ -118,7 +119,7 @@ class _Run:
                 self.progress = restore(engine, state, resume_path)
             if self.config.cuda_graph:
                 capture_graph(engine)
-            runs.write_json(self.run_dir / "config.json", self.config.to_dict())
+            write_json(self.run_dir / "config.json", self.config.to_dict())
             self._started(source)
             return self._loop()
         except NonFiniteLoss as err:
@@ -316,7 +317,7 @@ class _Run:
             checkpoint=str(self.run_dir / runs.LAST),
         )
         self.send(finished)
-        runs.write_json(self.run_dir / "summary.json", event_to_dict(finished))
+        write_json(self.run_dir / "summary.json", event_to_dict(finished))
         return RunSummary(finished, self.run_dir)
 
     def _failed(self, failed: RunFailed) -> RunSummary:
@@ -324,7 +325,7 @@ class _Run:
             self.writer.wait()
         failed = RunFailed(failed.message, failed.kind, failed.step, failed.epoch, str(self.run_dir))
         self.send(failed)
-        runs.write_json(self.run_dir / "summary.json", event_to_dict(failed))
+        write_json(self.run_dir / "summary.json", event_to_dict(failed))
         return RunSummary(failed, self.run_dir)
 
 

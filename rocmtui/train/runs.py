@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import threading
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ import torch
 from rocmtui.config import TrainConfig
 from rocmtui.errors import CheckpointError
 from rocmtui.events import TrainEvent, event_to_dict
+from rocmtui.run.files import atomic_write
 
 LAST = "checkpoint-last.pt"
 BEST = "checkpoint-best.pt"
@@ -46,40 +46,6 @@ class RunLog:
 
     def close(self) -> None:
         self._file.close()
-
-
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Small JSON files, written atomically like the checkpoints."""
-    atomic_write(path, (json.dumps(data, indent=2) + "\n").encode())
-
-
-def atomic_write(path: Path, payload: bytes) -> None:
-    """Temp file in the same folder, flush + fsync, ``os.replace``, fsync the folder.
-
-    A crash at any point leaves either the old file or the new one, never a torn file.
-    """
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with tmp.open("wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # some platforms cannot open folders; the rename itself is still atomic
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def serialize(state: dict[str, Any]) -> bytes:
