@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rocmtui.codec import convert, to_builtins
 
 DATASETS: dict[str, str] = {
     "cifar": "cifar10",
@@ -77,21 +79,14 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy: paths as strings."""
-        out = asdict(self)
-        for key, value in out.items():
-            if isinstance(value, Path):
-                out[key] = str(value)
+        out: dict[str, Any] = to_builtins(self)
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        """Inverse of ``to_dict``; unknown keys are ignored so older run folders still load."""
-        known = set(cls.__dataclass_fields__)
-        kwargs = {k: v for k, v in data.items() if k in known}
-        for key in ("data_dir", "runs_dir", "resume"):
-            if kwargs.get(key) is not None:
-                kwargs[key] = Path(kwargs[key])
-        return cls(**kwargs)
+        """Inverse of ``to_dict``, validated (CodecError names a bad field); unknown keys are ignored so older
+        run folders still load."""
+        return convert(data, cls, what="bad run settings")
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,31 @@
-"""The contract between the trainer and whoever watches it: small frozen dataclasses of plain values.
+"""The contract between the trainer and whoever watches it: small frozen msgspec Structs of plain values.
 
 No torch and no textual here: the UI, the headless printer, the metrics log and the tests all read
 these. ``train()`` calls ``emit(event)`` from its own thread; receivers must not block.
+On disk each event is a JSON object tagged with its class name under ``"event"`` (``rocmtui.codec``).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import msgspec
+
+from rocmtui.codec import CodecError, convert, to_builtins
 from rocmtui.config import TrainConfig
 
-FailureKind = Literal["nan", "oom", "error", "data"]
+FailureKind = Literal["nan", "oom", "error", "data", "disk"]
 FinishReason = Literal["completed", "stopped", "interrupted"]
 
 
-@dataclass(frozen=True)
-class RunStarted:
+class _Event(msgspec.Struct, frozen=True, tag=True, tag_field="event"):
+    """Base of every event: frozen, and tagged with its class name under ``"event"`` when encoded."""
+
+
+class RunStarted(_Event, frozen=True):
     """The run is set up: data on the device, model built; the first step comes next."""
 
     config: TrainConfig
@@ -45,8 +52,7 @@ class RunStarted:
     """time.time() at start."""
 
 
-@dataclass(frozen=True)
-class StepsCompleted:
+class StepsCompleted(_Event, frozen=True):
     """A batch of optimizer steps since the last StepsCompleted (throttled at the source)."""
 
     epoch: int
@@ -65,8 +71,7 @@ class StepsCompleted:
     """Training seconds since the run (or resume) started, pauses excluded."""
 
 
-@dataclass(frozen=True)
-class EpochCompleted:
+class EpochCompleted(_Event, frozen=True):
     """An epoch ended and the test set was evaluated."""
 
     epoch: int
@@ -85,16 +90,14 @@ class EpochCompleted:
     """True when test_acc is the best so far (a checkpoint-best.pt was written)."""
 
 
-@dataclass(frozen=True)
-class LogMessage:
+class LogMessage(_Event, frozen=True):
     """Something worth a line in the log panel: checkpoint saved, paused, resumed, a warning."""
 
     message: str
     level: Literal["info", "warning", "error"] = "info"
 
 
-@dataclass(frozen=True)
-class RunFinished:
+class RunFinished(_Event, frozen=True):
     """The run ended without error: all epochs done, or stopped by the user."""
 
     reason: FinishReason
@@ -111,8 +114,7 @@ class RunFinished:
     checkpoint: str | None = None
 
 
-@dataclass(frozen=True)
-class RunFailed:
+class RunFailed(_Event, frozen=True):
     """The run stopped on an error; metrics and checkpoints written so far are kept."""
 
     message: str
@@ -124,32 +126,29 @@ class RunFailed:
 
 TrainEvent = RunStarted | StepsCompleted | EpochCompleted | LogMessage | RunFinished | RunFailed
 Emit = Callable[[TrainEvent], None]
-
-EVENT_TYPES: dict[str, type] = {
-    cls.__name__: cls for cls in (RunStarted, StepsCompleted, EpochCompleted, LogMessage, RunFinished, RunFailed)
-}
+_EVENT_NAMES = tuple(
+    cls.__name__ for cls in (RunStarted, StepsCompleted, EpochCompleted, LogMessage, RunFinished, RunFailed)
+)
 
 
 def event_to_dict(event: TrainEvent) -> dict[str, Any]:
     """JSON-ready form of an event, tagged with its type (one line of metrics.jsonl)."""
-    data = asdict(event)
-    if isinstance(event, RunStarted):
-        data["config"] = event.config.to_dict()
-    return {"event": type(event).__name__, **data}
+    data: dict[str, Any] = to_builtins(event)
+    return data
 
 
 def event_from_dict(data: dict[str, Any]) -> TrainEvent:
-    """Inverse of ``event_to_dict`` (used to replay a recorded run)."""
-    data = dict(data)
-    cls = EVENT_TYPES[data.pop("event")]
-    if cls is RunStarted:
-        data["config"] = TrainConfig.from_dict(data["config"])
-        data["classes"] = tuple(data["classes"])
-    if cls is StepsCompleted:
-        data["losses"] = tuple(data["losses"])
-    if cls is RunFinished:
-        data["per_class_acc"] = tuple(tuple(p) for p in data.get("per_class_acc", ()))
-    return cls(**data)  # type: ignore[no-any-return]
+    """Inverse of ``event_to_dict`` (replays, run folders); other top-level keys (``seq``, ``t``) are ignored.
+
+    Raises CodecError (one line) for an unknown event name, a missing field or a value of the wrong type.
+    """
+    if not isinstance(data, dict):
+        raise CodecError(f"bad event: expected a JSON object, got {type(data).__name__}")
+    name = data.get("event")
+    if name not in _EVENT_NAMES:
+        raise CodecError(f"bad event: unknown event {name!r} (expected one of {', '.join(_EVENT_NAMES)})")
+    event: TrainEvent = convert(data, TrainEvent, what=f"bad {name}")
+    return event
 
 
 @dataclass

@@ -6,6 +6,7 @@ import dataclasses
 import os
 import signal
 
+import msgspec
 from textual.color import Color
 from ui_helpers import recorded_events, synthetic_gpu_sets
 
@@ -145,7 +146,7 @@ def test_summary_and_progress_count_the_epochs_before_a_resume() -> None:
     events = recorded_events()
     first = events[0]
     assert isinstance(first, RunStarted)
-    resumed = dataclasses.replace(first, start_epoch=2, config=dataclasses.replace(first.config, epochs=5))
+    resumed = msgspec.structs.replace(first, start_epoch=2, config=dataclasses.replace(first.config, epochs=5))
     state = RunState()
     for event in [resumed, *events[1:]]:
         state.apply(event)

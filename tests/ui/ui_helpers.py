@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, RunControl, RunFinished, StepsCompleted, TrainEvent, event_from_dict
@@ -79,7 +81,7 @@ class ReplayTrainer:
         final = self.events[-1]
         assert isinstance(final, RunFinished)
         epochs = sum(1 for e in self.emitted if type(e).__name__ == "EpochCompleted")
-        return replace(
+        return msgspec.structs.replace(
             final, reason="stopped", epochs_completed=epochs, checkpoint=f"{final.run_dir}/checkpoint-last.pt"
         )
 
