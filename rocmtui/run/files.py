@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -41,3 +42,11 @@ def fsync_dir(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_disk_full(err: BaseException) -> bool:
+    """True for "no space left" and "quota exceeded", wherever they surface."""
+    return isinstance(err, OSError) and err.errno in DISK_FULL_ERRNOS

@@ -30,11 +30,14 @@ from rocmtui.events import (
     TrainEvent,
     event_to_dict,
 )
-from rocmtui.run.files import write_json
+from rocmtui.run.files import is_disk_full, write_json
+from rocmtui.run.layout import create_run_dir, run_name
+from rocmtui.run.session import RunSession
 from rocmtui.train import runs
 from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
 from rocmtui.train.engine import Engine, build_engine, capture_graph, describe_device, resolve_device
 from rocmtui.train.evaluate import evaluate
+from rocmtui.train.gpu_record import GpuRecorder
 from rocmtui.train.gpudata import augment, batch_indices, permutation
 from rocmtui.train.models import augment_pad
 from rocmtui.train.optim import lr_at, set_lr
@@ -71,28 +74,53 @@ class _Clock:
         return time.perf_counter() - self.start - self.paused_s
 
 
-def train(config: TrainConfig, emit: Emit, control: RunControl) -> RunSummary:
-    """Run training to the end, a stop or a failure; never raises for training failures."""
+def train(config: TrainConfig, emit: Emit, control: RunControl, *, record_gpu: bool = False) -> RunSummary:
+    """Run training to the end, a stop or a failure; never raises for training failures.
+
+    The run folder is held by a RunSession for the whole run: one writer, whole lines, a status with a
+    heartbeat and a control channel. ``record_gpu`` also samples the GPUs into the folder.
+    """
     try:
         config, state, resume_path = prepare_resume(config)
         device = resolve_device(config)
         source = resolve_source(config)
         arrays = load_arrays(source)
-        run_dir = resume_path.parent if resume_path is not None else runs.new_run_dir(config)
-        log = runs.RunLog(run_dir)
-    except Exception as err:  # bad input, or e.g. an unwritable --runs-dir: an event, not an exception
-        failed = RunFailed(str(err), _usage_kind(err)) if isinstance(err, UsageError) else _error(err)
+        run_dir = resume_path.parent if resume_path is not None else new_run_dir(config)
+        session = RunSession(run_dir, control, name=f"{config.dataset} {config.model}")
+    except Exception as err:  # bad input, a busy folder, a full disk: an event, not an exception
+        failed = _setup_failure(err)
         emit(failed)
         return RunSummary(failed, None)
 
     def send(event: TrainEvent) -> None:
-        log.write(event)
-        emit(event)
+        try:
+            session.emit(event)
+        finally:  # the caller hears of the event even when the disk could not take it
+            emit(event)
 
+    recorder = GpuRecorder(run_dir) if record_gpu else None
     try:
         return _Run(config, device, send, control, run_dir).run(arrays, source, state, resume_path)
     finally:
-        log.close()
+        if recorder is not None:
+            recorder.close()
+        session.close()
+
+
+def new_run_dir(config: TrainConfig) -> Path:
+    """``runs/<YYYYmmdd-HHMMSS>-<dataset>-<model>/``, made atomically (a suffix when the name is taken)."""
+    return create_run_dir(config.runs_dir, run_name(config.dataset, config.model))
+
+
+def _setup_failure(err: Exception) -> RunFailed:
+    if is_disk_full(err):
+        return RunFailed(_disk_full_message(err), "disk")
+    return RunFailed(str(err), _usage_kind(err)) if isinstance(err, UsageError) else _error(err)
+
+
+def _disk_full_message(err: BaseException) -> str:
+    where = getattr(err, "filename", None)
+    return f"disk full{f' writing {where}' if where else ''}: free some space; everything already written is kept"
 
 
 class _Run:
@@ -130,8 +158,10 @@ class _Run:
         except UsageError as err:
             return self._failed(RunFailed(str(err), _usage_kind(err)))
         except Exception as err:  # the contract: a failed run is an event, never an exception out of train()
-            failed = _error(err)
-            return self._failed(RunFailed(failed.message, "error", self.progress.global_step, self.progress.epoch))
+            step, epoch = self.progress.global_step, self.progress.epoch
+            if is_disk_full(err):
+                return self._failed(RunFailed(_disk_full_message(err), "disk", step, epoch))
+            return self._failed(RunFailed(_error(err).message, "error", step, epoch))
 
     def _started(self, source: DataSource) -> None:
         assert self.engine is not None
@@ -324,8 +354,9 @@ class _Run:
         with contextlib.suppress(Exception):  # let a pending save land; its own error is secondary
             self.writer.wait()
         failed = RunFailed(failed.message, failed.kind, failed.step, failed.epoch, str(self.run_dir))
-        self.send(failed)
-        write_json(self.run_dir / "summary.json", event_to_dict(failed))
+        with contextlib.suppress(OSError):  # a full disk: the caller still hears of it; nothing written is lost
+            self.send(failed)
+            write_json(self.run_dir / "summary.json", event_to_dict(failed))
         return RunSummary(failed, self.run_dir)
 
 

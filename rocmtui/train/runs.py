@@ -1,51 +1,23 @@
-"""The run folder: config.json, metrics.jsonl (one event a line, flushed), atomic checkpoints, summary.json."""
+"""Checkpoints: serialised in memory, written atomically on a background thread, loaded as data."""
 
 from __future__ import annotations
 
 import io
-import json
+import pickle
 import threading
-import time
+import warnings
+import zipfile
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import torch
 
-from rocmtui.config import TrainConfig
 from rocmtui.errors import CheckpointError
-from rocmtui.events import TrainEvent, event_to_dict
 from rocmtui.run.files import atomic_write
 
 LAST = "checkpoint-last.pt"
 BEST = "checkpoint-best.pt"
 CHECKPOINT_FORMAT = 1
-
-
-def new_run_dir(config: TrainConfig) -> Path:
-    """``runs/<YYYYmmdd-HHMMSS>-<dataset>-<model>/``, with a numeric suffix if that name is taken."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = config.runs_dir / f"{stamp}-{config.dataset}-{config.model}"
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    path.mkdir(parents=True)
-    return path
-
-
-class RunLog:
-    """Appends events to metrics.jsonl, one JSON object a line, flushed as written."""
-
-    def __init__(self, run_dir: Path) -> None:
-        self.run_dir = run_dir
-        self._file: IO[str] = (run_dir / "metrics.jsonl").open("a", encoding="utf-8")
-
-    def write(self, event: TrainEvent) -> None:
-        self._file.write(json.dumps(event_to_dict(event)) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
 
 
 def serialize(state: dict[str, Any]) -> bytes:
@@ -103,21 +75,21 @@ def checkpoint_file(path: Path) -> Path:
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
-    """Read a checkpoint onto the CPU; CheckpointError (one line) if it is corrupt or not ours."""
+    """Read a checkpoint onto the CPU as data only; CheckpointError (one line) if it is corrupt or not ours.
+
+    ``weights_only=True`` unpickles tensors, state dicts and plain values and refuses everything else, so
+    a crafted file cannot run code; a file that is not torch's zip format is refused before unpickling.
+    """
+    if not zipfile.is_zipfile(path):
+        raise CheckpointError(f"{path} is corrupt or not a checkpoint (not a torch zip archive)")
     try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        with warnings.catch_warnings():  # torch warns about pickle protocols: the error below says it all
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:  # the weights-only unpickler met a global it does not allow
+        raise CheckpointError(f"{path} is not a rocmtui checkpoint (it holds objects, not just data)") from None
     except Exception as err:  # torch raises many types for a torn or foreign file; all mean "unusable"
         raise CheckpointError(f"{path} is corrupt or not a checkpoint ({type(err).__name__})") from None
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT or "config" not in state:
         raise CheckpointError(f"{path} is not a rocmtui checkpoint")
     return state
-
-
-def check_compatible(saved: TrainConfig, wanted: TrainConfig, path: Path) -> None:
-    """The settings that shape the model and the data must match to resume."""
-    for name in ("dataset", "model", "batch_size", "optimizer", "amp"):
-        if getattr(saved, name) != getattr(wanted, name):
-            raise CheckpointError(
-                f"{path} was trained with {name}={getattr(saved, name)!r}, not {getattr(wanted, name)!r}; "
-                "resume with the run's own settings"
-            )

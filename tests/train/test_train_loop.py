@@ -20,6 +20,9 @@ from rocmtui.events import (
     TrainEvent,
     event_from_dict,
 )
+from rocmtui.run.lock import is_locked
+from rocmtui.run.status import read_status
+from rocmtui.run.stream import read_events
 from rocmtui.train import runs
 from rocmtui.train.loop import train
 from rocmtui.train.step import EagerStep
@@ -70,9 +73,15 @@ def test_metrics_log_holds_every_event_and_the_run_folder_is_complete(small) -> 
     events, summary = run(small())
     folder = Path(summary.run_dir)
     assert folder.parent == small().runs_dir and folder.name.endswith("-cifar10-simplecnn")
-    lines = (folder / "metrics.jsonl").read_text().splitlines()
-    assert [event_from_dict(json.loads(line)) for line in lines] == events
+    lines = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+    assert lines[0] == {"seq": 0, "format": "rocmtui-events", "version": 2}
+    assert [line["seq"] for line in lines] == list(range(len(events) + 1))
+    assert [event_from_dict(line) for line in lines[1:]] == events
+    assert read_events(folder) == events
     assert {p.name for p in folder.iterdir()} >= {"config.json", "metrics.jsonl", runs.LAST, runs.BEST, "summary.json"}
+    status = read_status(folder)
+    assert status is not None and status.state == "finished" and status.epoch == 2 and not is_locked(folder)
+    assert not (folder / "control").exists()  # a finished run has no control channel
     assert json.loads((folder / "summary.json").read_text())["reason"] == "completed"
     assert json.loads((folder / "config.json").read_text())["batch_size"] == 32
 

@@ -1,0 +1,62 @@
+"""What a run folder holds, by name, and how a new one is made without racing another process."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rocmtui.errors import UsageError
+
+EVENTS = "metrics.jsonl"
+"""The event stream: one JSON object a line, a sequence number on each (docs/run-format.md)."""
+TORN = "metrics.torn"
+"""Bytes of a torn last line (a crash or a full disk mid-write), set aside when the stream is reopened."""
+STATUS = "status.json"
+"""pid, host, state and heartbeat of the writer; progress for ``rocmtui runs``."""
+CONTROL = "control"
+"""Commands from viewers (pause, resume, save, stop): append-only, mode 0600, present only while live."""
+LOCK = "run.lock"
+"""flock()ed by the one process that writes the folder."""
+GPU = "gpu.jsonl"
+GPU_PREVIOUS = "gpu.1.jsonl"
+"""GPU samples taken during the run; the current file rotates into the previous one at a size bound."""
+CONFIG = "config.json"
+SUMMARY = "summary.json"
+STDERR = "trainer.log"
+"""What a detached trainer wrote to stderr (normally nothing)."""
+
+MAX_SUFFIX = 1000
+
+
+def run_name(*parts: str) -> str:
+    """``YYYYmmdd-HHMMSS-part-part``: sorts by start time."""
+    return "-".join([time.strftime("%Y%m%d-%H%M%S"), *parts])
+
+
+def create_run_dir(runs_dir: Path, name: str) -> Path:
+    """Make ``runs_dir/name`` (or ``name-2``, ``name-3``...) atomically: ``mkdir`` decides, never a check first."""
+    try:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UsageError(f"--runs-dir {runs_dir} is a file, not a folder") from None
+    if not runs_dir.is_dir():
+        raise UsageError(f"--runs-dir {runs_dir} is not a folder")
+    for n in range(1, MAX_SUFFIX):
+        path = runs_dir / (name if n == 1 else f"{name}-{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise UsageError(f"{runs_dir} already holds {MAX_SUFFIX} runs named {name}")
+
+
+def is_run_dir(path: Path) -> bool:
+    return path.is_dir() and ((path / EVENTS).is_file() or (path / CONFIG).is_file())
+
+
+def run_dirs(runs_dir: Path) -> list[Path]:
+    """The run folders directly under ``runs_dir``, newest first (their names begin with the start time)."""
+    if not runs_dir.is_dir():
+        return []
+    return sorted((p for p in runs_dir.iterdir() if is_run_dir(p)), key=lambda p: p.name, reverse=True)

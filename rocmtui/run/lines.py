@@ -1,0 +1,141 @@
+"""Whole lines only: an appender that never leaves a torn line, and a tailer that never reads one.
+
+The appender is the one writer of its file (the run lock sees to that). A write that fails part way
+(a full disk) is cut back, so the file always ends at a newline. A torn tail left by a crash is set
+aside when the file is reopened, never appended to. The tailer holds back a partial last line until
+its newline arrives, as TensorBoard and W&B's viewer do, and starts over when the file is replaced or
+cut back (readers de-duplicate by sequence number).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import BinaryIO
+
+CHUNK = 1 << 16
+
+
+class LineWriter:
+    """Appends whole lines (``bytes`` ending in a newline) to one file."""
+
+    def __init__(self, path: Path, torn_path: Path | None = None) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self.set_aside = set_aside_torn_tail(path, torn_path or path.with_suffix(".torn"))
+        except BaseException:
+            os.close(self._fd)
+            raise
+        """Bytes of a torn last line moved out of the file when it was opened (0 when it ended cleanly)."""
+
+    def append(self, line: bytes) -> None:
+        """Write ``line`` whole, or leave the file as it was and raise (OSError: ENOSPC, EIO...)."""
+        size = os.fstat(self._fd).st_size
+        view, written = memoryview(line), 0
+        try:
+            while written < len(line):
+                written += os.write(self._fd, view[written:])
+        except OSError:
+            if written:
+                os.ftruncate(self._fd, size)
+            raise
+
+    def sync(self) -> None:
+        """fsync: at epoch ends and at the end of the run, never per step."""
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def set_aside_torn_tail(path: Path, torn_path: Path) -> int:
+    """Move any bytes after the last newline of ``path`` to the end of ``torn_path``; returns their count."""
+    with path.open("rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        keep = size
+        while keep > 0:
+            start = max(0, keep - CHUNK)
+            f.seek(start)
+            block = f.read(keep - start)
+            newline = block.rfind(b"\n")
+            if newline >= 0:
+                keep = start + newline + 1
+                break
+            keep = start
+        if keep == size:
+            return 0
+        f.seek(keep)
+        tail = f.read()
+        with torn_path.open("ab") as torn:
+            torn.write(tail + b"\n")
+            torn.flush()
+            os.fsync(torn.fileno())
+        f.truncate(keep)
+        f.flush()
+        os.fsync(f.fileno())
+        return len(tail)
+
+
+def last_line(path: Path) -> bytes | None:
+    """The last complete, non-blank line of ``path`` (without its newline), or None."""
+    try:
+        with path.open("rb") as f:
+            pos, tail = f.seek(0, os.SEEK_END), b""
+            while pos > 0:
+                start = max(0, pos - CHUNK)
+                f.seek(start)
+                tail = f.read(pos - start) + tail
+                pos = start
+                complete = [line for line in tail.split(b"\n")[:-1] if line.strip()]
+                if len(complete) > 1 or (complete and pos == 0):
+                    return complete[-1]
+            return None
+    except FileNotFoundError:
+        return None
+
+
+class LineTailer:
+    """Reads the complete lines appended to a file since the last call."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: BinaryIO | None = None
+        self._inode: int | None = None
+        self._offset = 0
+        self._partial = b""
+        self.restarts = 0
+        """Times the file was replaced or cut back and read again from the start."""
+
+    def read_lines(self) -> list[bytes]:
+        """New complete, non-blank lines (without newlines); [] when there are none or no file yet."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return []
+        if self._file is None or st.st_ino != self._inode or st.st_size < self._offset:
+            self._reopen(st.st_ino)
+        if self._file is None or st.st_size == self._offset:
+            return []
+        data = self._file.read()
+        self._offset += len(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        return [line for line in lines if line.strip()]
+
+    def _reopen(self, inode: int) -> None:
+        if self._file is not None:
+            self._file.close()
+            self.restarts += 1
+        try:
+            self._file = self.path.open("rb")
+        except FileNotFoundError:
+            self._file = None
+            return
+        self._inode, self._offset, self._partial = inode, 0, b""
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
