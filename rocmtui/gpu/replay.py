@@ -5,7 +5,7 @@ Signature::
     ReplaySource(samples: Sequence[SampleSet], *, interval_s: float = 1.0,
                  history_len: int = 600, loop: bool = False)
     ReplaySource.from_jsonl(path: str | Path, **same_keywords) -> ReplaySource
-        # a file written by ``rocmtui monitor --json``; ValueError names the bad line
+        # a file written by ``rocmtui monitor --json``; CodecError (a ValueError) names the bad line and field
     source.step() -> SampleSet | None
         # deterministic: publish the next recorded sample now (history + listeners, on the
         # caller's thread); None when the recording is exhausted (never when loop=True)
@@ -25,6 +25,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from rocmtui.codec import CodecError
 from rocmtui.gpu.codec import loads
 from rocmtui.gpu.feed import Feed
 from rocmtui.gpu.sample import SampleSet
@@ -56,8 +57,8 @@ class ReplaySource(Feed):
                     continue
                 try:
                     samples.append(loads(line))
-                except ValueError as err:
-                    raise ValueError(f"{path}:{number}: {err}") from None
+                except CodecError as err:
+                    raise CodecError(f"{path}:{number}: {err}") from None
         return cls(samples, interval_s=interval_s, history_len=history_len, loop=loop)
 
     @property

@@ -8,6 +8,7 @@ import threading
 import pytest
 from gpu_factories import sample_set
 
+from rocmtui.codec import CodecError
 from rocmtui.gpu import codec
 from rocmtui.gpu.replay import ReplaySource
 from rocmtui.gpu.sample import GpuSample, SampleSet
@@ -47,6 +48,18 @@ def test_unknown_keys_are_ignored_and_missing_optionals_default() -> None:
 def test_malformed_input_is_a_value_error(text: str) -> None:
     with pytest.raises(ValueError):
         codec.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "value"),
+    [("gpu", "utilization_pct", "87"), ("gpu", "index", 1.5), ("host", "ram_used_bytes", "1 GiB")],
+)
+def test_wrong_types_are_refused_at_load_in_one_line(where: str, key: str, value: object) -> None:
+    data = codec.sample_set_to_dict(sample_set())
+    (data["gpus"][0] if where == "gpu" else data["host"])[key] = value
+    with pytest.raises(CodecError, match=key) as caught:
+        codec.loads(json.dumps(data))
+    assert "\n" not in str(caught.value)
 
 
 def test_bad_temperatures_are_a_value_error() -> None:
@@ -90,7 +103,7 @@ def test_replay_reads_monitor_json_lines(tmp_path) -> None:
 def test_replay_names_the_bad_line(tmp_path) -> None:
     path = tmp_path / "rec.jsonl"
     path.write_text(codec.dumps(sample_set()) + "\n" + json.dumps({"nope": 1}) + "\n")
-    with pytest.raises(ValueError, match=r"rec\.jsonl:2:"):
+    with pytest.raises(CodecError, match=r"rec\.jsonl:2: .*timestamp"):
         ReplaySource.from_jsonl(path)
 
 
