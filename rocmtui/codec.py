@@ -8,6 +8,7 @@ No torch and no textual here: every layer may import it.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
@@ -35,6 +36,12 @@ def _dec_hook(type_: Any, obj: Any) -> Any:
 
 
 _ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
+
+
+@functools.cache
+def _decoder(type_: Any) -> msgspec.json.Decoder[Any]:
+    """One Decoder per type: it keeps its decoding plan (for a union, msgspec would rebuild it per call)."""
+    return msgspec.json.Decoder(type_, dec_hook=_dec_hook)
 
 
 def _error(what: str, err: Exception) -> CodecError:
@@ -79,7 +86,7 @@ def decode_json(data: bytes | str, type_: Any, *, what: str | None = None) -> An
 def decode_json(data: bytes | str, type_: Any, *, what: str | None = None) -> Any:
     """Parse and validate JSON as ``type_``; CodecError for malformed or truncated JSON as well."""
     try:
-        return msgspec.json.decode(data, type=type_, dec_hook=_dec_hook)
+        return _decoder(type_).decode(data)
     except msgspec.ValidationError as err:
         raise _error(what or _name(type_), err) from None
     except msgspec.DecodeError as err:

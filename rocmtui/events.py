@@ -126,9 +126,9 @@ class RunFailed(_Event, frozen=True):
 
 TrainEvent = RunStarted | StepsCompleted | EpochCompleted | LogMessage | RunFinished | RunFailed
 Emit = Callable[[TrainEvent], None]
-_EVENT_NAMES = tuple(
-    cls.__name__ for cls in (RunStarted, StepsCompleted, EpochCompleted, LogMessage, RunFinished, RunFailed)
-)
+_EVENT_TYPES: dict[str, type[TrainEvent]] = {
+    cls.__name__: cls for cls in (RunStarted, StepsCompleted, EpochCompleted, LogMessage, RunFinished, RunFailed)
+}
 
 
 def event_to_dict(event: TrainEvent) -> dict[str, Any]:
@@ -145,10 +145,11 @@ def event_from_dict(data: dict[str, Any]) -> TrainEvent:
     if not isinstance(data, dict):
         raise CodecError(f"bad event: expected a JSON object, got {type(data).__name__}")
     name = data.get("event")
-    if name not in _EVENT_NAMES:
-        raise CodecError(f"bad event: unknown event {name!r} (expected one of {', '.join(_EVENT_NAMES)})")
-    event: TrainEvent = convert(data, TrainEvent, what=f"bad {name}")
-    return event
+    cls = _EVENT_TYPES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise CodecError(f"bad event: unknown event {name!r} (expected one of {', '.join(_EVENT_TYPES)})")
+    # The class, not the TrainEvent union: msgspec caches a class's decoding plan, a union's it rebuilds per call.
+    return convert(data, cls, what=f"bad {cls.__name__}")
 
 
 @dataclass
@@ -159,6 +160,8 @@ class RunControl:
     """
 
     stop: threading.Event = field(default_factory=threading.Event)
+    leave: threading.Event = field(default_factory=threading.Event)
+    """The viewer is going away and the run goes on: a follower returns, a launched trainer keeps training."""
     _running: threading.Event = field(default_factory=threading.Event)
     _save: threading.Event = field(default_factory=threading.Event)
 
