@@ -15,3 +15,16 @@ class DataError(UsageError):
 
 class CheckpointError(UsageError):
     """A checkpoint or run folder that cannot be resumed from."""
+
+
+def first_line(err: BaseException, *, with_type: bool = False) -> str:
+    """The first line of ``err``'s message, or its type's name when the message is empty.
+
+    ``with_type`` prefixes the type (``KeyError: 'x'``), for errors the user did not cause and may report.
+    """
+    text = str(err).strip()
+    line = text.splitlines()[0].strip() if text else ""
+    name = type(err).__name__
+    if not line:
+        return name
+    return f"{name}: {line}" if with_type else line

@@ -6,7 +6,6 @@ second after opening the sampler before the first reading.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -18,6 +17,7 @@ from rocmtui.gpu.codec import dumps
 from rocmtui.gpu.detect import open_sampler
 from rocmtui.gpu.sample import GpuSample, SampleSet
 from rocmtui.gpu.sampler import Sampler
+from rocmtui.gpu.stdio import redirect_to_devnull
 
 SETTLE_S = 0.25
 """Seconds between opening the sampler and the first reading, so CPU % is measured over something."""
@@ -131,6 +131,4 @@ def _settle(sampler: Sampler) -> None:
 def _silence_stdout(stream: TextIO) -> None:
     """After a broken pipe, point stdout at /dev/null so Python's exit-time flush stays quiet."""
     if stream is sys.stdout:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        redirect_to_devnull((sys.stdout.fileno(),))

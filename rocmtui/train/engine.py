@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import platform
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -13,6 +12,7 @@ from torch import nn
 
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
+from rocmtui.gpu.host import read_cpu_name
 from rocmtui.train import models
 from rocmtui.train.data import Arrays
 from rocmtui.train.gpudata import DeviceData, Normalizer, batch_indices, permutation, to_device
@@ -44,20 +44,10 @@ def resolve_device(config: TrainConfig) -> torch.device:
 def describe_device(device: torch.device) -> tuple[str, str]:
     """(human name, backend) e.g. ('NVIDIA H200', 'CUDA 13.0') or ('AMD Radeon ...', 'ROCm 6.2')."""
     if device.type != "cuda":
-        return _cpu_name(), "CPU"
+        return read_cpu_name() or platform.machine() or "CPU", "CPU"
     name = torch.cuda.get_device_name(device)
     hip = getattr(torch.version, "hip", None)
     return name, f"ROCm {hip}" if hip else f"CUDA {torch.version.cuda}"
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:  # not Linux: fall back to what platform knows
-        pass
-    return platform.processor() or platform.machine() or "CPU"
 
 
 @dataclass

@@ -11,7 +11,6 @@ from contextlib import AbstractContextManager, nullcontext
 import torch
 from torch import nn
 
-from rocmtui.errors import UsageError
 from rocmtui.train.stats import Stats
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -64,8 +63,6 @@ class GraphStep:
     """
 
     def __init__(self, eager: EagerStep, batch_x: torch.Tensor, batch_y: torch.Tensor, warmup: int = 3) -> None:
-        if eager.amp == "fp16":
-            raise UsageError("--cuda-graph cannot run with --amp fp16 (its GradScaler syncs); use --amp bf16")
         self.eager = eager
         self.x = batch_x.clone()
         self.y = batch_y.clone()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rocmtui.errors import DataError
+from rocmtui.errors import DataError, first_line
 
 if TYPE_CHECKING:
     from rocmtui.train.data import Arrays
@@ -48,11 +48,10 @@ def load(dataset: str, root: Path, download: bool) -> Arrays:
         train = cls(str(root), train=True, download=download)
         test = cls(str(root), train=False, download=download)
     except (RuntimeError, OSError, ValueError, EOFError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         hint = "" if download else "; add --download to fetch it"
-        raise DataError(f"cannot read {dataset} from {root}: {first}{hint}") from None
+        raise DataError(f"cannot read {dataset} from {root}: {first_line(err)}{hint}") from None
     except Exception as err:  # pickle and archive errors from a truncated file: name them in one line
-        raise DataError(f"cannot read {dataset} from {root}: {type(err).__name__}: {err}") from None
+        raise DataError(f"cannot read {dataset} from {root}: {first_line(err, with_type=True)}") from None
     return Arrays(
         train_images=_images(train.data),
         train_labels=np.asarray(train.targets, dtype=np.int64),

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+from rocmtui.gpu.stdio import redirect_to_devnull
+
 HANGUP = getattr(signal, "SIGHUP", -1)
 HANDLED = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None)
 
@@ -38,10 +40,7 @@ def detach_from_terminal() -> None:
     The terminal is gone: without this, the UI's next write fails (EIO), Textual's output thread
     dies, and its shutdown then waits forever on a full output queue.
     """
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
+    redirect_to_devnull()
 
 
 def exit_watchdog(code: int, delay_s: float = 10.0) -> None:
