@@ -21,8 +21,8 @@ from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent, 
 from rocmtui.train import reference
 from rocmtui.train.data import load_arrays, resolve_source, save_cache
 from rocmtui.train.loop import train
+from rocmtui.train.tvdata import CIFAR_CLASSES
 
-CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 FASTNET = TrainConfig(
     model="fastnet",
     epochs=10,
@@ -65,7 +65,7 @@ def join_pieces(folder: Path) -> Path:
         np.concatenate([t["labels"] for t in train]).astype(np.int64),
         test["images"],
         test["labels"].astype(np.int64),
-        CLASSES,
+        CIFAR_CLASSES,
     )
     save_cache(arrays, target)
     return target

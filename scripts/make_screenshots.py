@@ -36,7 +36,7 @@ from rocmtui.cli.main import build_parser, monitor_config, train_config
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import Emit, EpochCompleted, RunControl, StepsCompleted, TrainEvent
 from rocmtui.gpu.detect import open_sampler
-from rocmtui.gpu.replay import ReplaySource
+from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.ui.app import RocmtuiApp, create_monitor_app, create_train_app
 
@@ -120,13 +120,6 @@ async def shoot_monitor(stream: list[SampleSet], interval_s: float, out: Path, l
                 replay.step()
                 await pilot.pause()
             save(app, out, f"{label}-{name}")
-
-
-class ManualReplay(ReplaySource):
-    """Playback driven by this script (``step``), so each picture shows exactly the samples played."""
-
-    def start(self) -> None:
-        return None
 
 
 def record_live(config: MonitorConfig, samples: int) -> list[SampleSet]:

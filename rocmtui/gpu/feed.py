@@ -82,6 +82,11 @@ class Feed(ABC):
             thread.join()
 
     @property
+    def stopped(self) -> bool:
+        """True once ``stop()`` was called (or a recording played to its end)."""
+        return self._stop_event.is_set()
+
+    @property
     def running(self) -> bool:
         """True while the thread is alive."""
         return self._thread is not None and self._thread.is_alive()

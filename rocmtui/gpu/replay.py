@@ -15,6 +15,8 @@ Signature::
     source.remaining -> int   # samples not yet played (loop=False)
     source.samples -> tuple[SampleSet, ...]   # the whole recording
 
+    ManualReplay(...same arguments)   # played only by step(): start() spawns no thread (tests, screenshots)
+
 Samples are published as recorded (timestamps unchanged), so pictures made from a replay are
 those of the real hardware that was recorded.
 """
@@ -84,3 +86,13 @@ class ReplaySource(Feed):
     def _tick(self) -> None:
         if self.step() is None:
             self._stop_event.set()  # recording finished: the thread ends, the history stays
+
+
+class ManualReplay(ReplaySource):
+    """A ReplaySource played only by the caller's ``step()``: ``start`` spawns no thread, so a test or a
+    screenshot shows exactly the samples played. ``stopped`` tells whether its viewer stopped it."""
+
+    thread_name = "rocmtui-manual-replay"
+
+    def start(self) -> None:
+        return None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from ui_helpers import ManualSource, ReplayTrainer, host_recording, recorded_events
+from ui_helpers import ReplayTrainer, host_recording, recorded_events
+
+from rocmtui.gpu.replay import ManualReplay
 
 
 @pytest.fixture
@@ -12,9 +14,9 @@ def events():
 
 
 @pytest.fixture
-def host_source() -> ManualSource:
+def host_source() -> ManualReplay:
     """Real host-only telemetry recorded on this 2-core machine without a GPU."""
-    return ManualSource(host_recording())
+    return ManualReplay(host_recording())
 
 
 @pytest.fixture

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from ui_helpers import ManualSource, synthetic_gpu_sets
+from ui_helpers import synthetic_gpu_sets
 
 from rocmtui.config import MonitorConfig
 from rocmtui.errors import UsageError
+from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.app import create_monitor_app
 from rocmtui.ui.screens.help import HelpScreen
 from rocmtui.ui.screens.monitor import layout_for, next_interval
@@ -33,7 +34,7 @@ async def test_no_gpu_shows_each_backends_reason_and_the_host(host_source) -> No
     [(1, (160, 48), False), (8, (160, 48), False), (8, (80, 24), True), (2, (80, 24), True)],
 )
 async def test_every_gpu_gets_a_card_and_small_terminals_go_compact(gpus, size, compact) -> None:
-    source = ManualSource(synthetic_gpu_sets(gpus))
+    source = ManualReplay(synthetic_gpu_sets(gpus))
     app = create_monitor_app(MonitorConfig(), source)
     async with app.run_test(size=size) as pilot:
         for _ in range(3):
@@ -49,7 +50,7 @@ async def test_every_gpu_gets_a_card_and_small_terminals_go_compact(gpus, size, 
 
 
 async def test_interval_keys_change_the_source_and_the_status_line() -> None:
-    source = ManualSource(synthetic_gpu_sets(1), interval_s=1.0)
+    source = ManualReplay(synthetic_gpu_sets(1), interval_s=1.0)
     app = create_monitor_app(MonitorConfig(), source)
     async with app.run_test(size=(80, 24)) as pilot:
         source.step()
@@ -82,4 +83,4 @@ def test_layout_rules() -> None:
 
 def test_unknown_theme_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
-        create_monitor_app(MonitorConfig(theme="no-such-theme"), ManualSource([]))
+        create_monitor_app(MonitorConfig(theme="no-such-theme"), ManualReplay([]))

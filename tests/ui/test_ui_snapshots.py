@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from ui_helpers import ManualSource, ReplayTrainer, host_recording, recorded_config, recorded_events, synthetic_gpu_sets
+from ui_helpers import ReplayTrainer, host_recording, recorded_config, recorded_events, synthetic_gpu_sets
 
 from rocmtui.config import MonitorConfig
+from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.app import RocmtuiApp, create_monitor_app, create_train_app
 
 pytestmark = pytest.mark.snapshot
@@ -20,14 +21,14 @@ pytestmark = pytest.mark.snapshot
 NEVER = 3600.0
 
 
-def train_app(hold_at: int | None, theme: str = "textual-dark") -> tuple[RocmtuiApp, ReplayTrainer, ManualSource]:
+def train_app(hold_at: int | None, theme: str = "textual-dark") -> tuple[RocmtuiApp, ReplayTrainer, ManualReplay]:
     trainer = ReplayTrainer(recorded_events(), hold_at=hold_at)
-    source = ManualSource(host_recording())
+    source = ManualReplay(host_recording())
     app = create_train_app(recorded_config(), trainer, source, theme=theme, plot_period_s=NEVER)
     return app, trainer, source
 
 
-def settle(app: RocmtuiApp, source: ManualSource, ready, samples: int = 8):
+def settle(app: RocmtuiApp, source: ManualReplay, ready, samples: int = 8):
     """A run_before that waits for the trainer, plays some telemetry and draws the plots once."""
 
     async def run_before(pilot) -> None:
@@ -72,12 +73,12 @@ def test_train_light_theme_log_scale(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
 
 
-def monitor_app(gpus: int) -> tuple[RocmtuiApp, ManualSource]:
-    source = ManualSource(synthetic_gpu_sets(gpus) if gpus else host_recording())
+def monitor_app(gpus: int) -> tuple[RocmtuiApp, ManualReplay]:
+    source = ManualReplay(synthetic_gpu_sets(gpus) if gpus else host_recording())
     return create_monitor_app(MonitorConfig(), source), source
 
 
-def play(source: ManualSource, samples: int):
+def play(source: ManualReplay, samples: int):
     async def run_before(pilot) -> None:
         for _ in range(samples):
             source.step()

@@ -6,10 +6,11 @@ import asyncio
 
 import pytest
 from rich.text import Text
-from ui_helpers import ManualSource, ReplayTrainer, recorded_config
+from ui_helpers import ReplayTrainer, recorded_config
 
 from rocmtui.errors import UsageError
 from rocmtui.events import LogMessage, RunFailed, RunFinished, RunStarted, StepsCompleted
+from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.app import create_train_app
 from rocmtui.ui.screens.finished import FinishedScreen
 from rocmtui.ui.screens.help import HelpScreen
@@ -248,7 +249,7 @@ def test_a_second_sigterm_while_stopping_exits_at_once(events, host_source, monk
 
 def test_unknown_theme_is_a_usage_error(events) -> None:
     with pytest.raises(UsageError, match="unknown theme 'nope'"):
-        create_train_app(recorded_config(), ReplayTrainer(events), ManualSource([]), theme="nope")
+        create_train_app(recorded_config(), ReplayTrainer(events), ManualReplay([]), theme="nope")
 
 
 def test_recorded_run_starts_with_run_started(events) -> None:

@@ -86,19 +86,6 @@ class ReplayTrainer:
         )
 
 
-class ManualSource(ReplaySource):
-    """A ReplaySource whose playback the test drives with ``step()`` (``start`` does not spawn a thread)."""
-
-    stopped = False
-
-    def start(self) -> None:
-        return None
-
-    def stop(self) -> None:
-        self.stopped = True
-        super().stop()
-
-
 def host_recording() -> list[SampleSet]:
     source = ReplaySource.from_jsonl(HOST_RECORDING)
     samples: list[SampleSet] = []
