@@ -1,4 +1,8 @@
-"""Human formatting of telemetry values ("12.3 GiB", "N/A"); shared by the text report and the UI."""
+"""Human formatting of telemetry values ("12.3 GiB", "65°C", "N/A"): the one convention of every output.
+
+Memory in binary units (GiB, MiB), temperatures in °C. ``monitor --once``, the UI, ``train --headless`` and
+``bench`` all format through here, so the same reading reads the same everywhere.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from rocmtui.gpu.backend import UNKNOWN_GPU
 NA = "N/A"
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+_MIB = 1024**2
+_GIB = 1024**3
 
 
 def fmt_bytes(value: int | float | None) -> str:
@@ -21,9 +27,17 @@ def fmt_bytes(value: int | float | None) -> str:
     raise AssertionError("unreachable")  # the loop always returns at the last unit
 
 
-def fmt_used_total(used: int | None, total: int | None) -> str:
-    """``3.2 / 16.0 GiB``-style pair; either side may be N/A."""
-    return f"{fmt_bytes(used)} / {fmt_bytes(total)}"
+def fmt_used_total(used: int | float | None, total: int | float | None, sep: str = " / ") -> str:
+    """``3.2 / 16.0 GiB``: both in the total's unit (GiB from 1 GiB up, else MiB); ``sep="/"`` for narrow cards.
+
+    An unknown side is ``N/A`` (``N/A / 16.0 GiB``); both unknown is a single ``N/A``.
+    """
+    if used is None and total is None:
+        return NA
+    if used is None or not total:
+        return f"{fmt_bytes(used)}{sep}{fmt_bytes(total)}"
+    unit, div = ("GiB", _GIB) if total >= _GIB else ("MiB", _MIB)
+    return f"{used / div:.1f}{sep}{total / div:.1f} {unit}"
 
 
 def fmt_pct(value: float | None, digits: int = 0) -> str:
@@ -32,8 +46,8 @@ def fmt_pct(value: float | None, digits: int = 0) -> str:
 
 
 def fmt_temp(value: float | None) -> str:
-    """Degrees Celsius: ``65 C``; None -> ``N/A``."""
-    return NA if value is None else f"{value:.0f} C"
+    """Degrees Celsius: ``65°C``; None -> ``N/A``."""
+    return NA if value is None else f"{value:.0f}°C"
 
 
 def fmt_watts(value: float | None) -> str:
@@ -62,7 +76,7 @@ def fmt_fan(rpm: float | None, pct: float | None) -> str:
 
 
 def fmt_temps(temps: tuple[tuple[str, float], ...]) -> str:
-    """``edge 45 C, junction 52 C``; empty -> ``N/A``."""
+    """``edge 45°C, junction 52°C``; empty -> ``N/A``."""
     return ", ".join(f"{label} {fmt_temp(value)}" for label, value in temps) or NA
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import torch
 
-from rocmtui.config import TrainConfig
+from rocmtui.config import ModelName, TrainConfig
 from rocmtui.events import RunControl, RunFinished
+from rocmtui.gpu.units import fmt_bytes, fmt_temp
 from rocmtui.train import reference
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.engine import describe_device, resolve_device
@@ -25,7 +26,7 @@ QUICK_STEPS = 300
 @dataclass(frozen=True)
 class BenchOptions:
     epochs: int
-    model: str
+    model: ModelName
     quick: bool
     json: bool
     data_dir: Path | None
@@ -45,13 +46,12 @@ class BenchResult:
     epochs: int
     seconds: float
     images_per_s: float
-    peak_vram_gb: float | None
+    peak_vram_bytes: int | None
     peak_temp_c: float | None
     test_acc: float
 
     def line(self) -> str:
-        vram = "N/A" if self.peak_vram_gb is None else f"{self.peak_vram_gb:.2f} GB"
-        temp = "N/A" if self.peak_temp_c is None else f"{self.peak_temp_c:.0f} C"
+        vram, temp = fmt_bytes(self.peak_vram_bytes), fmt_temp(self.peak_temp_c)
         return (
             f"{self.run}: {self.model} on {self.dataset} | {self.gpu} | torch {self.torch} | {self.epochs} epoch(s) "
             f"| {self.seconds:.2f} s | {self.images_per_s:,.0f} img/s | peak VRAM {vram} | peak temp {temp} "
@@ -78,7 +78,7 @@ def run_bench(options: BenchOptions) -> int:
         ref = reference.run_reference(train_set, test_set, config.epochs, device, options.model, max_steps)
         guide = BenchResult(
             "guide loop", **common, epochs=config.epochs, seconds=ref.seconds, images_per_s=ref.images / ref.seconds,
-            peak_vram_gb=_gb(ref.peak_memory_bytes), peak_temp_c=watch.peak(t0, time.time()), test_acc=ref.test_acc,
+            peak_vram_bytes=ref.peak_memory_bytes, peak_temp_c=watch.peak(t0, time.time()), test_acc=ref.test_acc,
         )  # fmt: skip
         ours = _engine_run(config, options, device, max_steps, common, watch)
     finally:
@@ -120,10 +120,6 @@ def _engine_run(  # noqa: PLR0917 - a private helper of run_bench, called once
         return None
     return BenchResult(
         "rocmtui" + (" --cuda-graph" if fast else ""), **common, epochs=config.epochs, seconds=event.total_s,
-        images_per_s=event.images_per_s, peak_vram_gb=_gb(event.peak_memory_bytes),
+        images_per_s=event.images_per_s, peak_vram_bytes=event.peak_memory_bytes,
         peak_temp_c=watch.peak(t0, time.time()), test_acc=event.final_test_acc or 0.0,
     )  # fmt: skip
-
-
-def _gb(value: int | None) -> float | None:
-    return None if value is None else value / 1e9

@@ -19,6 +19,7 @@ from rocmtui.events import (
     StepsCompleted,
     TrainEvent,
 )
+from rocmtui.gpu.units import fmt_bytes
 from rocmtui.train.engine import resolve_device
 from rocmtui.train.loop import train
 from rocmtui.train.resume import prepare_resume
@@ -83,7 +84,7 @@ def _finished_lines(event: RunFinished) -> str:
     def pct(value: float | None) -> str:
         return "n/a" if value is None else f"{100 * value:.2f}%"
 
-    peak = "" if event.peak_memory_bytes is None else f", peak memory {event.peak_memory_bytes / 1e9:.2f} GB"
+    peak = "" if event.peak_memory_bytes is None else f", peak memory {fmt_bytes(event.peak_memory_bytes)}"
     return (
         f"{event.reason}: {event.epochs_completed} epoch(s), test acc {pct(event.final_test_acc)} "
         f"(best {pct(event.best_test_acc)}), {event.total_s:.2f}s, {event.images_per_s:,.0f} img/s{peak}\n"

@@ -6,7 +6,7 @@ import math
 
 from rich.text import Text
 
-from rocmtui.gpu.units import NA, fmt_bytes, fmt_pct, fmt_power
+from rocmtui.gpu.units import NA, fmt_bytes, fmt_pct, fmt_power, fmt_temp, fmt_used_total
 
 __all__ = [
     "NA",
@@ -15,27 +15,19 @@ __all__ = [
     "fmt_acc",
     "fmt_bytes",
     "fmt_duration",
-    "fmt_mem_pair",
     "fmt_pct",
     "fmt_power",
     "fmt_rate",
     "fmt_span",
+    "fmt_temp",
+    "fmt_used_total",
     "meter",
     "ratio",
 ]
 
-GIB = 1024**3
 BAR_FULL = "█"
 BAR_PARTS = " ▏▎▍▌▋▊▉"
 BAR_EMPTY = "░"
-
-
-def fmt_mem_pair(used: int | None, total: int | None) -> str:
-    """``12.3/192.0 GiB``: both in the total's unit, short enough for one-line cards."""
-    if used is None or not total:
-        return fmt_bytes(used)
-    unit, div = ("GiB", GIB) if total >= GIB else ("MiB", 1024**2)
-    return f"{used / div:.1f}/{total / div:.1f} {unit}"
 
 
 def fmt_duration(seconds: float | None) -> str:

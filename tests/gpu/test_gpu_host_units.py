@@ -99,6 +99,11 @@ def test_fmt_bytes(value, text) -> None:
 
 def test_other_formats() -> None:
     assert units.fmt_used_total(2**30, None) == "1.0 GiB / N/A"
+    assert units.fmt_used_total(None, 16 * 2**30) == "N/A / 16.0 GiB"
+    assert units.fmt_used_total(None, None) == "N/A"
+    assert units.fmt_used_total(3 * 2**30, 16 * 2**30) == "3.0 / 16.0 GiB"
+    assert units.fmt_used_total(300 * 2**20, 512 * 2**20, sep="/") == "300.0/512.0 MiB"  # the total's unit
+    assert units.fmt_temp(64.6) == "65°C"
     assert units.fmt_pct(87.4) == "87%"
     assert units.fmt_pct(None) == "N/A"
     assert units.fmt_power(215.2, 300.0) == "215 / 300 W"
@@ -107,7 +112,7 @@ def test_other_formats() -> None:
     assert units.fmt_mhz(2100.4) == "2100 MHz"
     assert units.fmt_fan(1200.0, 35.0) == "35% 1200 RPM"
     assert units.fmt_fan(None, None) == "N/A"
-    assert units.fmt_temps((("edge", 45.0), ("mem", 60.2))) == "edge 45 C, mem 60 C"
+    assert units.fmt_temps((("edge", 45.0), ("mem", 60.2))) == "edge 45°C, mem 60°C"
     assert units.fmt_temps(()) == "N/A"
 
 

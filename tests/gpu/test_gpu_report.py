@@ -36,8 +36,8 @@ def test_text_has_every_field_and_reasons() -> None:
     text = report.format_sample_set(s)
     assert "backend: sysfs (2 GPUs)" in text
     assert "GPU 1: AMD Radeon Test 1" in text
-    assert "3.0 GiB / 16.0 GiB  (19%)" in text
-    assert "edge 45 C, junction 52 C" in text
+    assert "3.0 / 16.0 GiB  (19%)" in text
+    assert "edge 45°C, junction 52°C" in text
     assert "216 / 300 W" in text
     assert "sclk 2100 MHz, mclk 1000 MHz" in text
     assert "1200 RPM" in text

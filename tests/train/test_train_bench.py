@@ -59,10 +59,10 @@ def test_temperature_is_na_when_telemetry_fails(monkeypatch: pytest.MonkeyPatch)
 
 def test_result_line_formats_figures() -> None:
     result = BenchResult("rocmtui --cuda-graph", "simplecnn", "cifar10", "NVIDIA H200", "2.11.0 (CUDA 13.0)", 5,
-                         1.33, 188684.0, 0.638, 41.0, 0.6042)  # fmt: skip
+                         1.33, 188684.0, 638 * 2**20, 41.0, 0.6042)  # fmt: skip
     assert result.line() == (
         "rocmtui --cuda-graph: simplecnn on cifar10 | NVIDIA H200 | torch 2.11.0 (CUDA 13.0) | 5 epoch(s) | 1.33 s "
-        "| 188,684 img/s | peak VRAM 0.64 GB | peak temp 41 C | test acc 60.42%"
+        "| 188,684 img/s | peak VRAM 638.0 MiB | peak temp 41°C | test acc 60.42%"
     )
 
 

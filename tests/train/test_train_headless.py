@@ -110,7 +110,7 @@ def test_log_failure_and_finish_lines() -> None:
     assert printer.format(failed) == "failed (oom): out of GPU memory; try a smaller --batch-size\nrun folder: runs/x"
     done = RunFinished("completed", 5, 0.61, 0.6, 5.5, 43000.0, 860_000_000, "runs/x")
     assert printer.format(done) == (
-        "completed: 5 epoch(s), test acc 60.00% (best 61.00%), 5.50s, 43,000 img/s, peak memory 0.86 GB\n"
+        "completed: 5 epoch(s), test acc 60.00% (best 61.00%), 5.50s, 43,000 img/s, peak memory 820.2 MiB\n"
         "run folder: runs/x"
     )
 

@@ -12,7 +12,7 @@ from ui_helpers import recorded_events, synthetic_gpu_sets
 
 from rocmtui.events import RunFailed, RunStarted, StepsCompleted
 from rocmtui.gpu.sample import BackendStatus, HostSample, SampleSet
-from rocmtui.ui.format import bar, fmt_duration, fmt_mem_pair, fmt_span, meter
+from rocmtui.ui.format import bar, fmt_duration, fmt_span, fmt_used_total, meter
 from rocmtui.ui.messages import SampleRelay
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
@@ -72,7 +72,7 @@ def test_formatters() -> None:
     assert fmt_duration(3723) == "1:02:03" and fmt_duration(63) == "1:03" and fmt_duration(None) == "--:--"
     assert fmt_span(0.412) == "0.41s" and fmt_span(9.996) == "10.0s" and fmt_span(59.94) == "59.9s"
     assert fmt_span(59.96) == "1:00" and fmt_span(125) == "2:05" and fmt_span(None) == "--:--"
-    assert fmt_mem_pair(12 * 1024**3, 192 * 1024**3) == "12.0/192.0 GiB"
+    assert fmt_used_total(12 * 1024**3, 192 * 1024**3, sep="/") == "12.0/192.0 GiB"
     assert bar(0.5, 4) == "██░░" and bar(None, 3) == "   " and bar(1.5, 2) == "██"
     line = meter("util", 0.25, "25%", 20)
     assert line.startswith("util  ") and line.endswith(" 25%") and len(line) == 20 - 1

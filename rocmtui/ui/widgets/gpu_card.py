@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.ui.format import NA, bar, fmt_mem_pair, fmt_pct, fmt_power, meter, ratio
+from rocmtui.ui.format import NA, bar, fmt_pct, fmt_power, fmt_temp, fmt_used_total, meter, ratio
 from rocmtui.ui.widgets.readout import ReadingCard, Readout
 
 SHORT_TEMP = {"junction": "junc", "hotspot": "hot", "memory": "mem"}
@@ -13,7 +13,7 @@ SHORT_TEMP = {"junction": "junc", "hotspot": "hot", "memory": "mem"}
 
 def temps_text(sample: GpuSample) -> str:
     """``edge 45°C junc 52°C mem 60°C`` (every sensor the backend reported)."""
-    parts = [f"{SHORT_TEMP.get(label, label)} {value:.0f}°C" for label, value in sample.temperatures_c]
+    parts = [f"{SHORT_TEMP.get(label, label)} {fmt_temp(value)}" for label, value in sample.temperatures_c]
     return " ".join(parts) or NA
 
 
@@ -44,7 +44,7 @@ def full_lines(sample: GpuSample, width: int) -> list[str]:
         meter(
             "VRAM",
             ratio(sample.memory_used_bytes, sample.memory_total_bytes),
-            fmt_mem_pair(sample.memory_used_bytes, sample.memory_total_bytes),
+            fmt_used_total(sample.memory_used_bytes, sample.memory_total_bytes, sep="/"),
             width,
         ),
         meter("power", ratio(sample.power_w, sample.power_cap_w), fmt_power(sample.power_w, sample.power_cap_w), width),
@@ -58,11 +58,10 @@ def compact_line(sample: GpuSample) -> str:
     head = f"{sample.index} {sample.name[:14]:<14}"
     if sample.error:
         return f"{head} unavailable: {sample.error}"
-    temp = sample.temperature_c
     return (
         f"{head} {bar(ratio(sample.utilization_pct, 100.0), 8)} {fmt_pct(sample.utilization_pct):>4}"
-        f"  {fmt_mem_pair(sample.memory_used_bytes, sample.memory_total_bytes):>15}"
-        f"  {NA if temp is None else f'{temp:.0f}°C':>5}  {fmt_power(sample.power_w, sample.power_cap_w)}"
+        f"  {fmt_used_total(sample.memory_used_bytes, sample.memory_total_bytes, sep='/'):>15}"
+        f"  {fmt_temp(sample.temperature_c):>5}  {fmt_power(sample.power_w, sample.power_cap_w)}"
     )
 
 

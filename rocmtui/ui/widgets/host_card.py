@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rocmtui.gpu.sample import HostSample
-from rocmtui.ui.format import fmt_mem_pair, fmt_pct, meter, ratio
+from rocmtui.ui.format import fmt_pct, fmt_used_total, meter, ratio
 from rocmtui.ui.widgets.readout import ReadingCard, Readout
 
 
@@ -15,7 +15,7 @@ def host_lines(host: HostSample, width: int, compact: bool) -> list[str]:
     cpu = meter(
         "CPU", ratio(host.cpu_pct, 100.0), f"{fmt_pct(host.cpu_pct)}{cores}", width // 2 - 2 if compact else width
     )
-    ram_value = fmt_mem_pair(host.ram_used_bytes, host.ram_total_bytes)
+    ram_value = fmt_used_total(host.ram_used_bytes, host.ram_total_bytes, sep="/")
     ram = meter(
         "RAM", ratio(host.ram_used_bytes, host.ram_total_bytes), ram_value, width - width // 2 - 2 if compact else width
     )
