@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.backend import BackendUnavailable, GpuBackend, describe_error, release_quietly
+from rocmtui.gpu.call_runner import CallRunner
 from rocmtui.gpu.sample import BackendStatus
 from rocmtui.gpu.sampler import Sampler
-from rocmtui.gpu.worker import Worker
 
 AUTO_ORDER: tuple[str, ...] = ("rocm", "sysfs", "nvml")
 OPEN_TIMEOUT_S = 15.0
@@ -46,7 +46,7 @@ OPENERS: dict[str, Callable[[MonitorConfig], GpuBackend]] = {
 
 def probe(name: str, config: MonitorConfig) -> tuple[GpuBackend | None, BackendStatus]:
     """Open backend ``name``; (backend, available status) or (None, the reason it cannot run)."""
-    worker = Worker(name=f"rocmtui-open-{name}")
+    worker = CallRunner(name=f"rocmtui-open-{name}")
     try:
         backend = worker.call(lambda: OPENERS[name](config), OPEN_TIMEOUT_S)
     except BackendUnavailable as err:

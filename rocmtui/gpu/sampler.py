@@ -1,6 +1,6 @@
 """The Sampler: a daemon thread that reads every GPU and the host each interval into a bounded history.
 
-Every backend call runs on a helper thread (``worker.Worker``) with a timeout: a call that
+Every backend call runs on a helper thread (``call_runner.CallRunner``) with a timeout: a call that
 raises or hangs marks only that device's GpuSample.error, the device is retried with
 exponential backoff (1 s doubling to 60 s), and the other devices and the host keep
 updating. One tick spends at most ``call_timeout_s`` waiting on the backend in total;
@@ -19,11 +19,11 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from rocmtui.gpu.backend import GpuBackend, describe_error, release_quietly
+from rocmtui.gpu.call_runner import CallInterrupted, CallRunner, CallTimedOut
 from rocmtui.gpu.feed import Feed
 from rocmtui.gpu.host import HostReader
 from rocmtui.gpu.retry import Retry
 from rocmtui.gpu.sample import BackendStatus, GpuProcess, GpuSample, SampleSet
-from rocmtui.gpu.worker import CallInterrupted, CallTimedOut, Worker
 
 PROCESS_REFRESH_S = 2.0
 DEFAULT_CALL_TIMEOUT_S = 2.0
@@ -51,7 +51,7 @@ class Sampler(Feed):
         self.statuses = statuses
         self._host = host or HostReader()
         self._call_timeout_s = call_timeout_s
-        self._worker = Worker()
+        self._worker = CallRunner()
         count = self._safe_count(backend)
         self._names = [f"GPU {i}" for i in range(count)]
         self._retries = [Retry() for _ in range(count)]
@@ -162,7 +162,7 @@ class Sampler(Feed):
             return
         self._closed = True
         backend = self.backend
-        closer = Worker(name="rocmtui-backend-close")
+        closer = CallRunner(name="rocmtui-backend-close")
         # Closing is best effort at exit: a failing or hung close must not block quitting.
         release_quietly(lambda: closer.call(backend.close, CLOSE_TIMEOUT_S))
         closer.close()

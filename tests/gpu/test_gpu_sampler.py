@@ -10,10 +10,10 @@ import pytest
 from gpu_backends import ScriptedBackend
 
 from rocmtui.gpu import retry as retry_module
+from rocmtui.gpu.call_runner import CallRunner, CallTimedOut, RunnerSaturated
 from rocmtui.gpu.retry import Retry
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.sampler import Sampler
-from rocmtui.gpu.worker import CallTimedOut, Worker, WorkerSaturated
 
 
 @pytest.fixture
@@ -156,11 +156,11 @@ def test_retry_delays_double_up_to_a_minute() -> None:
 
 def test_worker_refuses_calls_once_too_many_are_stuck() -> None:
     release = threading.Event()
-    worker = Worker(max_stuck=2)
+    worker = CallRunner(max_stuck=2)
     for _ in range(2):
         with pytest.raises(CallTimedOut):
             worker.call(release.wait, 0.05)
-    with pytest.raises(WorkerSaturated):
+    with pytest.raises(RunnerSaturated):
         worker.call(lambda: 1, 1.0)
     release.set()
     for t in list(worker._stuck):  # the stuck threads end once their calls return
@@ -170,7 +170,7 @@ def test_worker_refuses_calls_once_too_many_are_stuck() -> None:
 
 
 def test_worker_reraises_the_call_s_exception() -> None:
-    worker = Worker()
+    worker = CallRunner()
     with pytest.raises(ZeroDivisionError):
         worker.call(lambda: 1 / 0, 5.0)
     worker.close()

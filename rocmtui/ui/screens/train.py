@@ -21,9 +21,9 @@ from rocmtui.ui.run_state import RunState
 from rocmtui.ui.widgets.accuracy_plot import AccuracyPlot
 from rocmtui.ui.widgets.epoch_table import EpochTable
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
+from rocmtui.ui.widgets.log_panel import LogPanel
 from rocmtui.ui.widgets.loss_plot import LossPlot
 from rocmtui.ui.widgets.run_info import RunInfo
-from rocmtui.ui.widgets.run_log import RunLog
 from rocmtui.ui.widgets.run_progress import RunProgress
 from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
@@ -56,7 +56,7 @@ class TrainScreen(Screen[None]):
         self.gpu_panel = GpuPanel(id="train-gpu")
         self.table = EpochTable(id="epochs")
         self.table.border_title = "Epochs"
-        self.log_view = RunLog(id="log")
+        self.log_view = LogPanel(id="log")
         self.log_view.border_title = "Log"
         self.progress_seen = -1
         """RunState.version last painted by the progress lines."""

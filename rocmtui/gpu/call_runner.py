@@ -2,7 +2,7 @@
 
 A call that times out abandons its thread (a daemon: it cannot block interpreter exit) and
 the next call starts a fresh one. At most ``max_stuck`` abandoned threads may still be
-stuck at once; beyond that calls are refused (``WorkerSaturated``) until one returns, so a
+stuck at once; beyond that calls are refused (``RunnerSaturated``) until one returns, so a
 library that hangs forever costs a bounded number of threads.
 """
 
@@ -27,11 +27,11 @@ class CallInterrupted(Exception):
     """``interrupt()`` was called while waiting (the sampler is stopping)."""
 
 
-class WorkerSaturated(Exception):
+class RunnerSaturated(Exception):
     """Too many earlier calls are still stuck; not calling the library again yet."""
 
 
-class Worker:
+class CallRunner:
     """One helper thread at a time; ``call`` waits for its result up to a timeout."""
 
     def __init__(self, name: str = "rocmtui-backend", max_stuck: int = 4) -> None:
@@ -53,13 +53,13 @@ class Worker:
     def call(self, fn: Callable[[], _T], timeout_s: float) -> _T:
         """``fn()`` on the helper thread; its exception is re-raised here.
 
-        Raises CallTimedOut, CallInterrupted or WorkerSaturated instead of waiting longer.
+        Raises CallTimedOut, CallInterrupted or RunnerSaturated instead of waiting longer.
         """
         with self._lock:
             if self._interrupted:
                 raise CallInterrupted
             if self.stuck >= self._max_stuck:
-                raise WorkerSaturated(f"{self._max_stuck} earlier calls are still stuck")
+                raise RunnerSaturated(f"{self._max_stuck} earlier calls are still stuck")
             jobs = self._ensure_thread()
             future: Future[object] = Future()
             done = self._waiting = threading.Event()

@@ -18,14 +18,14 @@ MAX_LINES = 300
 LEVEL_STYLE = {"info": "", "warning": "bold yellow", "error": "bold red"}
 
 
-class RunLog(Widget):
+class LogPanel(Widget):
     """A bounded log; each line carries the training time it happened at (not the wall clock).
 
     ``add`` queues a line; ``flush`` (the screen's panel timer) shows what is queued in one repaint.
     """
 
     DEFAULT_CSS = """
-    RunLog { width: 1fr; height: 1fr; padding: 0 1; }
+    LogPanel { width: 1fr; height: 1fr; padding: 0 1; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
