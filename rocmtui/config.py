@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from rocmtui.codec import convert, to_builtins
 
@@ -17,57 +17,178 @@ DATASETS: dict[str, str] = {
 }
 """Names accepted on the command line, mapped to the engine's canonical dataset name."""
 
-MODELS: tuple[str, ...] = ("simplecnn", "fastnet", "resnet18")
-OPTIMIZERS: tuple[str, ...] = ("adam", "adamw", "sgd")
-SCHEDULES: tuple[str, ...] = ("constant", "onecycle", "linear")
-AMP_MODES: tuple[str, ...] = ("off", "bf16", "fp16")
+ModelName = Literal["simplecnn", "fastnet", "resnet18"]
+OptimizerName = Literal["adam", "adamw", "sgd"]
+ScheduleName = Literal["constant", "onecycle", "linear"]
+AmpMode = Literal["off", "bf16", "fp16"]
+MODELS: tuple[str, ...] = get_args(ModelName)
+OPTIMIZERS: tuple[str, ...] = get_args(OptimizerName)
+SCHEDULES: tuple[str, ...] = get_args(ScheduleName)
+AMP_MODES: tuple[str, ...] = get_args(AmpMode)
 BACKENDS: tuple[str, ...] = ("auto", "rocm", "sysfs", "nvml", "host")
+
+OnResume = Literal["keep", "may change"]
+"""With ``--resume``: ``keep`` takes the saved run's value (refused when given and different);
+``may change`` takes this invocation's (``--epochs`` and ``--data-dir`` left out: the run's own)."""
+ParseAs = Literal[
+    "dataset",
+    "choice",
+    "switch",
+    "output_dir",
+    "device",
+    "existing_dir",
+    "existing_path",
+    "positive_int",
+    "non_negative_int",
+    "positive_float",
+    "non_negative_float",
+    "fraction",
+]
+"""How the CLI reads an option: a function of ``rocmtui.cli.argtypes`` by name, ``choice`` (the field's
+``Literal`` values), or ``switch`` (a flag without a value)."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """A TrainConfig field as a ``rocmtui train`` option: flag, parsing, help and resume rule, defined once."""
+
+    parse: ParseAs
+    help: str
+    """Help text; ``{default}`` and ``{choices}`` are filled in."""
+    on_resume: OnResume
+    metavar: str | None = None
+    what: str | None = None
+    """The noun in a bad choice's error (default: the field's name)."""
+
+
+def option(
+    parse: ParseAs, help: str, on_resume: OnResume, *, metavar: str | None = None, what: str | None = None
+) -> dict[str, Option]:
+    """Field metadata that makes a TrainConfig field a command-line option: ``--`` and its name with dashes."""
+    return {"option": Option(parse, help, on_resume, metavar, what)}
+
+
+def train_options() -> dict[str, Option]:
+    """The option table: each TrainConfig field that is a ``rocmtui train`` option, in declaration order."""
+    return {f.name: f.metadata["option"] for f in fields(TrainConfig) if "option" in f.metadata}
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     """One training run. Defaults reproduce the ROCm guide's CIFAR-10 reference workload."""
 
-    dataset: str = "cifar10"
+    dataset: str = field(
+        default="cifar10", metadata=option("dataset", "dataset to train on: {choices}", "keep", metavar="DATASET")
+    )
     """Canonical dataset name, a value of ``DATASETS``."""
-    model: str = "simplecnn"
+    model: ModelName = field(
+        default="simplecnn",
+        metadata=option("choice", "model: {choices} (default: {default}, the ROCm guide's CNN)", "keep"),
+    )
     """One of ``MODELS``."""
-    epochs: int = 5
+    epochs: int = field(
+        default=5,
+        metadata=option(
+            "positive_int",
+            "epochs to train, a positive integer (default: {default}; with --resume, the run's own)",
+            "may change",
+        ),
+    )
     """Epochs to train (counted from 0, including any already done when resuming); 0 with ``resume``:
     the saved run's own."""
-    batch_size: int = 64
+    batch_size: int = field(
+        default=64, metadata=option("positive_int", "images per step, a positive integer (default: {default})", "keep")
+    )
     """Images per optimizer step."""
-    lr: float = 1e-3
+    lr: float = field(
+        default=1e-3,
+        metadata=option("positive_float", "peak learning rate, a positive number (default: {default})", "keep"),
+    )
     """Peak learning rate."""
-    optimizer: str = "adam"
+    optimizer: OptimizerName = field(
+        default="adam",
+        metadata=option("choice", "optimizer: {choices} (sgd is Nesterov, momentum 0.9; default: {default})", "keep"),
+    )
     """One of ``OPTIMIZERS``; ``sgd`` uses Nesterov momentum 0.9."""
-    schedule: str = "constant"
+    schedule: ScheduleName = field(
+        default="constant", metadata=option("choice", "learning-rate schedule: {choices} (default: {default})", "keep")
+    )
     """Learning-rate schedule, one of ``SCHEDULES``."""
-    weight_decay: float = 0.0
+    weight_decay: float = field(
+        default=0.0, metadata=option("non_negative_float", "weight decay, 0 or more (default: {default})", "keep")
+    )
     """Decoupled (adamw) or L2 (adam, sgd) weight decay."""
-    label_smoothing: float = 0.0
+    label_smoothing: float = field(
+        default=0.0,
+        metadata=option("fraction", "cross-entropy label smoothing, 0 to below 1 (default: {default})", "keep"),
+    )
     """Cross-entropy label smoothing, 0 to <1."""
-    augment: bool = False
+    augment: bool = field(
+        default=False, metadata=option("switch", "random crop and horizontal flip, computed on the GPU", "keep")
+    )
     """Random crop (pad 4 or translate) and horizontal flip, on the GPU."""
-    amp: str = "off"
+    amp: AmpMode = field(
+        default="off",
+        metadata=option(
+            "choice",
+            "mixed precision: {choices} (fp16 adds a gradient scaler; default: {default})",
+            "keep",
+            what="amp mode",
+        ),
+    )
     """Autocast dtype, one of ``AMP_MODES``; fp16 adds a GradScaler."""
-    channels_last: bool = False
+    channels_last: bool = field(default=False, metadata=option("switch", "use the channels_last memory format", "keep"))
     """Use the channels_last memory format for model and batches."""
-    compile: bool = False
+    compile: bool = field(default=False, metadata=option("switch", "compile the model with torch.compile", "keep"))
     """Wrap the model in ``torch.compile``."""
-    cuda_graph: bool = False
+    cuda_graph: bool = field(
+        default=False,
+        metadata=option("switch", "capture the training step in a CUDA/HIP graph (GPU only; fastest)", "keep"),
+    )
     """Capture the whole training step in a CUDA/HIP graph where that is safe."""
-    seed: int = 0
+    seed: int = field(
+        default=0, metadata=option("non_negative_int", "random seed, 0 or more (default: {default})", "keep")
+    )
     """Seed for torch, the data order and augmentation."""
-    data_dir: Path | None = None
+    data_dir: Path | None = field(
+        default=None,
+        metadata=option(
+            "existing_dir",
+            "an existing folder with the dataset in torchvision's layout (default: the cache, then the bundled "
+            "sample; with --resume, the run's own)",
+            "may change",
+        ),
+    )
     """A torchvision-layout data folder; None searches the cache, then the bundled sample."""
-    download: bool = False
+    download: bool = field(
+        default=False,
+        metadata=option("switch", "let torchvision download the dataset into --data-dir or the cache", "may change"),
+    )
     """Allow torchvision to download the dataset into ``data_dir`` or the cache."""
-    runs_dir: Path = Path("runs")
+    runs_dir: Path = field(
+        default=Path("runs"),
+        metadata=option("output_dir", "where run folders are written (default: {default})", "may change"),
+    )
     """Where run folders are created."""
-    resume: Path | None = None
-    """A run folder or checkpoint file to continue from."""
-    device: str = "auto"
+    resume: Path | None = field(
+        default=None,
+        metadata=option(
+            "existing_path",
+            "continue a run from its folder (or its checkpoint-last.pt); any other checkpoint, such as "
+            "checkpoint-best.pt, starts a new run folder branched from it",
+            "may change",
+            metavar="RUN_OR_CHECKPOINT",
+        ),
+    )
+    """A run folder or checkpoint file to continue from; in a resumed run, the checkpoint file it came from."""
+    device: str = field(
+        default="auto",
+        metadata=option(
+            "device",
+            "auto, cpu, cuda or cuda:N; ROCm builds of PyTorch use cuda too (default: {default})",
+            "may change",
+        ),
+    )
     """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (ROCm builds of PyTorch also use ``cuda``)."""
     emit_interval_s: float = 0.25
     """Seconds between StepsCompleted events (the only moments the loop syncs with the GPU)."""
@@ -76,6 +197,9 @@ class TrainConfig:
     max_steps_per_epoch: int | None = None
     """Cap on optimizer steps per epoch (None: the whole training split). For tests and quick benches;
     not a command-line flag."""
+    given: tuple[str, ...] = ()
+    """Names of the options given explicitly (on the command line); on resume, a ``keep`` option named here
+    that differs from the saved run's is refused, and one not named takes the saved run's value."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy: paths as strings."""

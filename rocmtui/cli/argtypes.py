@@ -11,6 +11,8 @@ from typing import TypeVar
 from rocmtui.config import MonitorConfig
 
 N = TypeVar("N", int, float)
+INT_LIMIT = 2**63
+"""Whole numbers must fit an int64 (torch's seeds and counters)."""
 
 
 def _number(text: str, convert: Callable[[str], N], rule: str, ok: Callable[[N], bool]) -> N:
@@ -29,11 +31,11 @@ def positive_int(text: str) -> int:
         int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give a positive integer") from None
-    return _number(text, int, "it must be a positive integer (1 or more)", lambda v: v > 0)
+    return _number(text, int, "it must be a positive integer (1 or more)", lambda v: 0 < v < INT_LIMIT)
 
 
 def non_negative_int(text: str) -> int:
-    return _number(text, int, "give a whole number, 0 or more", lambda v: v >= 0)
+    return _number(text, int, "give a whole number, 0 or more (below 2**63)", lambda v: 0 <= v < INT_LIMIT)
 
 
 def positive_float(text: str) -> float:
@@ -85,3 +87,16 @@ def choice(options: Sequence[str], what: str) -> Callable[[str], str]:
 
     parse.__name__ = what
     return parse
+
+
+def output_dir(text: str) -> Path:
+    """A folder to write into: it may not exist yet, but it must not be a file."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a folder")
+    path = Path(text).expanduser()
+    for folder in (path, *path.parents):  # the nearest part that exists must be a folder
+        if folder.exists():
+            if not folder.is_dir():
+                raise argparse.ArgumentTypeError(f"{str(folder)!r} is a file, not a folder")
+            break
+    return path

@@ -11,7 +11,8 @@ import sys
 from collections.abc import Sequence
 
 from rocmtui.cli.parser import build_parser
-from rocmtui.config import DATASETS, MonitorConfig, TrainConfig
+from rocmtui.cli.train_options import config_from_args
+from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
 
 __all__ = ["build_parser", "main", "monitor_config", "train_config"]
@@ -22,28 +23,8 @@ def monitor_config(args: argparse.Namespace) -> MonitorConfig:
 
 
 def train_config(args: argparse.Namespace) -> TrainConfig:
-    return TrainConfig(
-        dataset=DATASETS[args.dataset],
-        model=args.model,
-        epochs=args.epochs if args.epochs is not None else (0 if args.resume else TrainConfig().epochs),
-        batch_size=args.batch_size,
-        lr=args.lr,
-        optimizer=args.optimizer,
-        schedule=args.schedule,
-        weight_decay=args.weight_decay,
-        label_smoothing=args.label_smoothing,
-        augment=args.augment,
-        amp=args.amp,
-        channels_last=args.channels_last,
-        compile=args.compile,
-        cuda_graph=args.cuda_graph,
-        seed=args.seed,
-        data_dir=args.data_dir,
-        download=args.download,
-        runs_dir=args.runs_dir,
-        resume=args.resume,
-        device=args.device,
-    )
+    """The run's settings: the options given, TrainConfig's defaults for the rest (see ``train_options``)."""
+    return config_from_args(args)
 
 
 def _run_train(args: argparse.Namespace) -> int:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import textwrap
 from typing import NoReturn
 
 from rocmtui import __version__
 from rocmtui.cli import argtypes
-from rocmtui.config import AMP_MODES, BACKENDS, DATASETS, MODELS, OPTIMIZERS, SCHEDULES, MonitorConfig, TrainConfig
+from rocmtui.cli.train_options import add_train_options, resume_note
+from rocmtui.config import BACKENDS, MODELS, MonitorConfig
 
 EXIT_USAGE = 2
 
@@ -80,106 +81,10 @@ def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         epilog=TRAIN_EXAMPLES,
         formatter_class=_RAW,
     )
-    train.description = "Train a model on a dataset in a live terminal UI (or --headless)."
-    train.add_argument(
-        "dataset",
-        metavar="DATASET",
-        type=argtypes.choice(tuple(DATASETS), "dataset"),
-        help=f"dataset to train on: {', '.join(DATASETS)}",
+    train.description = "Train a model on a dataset in a live terminal UI (or --headless).\n\n" + textwrap.fill(
+        resume_note(), width=88
     )
-    defaults = TrainConfig()
-    train.add_argument(
-        "--model",
-        type=argtypes.choice(MODELS, "model"),
-        default=defaults.model,
-        help=f"model: {', '.join(MODELS)} (default: %(default)s, the ROCm guide's CNN)",
-    )
-    train.add_argument(
-        "--epochs",
-        type=argtypes.positive_int,
-        default=None,
-        help=f"epochs to train, a positive integer (default: {defaults.epochs}; with --resume, the run's own)",
-    )
-    train.add_argument(
-        "--batch-size",
-        type=argtypes.positive_int,
-        default=defaults.batch_size,
-        help="images per step, a positive integer (default: %(default)s)",
-    )
-    train.add_argument(
-        "--lr",
-        type=argtypes.positive_float,
-        default=defaults.lr,
-        help="peak learning rate, a positive number (default: %(default)s)",
-    )
-    train.add_argument(
-        "--optimizer",
-        type=argtypes.choice(OPTIMIZERS, "optimizer"),
-        default=defaults.optimizer,
-        help=f"optimizer: {', '.join(OPTIMIZERS)} (sgd is Nesterov, momentum 0.9; default: %(default)s)",
-    )
-    train.add_argument(
-        "--schedule",
-        type=argtypes.choice(SCHEDULES, "schedule"),
-        default=defaults.schedule,
-        help=f"learning-rate schedule: {', '.join(SCHEDULES)} (default: %(default)s)",
-    )
-    train.add_argument(
-        "--weight-decay",
-        type=argtypes.non_negative_float,
-        default=defaults.weight_decay,
-        help="weight decay, 0 or more (default: %(default)s)",
-    )
-    train.add_argument(
-        "--label-smoothing",
-        type=argtypes.fraction,
-        default=defaults.label_smoothing,
-        help="cross-entropy label smoothing, 0 to below 1 (default: %(default)s)",
-    )
-    train.add_argument("--augment", action="store_true", help="random crop and horizontal flip, computed on the GPU")
-    train.add_argument(
-        "--amp",
-        type=argtypes.choice(AMP_MODES, "amp mode"),
-        default=defaults.amp,
-        help="mixed precision: off, bf16 or fp16 (fp16 adds a gradient scaler; default: %(default)s)",
-    )
-    train.add_argument("--channels-last", action="store_true", help="use the channels_last memory format")
-    train.add_argument("--compile", action="store_true", help="compile the model with torch.compile")
-    train.add_argument(
-        "--cuda-graph", action="store_true", help="capture the training step in a CUDA/HIP graph (GPU only; fastest)"
-    )
-    train.add_argument(
-        "--seed",
-        type=argtypes.non_negative_int,
-        default=defaults.seed,
-        help="random seed, 0 or more (default: %(default)s)",
-    )
-    train.add_argument(
-        "--data-dir",
-        type=argtypes.existing_dir,
-        default=None,
-        help="an existing folder with the dataset in torchvision's layout (default: the cache, "
-        "then the bundled sample)",
-    )
-    train.add_argument(
-        "--download", action="store_true", help="let torchvision download the dataset into --data-dir or the cache"
-    )
-    train.add_argument(
-        "--runs-dir", type=Path, default=defaults.runs_dir, help="where run folders are written (default: %(default)s)"
-    )
-    train.add_argument(
-        "--resume",
-        metavar="RUN_OR_CHECKPOINT",
-        type=argtypes.existing_path,
-        default=None,
-        help="continue a run from its folder or a checkpoint file",
-    )
-    train.add_argument(
-        "--device",
-        type=argtypes.device,
-        default=defaults.device,
-        help="auto, cpu, cuda or cuda:N; ROCm builds of PyTorch use cuda too (default: %(default)s)",
-    )
+    add_train_options(train)
     train.add_argument(
         "--headless", action="store_true", help="no UI: one line per epoch (automatic when stdout is not a terminal)"
     )

@@ -6,6 +6,7 @@ user's cache, a torchvision download (``--download``), then the bundled CIFAR-10
 
 from __future__ import annotations
 
+import hashlib
 import os
 import zipfile
 from dataclasses import dataclass
@@ -66,6 +67,23 @@ class Arrays:
     test_images: np.ndarray
     test_labels: np.ndarray
     classes: tuple[str, ...]
+
+
+def fingerprint(dataset: str, train_labels: np.ndarray, test_labels: np.ndarray) -> dict[str, str | int]:
+    """What identifies the data a run trained on: name, split sizes and a sha256 of the labels (as int64).
+
+    Cheap (labels only) and independent of where the data came from: a folder, an npz or the cache give
+    the same fingerprint for the same images and labels in the same order.
+    """
+    digest = hashlib.sha256()
+    for labels in (train_labels, test_labels):
+        digest.update(np.ascontiguousarray(labels, dtype="<i8").tobytes())
+    return {
+        "dataset": dataset,
+        "train_size": int(train_labels.shape[0]),
+        "test_size": int(test_labels.shape[0]),
+        "labels_sha256": digest.hexdigest(),
+    }
 
 
 def cache_dir() -> Path:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 import platform
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import torch
 from torch import nn
 
-from rocmtui.config import TrainConfig
+from rocmtui.config import TrainConfig, train_options
 from rocmtui.errors import UsageError
 from rocmtui.gpu.host import read_cpu_name
 from rocmtui.train import models
@@ -123,16 +123,12 @@ def capture_graph(engine: Engine) -> None:
 
 
 def resumed_config(config: TrainConfig, saved: TrainConfig) -> TrainConfig:
-    """The saved run's settings, with this invocation's epochs (when given), device, data and limits."""
-    epochs = config.epochs or saved.epochs
-    return replace(
-        saved,
-        epochs=epochs,
-        device=config.device,
-        data_dir=config.data_dir or saved.data_dir,
-        download=config.download,
-        resume=config.resume,
-        emit_interval_s=config.emit_interval_s,
-        max_steps_per_epoch=config.max_steps_per_epoch,
-        checkpoint_every_epoch=config.checkpoint_every_epoch,
-    )
+    """The saved run's ``keep`` settings (the option table in config.py), this invocation's others.
+
+    ``--epochs`` and ``--data-dir`` left out (0 and None) mean the run's own.
+    """
+    kept = {name for name, option in train_options().items() if option.on_resume == "keep"}
+    changes = {f.name: getattr(config, f.name) for f in fields(TrainConfig) if f.name not in kept}
+    changes["epochs"] = config.epochs or saved.epochs
+    changes["data_dir"] = config.data_dir or saved.data_dir
+    return replace(saved, **changes)

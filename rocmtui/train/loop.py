@@ -81,11 +81,13 @@ def train(config: TrainConfig, emit: Emit, control: RunControl, *, record_gpu: b
     heartbeat and a control channel. ``record_gpu`` also samples the GPUs into the folder.
     """
     try:
-        config, state, resume_path = prepare_resume(config)
+        plan = prepare_resume(config)
+        config, state, resume_path = plan.config, plan.state, plan.checkpoint
         device = resolve_device(config)
         source = resolve_source(config)
         arrays = load_arrays(source)
-        run_dir = resume_path.parent if resume_path is not None else new_run_dir(config)
+        plan.check_data(arrays)  # before any folder is made or touched
+        run_dir = plan.run_dir or new_run_dir(config)
         session = RunSession(run_dir, control, name=f"{config.dataset} {config.model}")
     except Exception as err:  # bad input, a busy folder, a full disk: an event, not an exception
         failed = _setup_failure(err)

@@ -1,45 +1,66 @@
-"""``--resume RUN_OR_CHECKPOINT``: read the checkpoint and the settings the run continues with."""
+"""``--resume RUN_OR_CHECKPOINT``: read the checkpoint, check it fits this invocation, and say where the run goes.
+
+A run folder, or its ``checkpoint-last.pt``, continues in that folder. Any other checkpoint (such as
+``checkpoint-best.pt``, or a copy elsewhere) branches into a new folder, so a run's newer files are never
+overwritten; the new run's ``config.json`` names the checkpoint it came from (``resume``).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rocmtui.config import TrainConfig
+from rocmtui.config import TrainConfig, train_options
 from rocmtui.errors import CheckpointError
 from rocmtui.train import runs
+from rocmtui.train.data import Arrays, fingerprint
 from rocmtui.train.engine import resumed_config
-from rocmtui.train.state import saved_config
+from rocmtui.train.state import check_state, saved_config
 
-KEPT_ON_RESUME = (
-    "model",
-    "batch_size",
-    "lr",
-    "optimizer",
-    "schedule",
-    "weight_decay",
-    "label_smoothing",
-    "augment",
-    "amp",
-    "channels_last",
-    "compile",
-    "cuda_graph",
-    "seed",
-)
-"""Settings a resumed run takes from its checkpoint; ``resumed_config`` takes the others (epochs, device,
-data and limits) from the command line."""
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """What a run starts from. A fresh run: the config as given, no state, no checkpoint, no folder."""
+
+    config: TrainConfig
+    """The settings to run with (on resume: the saved run's, with this invocation's epochs, device, data)."""
+    state: dict[str, Any] | None
+    """The checkpoint's contents (tensors and plain values), or None for a fresh run."""
+    checkpoint: Path | None
+    run_dir: Path | None
+    """The folder to continue in (the checkpoint is that run's newest), or None: create a new folder."""
+
+    def check_data(self, arrays: Arrays) -> None:
+        """CheckpointError (one line) unless ``arrays`` are the data the checkpoint was trained on.
+
+        Checkpoints written before fingerprints existed carry none and are not checked.
+        """
+        saved = None if self.state is None else self.state.get("data")
+        if not isinstance(saved, dict):
+            return
+        here = fingerprint(self.config.dataset, arrays.train_labels, arrays.test_labels)
+        if saved != here:
+            raise CheckpointError(
+                f"{self.checkpoint} was trained on other data ({_describe(saved)}) than this run has "
+                f"({_describe(here)}); resume with the run's own data (--data-dir), or start a new run"
+            )
+
+
+def _describe(data: dict[str, Any]) -> str:
+    sizes = f"{data.get('dataset')}, {data.get('train_size'):,} train / {data.get('test_size'):,} test images"
+    return f"{sizes}, labels {str(data.get('labels_sha256'))[:12]}"
 
 
 def conflicting_settings(config: TrainConfig, saved: TrainConfig) -> list[str]:
-    """Options given with --resume that differ from the saved run's, as ``--lr 0.01 (the run's: 0.001)``.
+    """Options given with --resume that would change what the saved run keeps, as ``--lr 0.01 (the run's: 0.001)``.
 
-    An option at its default value counts as not given: the command line cannot tell the two apart.
+    Only options named in ``config.given`` count: one left out takes the run's value.
     """
-    defaults = TrainConfig()
     return [
         f"--{name.replace('_', '-')} {_shown(getattr(config, name))} (the run's: {_shown(getattr(saved, name))})"
-        for name in KEPT_ON_RESUME
-        if getattr(config, name) != getattr(defaults, name) and getattr(config, name) != getattr(saved, name)
+        for name, option in train_options().items()
+        if option.on_resume == "keep" and name in config.given and getattr(config, name) != getattr(saved, name)
     ]
 
 
@@ -47,17 +68,23 @@ def _shown(value: object) -> str:
     return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
 
-def prepare_resume(config: TrainConfig) -> tuple[TrainConfig, dict[str, Any] | None, Path | None]:
-    """(config to run, checkpoint state, checkpoint path); the same config and Nones for a fresh run.
+def continues_in(given: Path, checkpoint: Path) -> Path | None:
+    """The run folder that ``checkpoint`` is the newest of, or None when resuming from it must branch."""
+    if given.is_dir():
+        return given
+    return checkpoint.parent if checkpoint.name == runs.LAST else None
 
-    CheckpointError (one line) for a missing, corrupt or incompatible checkpoint.
-    """
+
+def prepare_resume(config: TrainConfig) -> ResumePlan:
+    """The plan for ``config``; for a resume, CheckpointError (one line) for a missing, corrupt, foreign or
+    incompatible checkpoint, and for one that has already trained the epochs asked for."""
     if config.resume is None:
-        return config, None, None
+        return ResumePlan(config, None, None, None)
     path = runs.checkpoint_file(config.resume)
     if not path.is_file():
-        raise CheckpointError(f"{path} does not exist; give a run folder or a checkpoint-*.pt file")
+        raise CheckpointError(f"{path} is not a file; give a run folder or a checkpoint-*.pt file")
     state = runs.load_checkpoint(path)
+    check_state(state, path)
     saved = saved_config(state, path)
     if saved.dataset != config.dataset:
         raise CheckpointError(f"{path} is a {saved.dataset} run, not {config.dataset}")
@@ -67,11 +94,14 @@ def prepare_resume(config: TrainConfig) -> tuple[TrainConfig, dict[str, Any] | N
             f"a resumed run keeps its own settings, and these differ: {', '.join(conflicts)}; "
             "leave them out, or start a new run"
         )
-    resumed = resumed_config(config, saved)
-    done = int(state.get("epoch", 0))
+    resumed = replace(resumed_config(config, saved), resume=path.resolve())
+    try:
+        done = int(state.get("epoch", 0))
+    except (TypeError, ValueError):
+        raise CheckpointError(f"{path} has an unreadable epoch count") from None
     if done >= resumed.epochs:
         raise CheckpointError(
             f"{path} has already trained {done} of {resumed.epochs} epochs; "
             f"pass --epochs N with N above {done} to train it further"
         )
-    return resumed, state, path
+    return ResumePlan(resumed, state, path, continues_in(config.resume, path))

@@ -80,7 +80,12 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     ``weights_only=True`` unpickles tensors, state dicts and plain values and refuses everything else, so
     a crafted file cannot run code; a file that is not torch's zip format is refused before unpickling.
     """
-    if not zipfile.is_zipfile(path):
+    try:
+        with path.open("rb") as file:
+            is_zip = zipfile.is_zipfile(file)
+    except OSError as err:
+        raise CheckpointError(f"{path} cannot be read ({err.strerror or type(err).__name__})") from None
+    if not is_zip:
         raise CheckpointError(f"{path} is corrupt or not a checkpoint (not a torch zip archive)")
     try:
         with warnings.catch_warnings():  # torch warns about pickle protocols: the error below says it all

@@ -10,6 +10,7 @@ import torch
 
 from rocmtui.config import TrainConfig
 from rocmtui.errors import CheckpointError
+from rocmtui.train.data import fingerprint
 from rocmtui.train.engine import Engine
 
 
@@ -32,11 +33,26 @@ class Progress:
     """Images trained on over the whole run."""
 
 
+REQUIRED = ("config", "model", "optimizer", "scaler", "rng_cpu", "rng_data", "epoch", "epoch_step", "global_step")
+"""Keys every rocmtui checkpoint has (``data``, the fingerprint, is newer and optional)."""
+
+
+def check_state(state: dict[str, Any], path: Path) -> None:
+    """CheckpointError (one line) for a dict that is not a whole rocmtui checkpoint."""
+    missing = [key for key in REQUIRED if key not in state]
+    if missing:
+        raise CheckpointError(f"{path} is not a rocmtui checkpoint (it has no {missing[0]!r})")
+
+
 def snapshot(engine: Engine, progress: Progress, elapsed_s: float) -> dict[str, Any]:
-    """Everything needed to continue exactly from this step boundary (syncs: call at save moments only)."""
+    """Everything needed to continue exactly from this step boundary (syncs: call at save moments only).
+
+    Tensors, state dicts and plain values only: ``load_checkpoint`` reads it back without running code.
+    """
     cuda_rng = torch.cuda.get_rng_state(engine.device) if engine.device.type == "cuda" else None
     return {
         "config": engine.config.to_dict(),
+        "data": data_fingerprint(engine),
         "model": engine.model.state_dict(),
         "optimizer": engine.optimizer.state_dict(),
         "scaler": engine.eager.scaler.state_dict(),
@@ -55,6 +71,12 @@ def snapshot(engine: Engine, progress: Progress, elapsed_s: float) -> dict[str, 
         "elapsed_s": elapsed_s,
         "images": progress.images,
     }
+
+
+def data_fingerprint(engine: Engine) -> dict[str, str | int]:
+    """The fingerprint of the data on the engine's device (a copy of the labels to the CPU: a sync)."""
+    data = engine.data
+    return fingerprint(engine.config.dataset, data.train_y.cpu().numpy(), data.test_y.cpu().numpy())
 
 
 def saved_config(state: dict[str, Any], path: Path) -> TrainConfig:

@@ -20,7 +20,7 @@ from rocmtui.train.state import Progress
 
 def epochs_of(run_dir: Path) -> list[dict[str, object]]:
     lines = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    return [line for line in lines if line["event"] == "EpochCompleted"]
+    return [line for line in lines if line.get("event") == "EpochCompleted"]
 
 
 def assert_same_epochs(got: list[dict[str, object]], want: list[dict[str, object]]) -> None:
@@ -62,7 +62,7 @@ def test_resume_matches_an_uninterrupted_run(small, stop_step: int) -> None:
     assert resumed == part  # the same folder, its metrics.jsonl appended
     assert_same_epochs(epochs_of(part), epochs_of(whole))
     lines = (part / "metrics.jsonl").read_text().splitlines()
-    assert sum(json.loads(line)["event"] == "RunStarted" for line in lines) == 2
+    assert sum(json.loads(line).get("event") == "RunStarted" for line in lines) == 2
     assert any(f"step {stop_step}" in json.loads(line).get("message", "") for line in lines)
 
 
@@ -80,19 +80,17 @@ def test_resuming_a_finished_run_without_more_epochs_is_refused(small) -> None:
         prepare_resume(small(resume=done))
     with pytest.raises(CheckpointError, match="already trained 2 of 1 epochs"):
         prepare_resume(small(epochs=1, resume=done))
-    resumed, _, _ = prepare_resume(small(epochs=4, resume=done))
-    assert resumed.epochs == 4
+    assert prepare_resume(small(epochs=4, resume=done)).config.epochs == 4
     short = run(dataclasses.replace(small(epochs=3), runs_dir=done.parent / "b"), stop_at(2))
-    resumed, _, _ = prepare_resume(small(epochs=0, resume=short))  # --epochs left out: the run's own
-    assert resumed.epochs == 3
+    assert prepare_resume(small(epochs=0, resume=short)).config.epochs == 3  # --epochs left out: the run's own
 
 
 def test_options_that_change_a_resumed_run_are_refused(small) -> None:
     done = run(small(epochs=1, optimizer="sgd", lr=0.05))
     with pytest.raises(CheckpointError, match=r"--lr 0.01 \(the run's: 0.05\), --augment on \(the run's: off\)"):
-        prepare_resume(small(epochs=2, optimizer="sgd", lr=0.01, augment=True, resume=done))
-    resumed, _, _ = prepare_resume(small(epochs=2, resume=done))  # options left out: the run's own
-    assert (resumed.optimizer, resumed.lr) == ("sgd", 0.05)
+        prepare_resume(small(epochs=2, optimizer="sgd", lr=0.01, augment=True, resume=done, given=("lr", "augment")))
+    resumed = prepare_resume(small(epochs=2, lr=0.01, augment=True, resume=done)).config  # not given: the run's own
+    assert (resumed.optimizer, resumed.lr, resumed.augment) == ("sgd", 0.05, False)
 
 
 def test_an_interrupted_save_leaves_the_previous_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,13 +113,14 @@ def test_a_failed_save_mid_run_is_a_failure_event_and_keeps_the_last_good_checkp
     real_replace = os.replace
     calls = {"n": 0}
 
-    def crash_on_third(src: object, dst: object) -> None:
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise OSError("disk full")
+    def crash_on_second_last(src: object, dst: object) -> None:
+        if Path(str(dst)).name == runs.LAST:
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise OSError("disk full")
         real_replace(src, dst)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(os, "replace", crash_on_third)
+    monkeypatch.setattr(os, "replace", crash_on_second_last)
     events: list[TrainEvent] = []
     summary = train(small(epochs=3), events.append, RunControl())
     assert summary.event.kind == "error" and "disk full" in summary.event.message  # type: ignore[union-attr]
