@@ -28,6 +28,7 @@ class AmdSmiExtras:
 
     @property
     def device_count(self) -> int:
+        """Devices amdsmi sees; its readings are matched to pyrsmi's by index only when the counts agree."""
         return len(self._handles)
 
     def temperatures(self, index: int) -> tuple[tuple[str, float], ...]:
@@ -89,7 +90,11 @@ def open_amdsmi_extras() -> tuple[AmdSmiExtras | None, str]:
         return None, f"amdsmi not usable: {type(err).__name__}: {err}"
     try:
         amdsmi.amdsmi_init(amdsmi.AmdSmiInitFlags.INIT_AMD_GPUS)
-        handles = list(amdsmi.amdsmi_get_processor_handles())
     except Exception as err:  # AmdSmiLibraryException and friends: no driver, no permission
         return None, f"amdsmi init failed: {type(err).__name__}: {err}"
+    try:
+        handles = list(amdsmi.amdsmi_get_processor_handles())
+    except Exception as err:  # initialised, so shut it down again: nothing else will
+        release_quietly(amdsmi.amdsmi_shut_down)
+        return None, f"amdsmi cannot list devices: {type(err).__name__}: {err}"
     return AmdSmiExtras(amdsmi, handles), f"amdsmi: {len(handles)} devices"

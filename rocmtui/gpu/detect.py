@@ -6,6 +6,7 @@ Opening runs under a timeout too, so a wedged driver cannot hang start-up.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from rocmtui.config import MonitorConfig
@@ -47,11 +48,13 @@ OPENERS: dict[str, Callable[[MonitorConfig], GpuBackend]] = {
 def probe(name: str, config: MonitorConfig) -> tuple[GpuBackend | None, BackendStatus]:
     """Open backend ``name``; (backend, available status) or (None, the reason it cannot run)."""
     worker = CallRunner(name=f"rocmtui-open-{name}")
+    opening = _Opening(lambda: OPENERS[name](config))
     try:
-        backend = worker.call(lambda: OPENERS[name](config), OPEN_TIMEOUT_S)
+        backend = worker.call(opening.open, OPEN_TIMEOUT_S)
     except BackendUnavailable as err:
         return None, BackendStatus(name, False, err.reason)
-    except Exception as err:  # an unexpected library failure is a reason, not a crash
+    except Exception as err:  # an unexpected library failure (or the timeout) is a reason, not a crash
+        opening.give_up()
         return None, BackendStatus(name, False, f"failed to open: {describe_error(err)}")
     finally:
         worker.close()
@@ -64,6 +67,33 @@ def probe(name: str, config: MonitorConfig) -> tuple[GpuBackend | None, BackendS
         release_quietly(backend.close)
         return None, BackendStatus(name, False, "no devices")
     return backend, BackendStatus(name, True, f"{count} GPU{'s' if count != 1 else ''}")
+
+
+class _Opening:
+    """An open that may finish after its caller gave up waiting: the backend it returns then is closed."""
+
+    def __init__(self, opener: Callable[[], GpuBackend]) -> None:
+        self._opener = opener
+        self._lock = threading.Lock()
+        self._abandoned = False
+        self._opened: GpuBackend | None = None
+
+    def open(self) -> GpuBackend:
+        backend = self._opener()
+        with self._lock:
+            if self._abandoned:
+                release_quietly(backend.close)  # nobody is waiting for it any more
+                raise BackendUnavailable("opened after the caller gave up")
+            self._opened = backend
+        return backend
+
+    def give_up(self) -> None:
+        """Called once the caller stops waiting; closes a backend that was opened in the meantime."""
+        with self._lock:
+            self._abandoned = True
+            late, self._opened = self._opened, None
+        if late is not None:
+            release_quietly(late.close)
 
 
 def detect(config: MonitorConfig) -> tuple[GpuBackend | None, tuple[BackendStatus, ...]]:

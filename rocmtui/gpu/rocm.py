@@ -3,9 +3,9 @@
 After ``smi_initialize()`` pyrsmi's getters return -1 (or "" for names) on error instead of
 raising: those become None. What pyrsmi cannot say comes from elsewhere: temperatures and
 per-GPU processes from the ``amdsmi`` package when it works (temperatures else from the
-amdgpu hwmon files); power cap and clocks from hwmon. hwmon files are matched to pyrsmi's
-devices by order, and only when both see the same number of GPUs (otherwise those fields
-stay None rather than show another card's).
+amdgpu hwmon files); power cap and clocks from hwmon. amdsmi's devices and the hwmon files are
+matched to pyrsmi's by order, and only when each sees the same number of GPUs as pyrsmi (otherwise
+those fields stay None rather than show another card's).
 
 Without amdsmi, processes come per card with their VRAM from the kernel's DRM fdinfo
 (``drm_clients``) when the sysfs cards match pyrsmi's devices; a card with none there falls
@@ -133,10 +133,20 @@ def open_backend(config: MonitorConfig) -> RocmBackend:
     except Exception as err:  # a library that initialised but cannot enumerate is unusable
         release_quietly(rocml.smi_shutdown)
         raise BackendUnavailable(f"pyrsmi cannot count devices: {describe_error(err)}") from None
-    extras, _note = open_amdsmi_extras() if count > 0 else (None, "")
-    cards = files.find_cards(config.sysfs_root)
-    sensors = [files.CardSensors(d) for d in cards] if len(cards) == count else None
-    return RocmBackend(rocml, max(count, 0), sensors, extras, config.proc_root)
+    extras: AmdSmiExtras | None = None
+    try:
+        extras, _note = open_amdsmi_extras() if count > 0 else (None, "")
+        if extras is not None and extras.device_count != count:  # by index, another card's readings
+            release_quietly(extras.close)
+            extras = None
+        cards = files.find_cards(config.sysfs_root)
+        sensors = [files.CardSensors(d) for d in cards] if len(cards) == count else None
+        return RocmBackend(rocml, max(count, 0), sensors, extras, config.proc_root)
+    except BaseException:  # a failure (or an interrupt) after initialising: release what was opened
+        if extras is not None:
+            release_quietly(extras.close)
+        release_quietly(rocml.smi_shutdown)
+        raise
 
 
 def _import_rocml() -> Any:

@@ -1,8 +1,9 @@
 """The amdgpu sysfs backend: reads ``/sys/class/drm/card*/device`` directly, no ROCm needed.
 
-What nvtop and amdgpu_top read. The root is injectable (``MonitorConfig.sysfs_root``) so tests
-point it at a tree. It cannot list processes (that needs a scan of every process's
-``/proc/PID/fdinfo``, not done here): ``processes()`` is empty.
+What nvtop and amdgpu_top read. The roots are injectable (``MonitorConfig.sysfs_root`` and
+``proc_root``) so tests point them at trees. ``processes()`` lists, per card, the processes with the
+card open and their VRAM, from the DRM fdinfo under ``/proc/PID/fdinfo`` (``drm_clients``): all of
+them as root, the user's own otherwise.
 """
 
 from __future__ import annotations

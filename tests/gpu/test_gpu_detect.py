@@ -143,3 +143,23 @@ def test_nvml_backend_uses_only_names_that_exist_in_nvidia_ml_py() -> None:
     assert used <= names
     missing = sorted(n for n in names if not hasattr(pynvml, n))
     assert missing == []
+
+
+def test_a_backend_opened_after_the_timeout_is_closed(monkeypatch) -> None:
+    import threading
+
+    release = threading.Event()
+    late = ScriptedBackend()
+    closed = threading.Event()
+    late.close = closed.set  # type: ignore[method-assign]  # observe the close from the abandoned thread
+
+    def slow_open(_config: MonitorConfig) -> ScriptedBackend:
+        release.wait()
+        return late
+
+    monkeypatch.setattr(detect, "OPEN_TIMEOUT_S", 0.1)
+    monkeypatch.setitem(detect.OPENERS, "rocm", slow_open)
+    backend, statuses = detect.detect(MonitorConfig(backend="rocm"))
+    assert backend is None and "timed out" in (statuses[0].reason or "")
+    release.set()  # the open now finishes on its abandoned thread, with nobody to use the backend
+    assert closed.wait(10)

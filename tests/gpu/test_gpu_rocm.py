@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,42 @@ def test_without_amdsmi_processes_come_per_card_from_drm_fdinfo(monkeypatch, tmp
     assert (found.gpu_index, found.pid, found.gpu_memory_bytes) == (1, 4_190_000, 2 * 2**20)
     assert "compute_process" not in fake.calls
     assert [p.pid for p in backend.processes(0)] == [1, 2]  # nothing in fdinfo for card 0: pyrsmi's list
+
+
+def test_amdsmi_is_not_used_when_its_device_count_disagrees(monkeypatch, tmp_path) -> None:
+    FakeRocml(devices=[FakeDevice(), FakeDevice()]).install(monkeypatch)
+    amd = FakeAmdSmi(temps=[{T.EDGE: 40}])  # amdsmi sees one GPU, pyrsmi two: by index it would lie
+    amd.install(monkeypatch)
+    backend = rocm.open_backend(_config(tmp_path))
+    assert backend.sample(0).temperatures_c == () and backend.sample(1).temperatures_c == ()
+    assert amd.shut_down  # released at once, not left open until close()
+
+
+def test_a_failure_after_initialising_releases_both_libraries(monkeypatch, tmp_path) -> None:
+    rocml = FakeRocml(devices=[FakeDevice()])
+    rocml.install(monkeypatch)
+    amd = FakeAmdSmi(temps=[{T.EDGE: 40}])
+    amd.install(monkeypatch)
+
+    def broken_scan(_root: Path) -> list[Path]:
+        raise OSError("EIO")
+
+    monkeypatch.setattr(rocm.files, "find_cards", broken_scan)
+    with pytest.raises(OSError, match="EIO"):
+        rocm.open_backend(_config(tmp_path))
+    assert amd.shut_down and "shutdown" in rocml.calls
+
+
+def test_amdsmi_that_cannot_list_devices_is_shut_down(monkeypatch) -> None:
+    from rocmtui.gpu.amdsmi_extras import open_amdsmi_extras
+
+    amd = FakeAmdSmi(temps=[{T.EDGE: 40}])
+    amd.install(monkeypatch)
+
+    def broken() -> list[object]:
+        raise fake_amdsmi.AmdSmiLibraryException(34)
+
+    monkeypatch.setattr(sys.modules["amdsmi"], "amdsmi_get_processor_handles", broken)
+    extras, note = open_amdsmi_extras()
+    assert extras is None and "cannot list devices" in note
+    assert amd.shut_down
