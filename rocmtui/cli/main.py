@@ -29,10 +29,8 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
 
 def _run_train(args: argparse.Namespace) -> int:
     from rocmtui.train import data  # numpy only: torch loads in the training process
-    from rocmtui.ui.app import check_theme
 
     config = train_config(args)
-    check_theme(args.theme)  # a bad --theme is an error with or without the UI
     data.resolve_source(config)  # fail fast with a one-line DataError before any UI starts
     if args.headless or not sys.stdout.isatty():
         from rocmtui.train.headless import run_headless
@@ -40,8 +38,9 @@ def _run_train(args: argparse.Namespace) -> int:
         return run_headless(config)
     from rocmtui.gpu.detect import open_sampler
     from rocmtui.train.child import ProcessTrainer
-    from rocmtui.ui.app import run_train_app
+    from rocmtui.ui.app import check_theme, run_train_app  # Textual only when the UI runs: --headless never draws
 
+    check_theme(args.theme)  # one line, before the sampler opens and the terminal is taken
     return run_train_app(
         config,
         ProcessTrainer(),

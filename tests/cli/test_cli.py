@@ -40,7 +40,6 @@ BAD_INPUT = [
     (["train", "cifar", "--label-smoothing", "1"], "must be at least 0 and below 1"),
     (["train", "cifar", "--resume", "/no/such/run"], "'/no/such/run' does not exist"),
     (["train", "cifar", "--frobnicate"], "unrecognized arguments: --frobnicate"),
-    (["train", "cifar", "--headless", "--theme", "neon"], "unknown theme 'neon'; choose from"),
     (["train"], "the following arguments are required: DATASET"),
     (["fly"], "invalid choice: 'fly'"),
     ([], "the following arguments are required: COMMAND"),
