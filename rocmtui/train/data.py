@@ -7,6 +7,7 @@ user's cache, a torchvision download (``--download``), then the bundled CIFAR-10
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import zipfile
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import numpy as np
 
 from rocmtui.config import TrainConfig
 from rocmtui.errors import DataError
+from rocmtui.run.files import atomic_write
 from rocmtui.train import tvdata
 
 SAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "cifar10-sample.npz"
@@ -209,15 +211,15 @@ def _load_npz(path: Path, spec: DatasetSpec) -> Arrays:
 
 
 def save_cache(arrays: Arrays, path: Path) -> None:
-    """Write ``arrays`` as an uncompressed .npz (fast to read), atomically."""
+    """Write ``arrays`` as an uncompressed .npz (fast to read), atomically and fsynced, as checkpoints are."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.npz")
+    buffer = io.BytesIO()
     np.savez(
-        tmp,
+        buffer,
         train_images=arrays.train_images,
         train_labels=arrays.train_labels.astype(np.uint8),
         test_images=arrays.test_images,
         test_labels=arrays.test_labels.astype(np.uint8),
         classes=np.array(arrays.classes),
     )
-    os.replace(tmp, path)
+    atomic_write(path, buffer.getvalue())
