@@ -38,7 +38,8 @@ from rocmtui.events import Emit, EpochCompleted, RunControl, StepsCompleted, Tra
 from rocmtui.gpu.detect import open_sampler
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import SampleSet
-from rocmtui.ui.app import RocmtuiApp, create_monitor_app, create_train_app
+from rocmtui.ui.app import MonitorApp, create_monitor_app
+from rocmtui.ui.train_app import create_train_app
 
 TRAIN_SIZE = (120, 40)
 COMPACT_SIZE = (80, 24)
@@ -72,11 +73,12 @@ class MidRunTap:
         return self.trainer(config, tap, control)
 
 
-async def settle(app: RocmtuiApp, pilot: object) -> None:
+async def settle(app: MonitorApp, pilot: object) -> None:
     """Let queued messages land and draw the plots once (they otherwise redraw on their own timer)."""
     await pilot.pause()  # type: ignore[attr-defined]
-    if app.train_screen is not None and app.screen is app.train_screen:
-        app.train_screen.replot_now()
+    train_screen = getattr(app, "train_screen", None)
+    if train_screen is not None and app.screen is train_screen:
+        train_screen.replot_now()
     await pilot.pause()  # type: ignore[attr-defined]
 
 
@@ -143,7 +145,7 @@ def load_recording(path: Path, samples: int) -> list[SampleSet]:
     return list(source.history())
 
 
-def save(app: RocmtuiApp, out: Path, name: str) -> None:
+def save(app: MonitorApp, out: Path, name: str) -> None:
     svg = out / f"{name}.svg"
     app.save_screenshot(filename=svg.name, path=str(out))
     png = to_png(svg)

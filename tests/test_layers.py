@@ -42,6 +42,11 @@ def test_gpu_layer_loads_neither_torch_nor_textual() -> None:
     assert loaded_after(import_all("rocmtui.gpu")) == set()
 
 
+def test_run_folder_layer_loads_neither_torch_nor_textual() -> None:
+    """Viewers, ``rocmtui runs`` and ``rocmtui.track()`` read and write run folders without either."""
+    assert loaded_after(import_all("rocmtui.run")) == set()
+
+
 def test_train_layer_loads_no_textual() -> None:
     loaded = loaded_after(import_all("rocmtui.train"))
     assert "torch" in loaded  # the probe really imported the engine
@@ -54,7 +59,9 @@ def test_ui_layer_loads_no_torch() -> None:
     assert not loaded & {"torch", "torchvision"}
 
 
-@pytest.mark.parametrize("module", ["rocmtui", "rocmtui.cli", "rocmtui.cli.main", "rocmtui.events", "rocmtui.config"])
+@pytest.mark.parametrize(
+    "module", ["rocmtui", "rocmtui.cli", "rocmtui.cli.main", "rocmtui.train.launch", "rocmtui.events", "rocmtui.config"]
+)
 def test_light_modules_load_nothing_heavy(module: str) -> None:
     assert loaded_after(f"import {module}") == set()
 

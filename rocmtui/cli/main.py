@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from rocmtui.cli.parser import build_parser
+from rocmtui.cli.run_commands import print_lines, run_runs, run_stop, run_watch
 from rocmtui.cli.train_options import config_from_args
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
@@ -32,22 +33,44 @@ def _run_train(args: argparse.Namespace) -> int:
 
     config = train_config(args)
     data.resolve_source(config)  # fail fast with a one-line DataError before any UI starts
+    refuse_live_resume(config)
     if args.headless or not sys.stdout.isatty():
         from rocmtui.train.headless import run_headless
 
-        return run_headless(config)
+        return run_headless(config, detach=args.detach)
     from rocmtui.gpu.detect import open_sampler
-    from rocmtui.train.child import ProcessTrainer
-    from rocmtui.ui.app import check_theme, run_train_app  # Textual only when the UI runs: --headless never draws
+    from rocmtui.train.launch import LaunchedTrainer
+    from rocmtui.ui.app import check_theme  # Textual only when the UI runs: --headless never draws
+    from rocmtui.ui.train_app import create_train_app, run_train_app
 
     check_theme(args.theme)  # one line, before the sampler opens and the terminal is taken
-    return run_train_app(
+    app = create_train_app(
         config,
-        ProcessTrainer(),
+        LaunchedTrainer(),
         open_sampler(monitor_config(args)),
         exit_on_finish=args.exit_on_finish,
+        detachable=True,
+        stop_on_hangup=args.stop_on_hangup,
         theme=args.theme,
     )
+    code, lines = run_train_app(app)
+    print_lines(lines, failed=code not in (0, 129))
+    return code
+
+
+def refuse_live_resume(config: TrainConfig) -> None:
+    """A resume that would continue a run folder another process still writes: one line, before any UI."""
+    from rocmtui.run.lock import RunBusyError, is_locked
+
+    path = config.resume
+    if path is None:
+        return
+    folder = path if path.is_dir() else path.parent
+    if (path.is_dir() or path.name == "checkpoint-last.pt") and is_locked(folder):
+        raise RunBusyError(
+            f"{folder} is still training in another process; watch it with 'rocmtui watch {folder}' "
+            f"or stop it with 'rocmtui stop {folder}'"
+        )
 
 
 def _run_monitor(args: argparse.Namespace) -> int:
@@ -86,7 +109,15 @@ def _run_doctor(args: argparse.Namespace) -> int:
     return run_doctor(as_json=args.json)
 
 
-COMMANDS = {"train": _run_train, "monitor": _run_monitor, "bench": _run_bench, "doctor": _run_doctor}
+COMMANDS = {
+    "train": _run_train,
+    "monitor": _run_monitor,
+    "bench": _run_bench,
+    "doctor": _run_doctor,
+    "watch": run_watch,
+    "runs": run_runs,
+    "stop": run_stop,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

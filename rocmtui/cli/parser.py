@@ -8,6 +8,7 @@ from typing import NoReturn
 
 from rocmtui import __version__
 from rocmtui.cli import argtypes
+from rocmtui.cli.run_commands import add_run_parsers
 from rocmtui.cli.train_options import add_train_options, resume_note
 from rocmtui.config import BACKENDS, MODELS, MonitorConfig
 
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_monitor_parser(sub)
     _add_bench_parser(sub)
     _add_doctor_parser(sub)
+    add_run_parsers(sub)
     return parser
 
 
@@ -89,6 +91,14 @@ def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--headless", action="store_true", help="no UI: one line per epoch (automatic when stdout is not a terminal)"
     )
     train.add_argument("--exit-on-finish", action="store_true", help="close the UI when training ends")
+    train.add_argument(
+        "--stop-on-hangup",
+        action="store_true",
+        help="stop the run (with a checkpoint) when the terminal goes away, instead of training on",
+    )
+    train.add_argument(
+        "--detach", action="store_true", help="with --headless: train on when the terminal goes away (SIGHUP)"
+    )
     train.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
     _add_telemetry_flags(train)
 

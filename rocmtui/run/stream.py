@@ -31,7 +31,7 @@ class EventWriter:
         path = run_dir / EVENTS
         self._lines = LineWriter(path, run_dir / TORN)
         self.set_aside = self._lines.set_aside
-        self.seq = _last_seq(path)
+        self.seq = last_seq(run_dir)
         if self.seq == 0 and path.stat().st_size == 0:
             self._lines.append(_encode({"seq": 0, "format": FORMAT, "version": VERSION}))
 
@@ -49,8 +49,9 @@ class EventWriter:
         self._lines.close()
 
 
-def _last_seq(path: Path) -> int:
-    """The sequence number of the stream's last line (a version 1 stream counts its lines)."""
+def last_seq(run_dir: Path) -> int:
+    """The sequence number of the stream's last line (a version 1 stream counts its lines); 0 for none."""
+    path = run_dir / EVENTS
     line = last_line(path)
     if line is None:
         return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import time
+from collections.abc import Callable
 from types import FrameType
 from typing import TextIO
 
@@ -20,19 +21,23 @@ from rocmtui.events import (
     TrainEvent,
 )
 from rocmtui.gpu.units import fmt_bytes
+from rocmtui.run.outcome import exit_code
 from rocmtui.train.engine import resolve_device
 from rocmtui.train.loop import train
 from rocmtui.train.resume import prepare_resume
 
 PROGRESS_EVERY_S = 5.0
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+HANGUP = getattr(signal, "SIGHUP", None)
+STOP_SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, HANGUP) if s is not None)
 
 
 class LinePrinter:
     """Turns events into lines: one per epoch, a progress line at most every ``every_s`` seconds."""
 
-    def __init__(self, out: TextIO, every_s: float = PROGRESS_EVERY_S) -> None:
+    def __init__(self, out: TextIO, every_s: float = PROGRESS_EVERY_S, err: TextIO | None = None) -> None:
         self.out, self.every_s = out, every_s
+        self.err = err or out
+        """Where failures go: stderr, so that ``--headless > train.log`` still shows them at the terminal."""
         self.epochs = 0
         self.last_progress = time.monotonic()
         self.closed = False
@@ -41,9 +46,10 @@ class LinePrinter:
         line = self.format(event)
         if line is None or self.closed:
             return
+        stream = self.err if isinstance(event, RunFailed) else self.out
         try:
-            self.out.write(line + "\n")
-            self.out.flush()
+            stream.write(line + "\n")
+            stream.flush()
         except OSError:  # the reader went away (``| head``): keep training and saving, stop printing
             self.closed = True
 
@@ -92,8 +98,12 @@ def _finished_lines(event: RunFinished) -> str:
     )
 
 
-def run_headless(config: TrainConfig) -> int:
-    """Train without a UI. Exit 0 when finished, 1 when the run failed, 2 for bad data, 128+N on signal N."""
+def run_headless(config: TrainConfig, *, detach: bool = False) -> int:
+    """Train without a UI; the exit code is ``rocmtui.run.outcome``'s (128+N when signal N stopped it).
+
+    Ctrl-C, SIGTERM and SIGHUP stop with a checkpoint; with ``detach`` a hangup is ignored and the run
+    trains on (its lines stop when the terminal is gone; the run folder has everything).
+    """
     prepare_resume(config)  # a bad checkpoint is a usage error (exit 2), before anything starts
     resolve_device(config)
     control = RunControl()
@@ -103,14 +113,16 @@ def run_headless(config: TrainConfig) -> int:
         received.append(signum)
         control.request_stop()
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+    handlers: dict[int, signal.Handlers | Callable[[int, FrameType | None], None]]
+    handlers = dict.fromkeys(STOP_SIGNALS, on_signal)
+    if detach and HANGUP is not None:
+        handlers[HANGUP] = signal.SIG_IGN
+    previous = {sig: signal.signal(sig, handler) for sig, handler in handlers.items()}
     try:
-        summary = train(config, LinePrinter(sys.stdout), control)
+        summary = train(config, LinePrinter(sys.stdout, err=sys.stderr), control, record_gpu=True)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if received:
         return 128 + received[0]
-    if isinstance(summary.event, RunFailed):
-        return 2 if summary.event.kind == "data" else 1
-    return 0
+    return exit_code(summary.event)

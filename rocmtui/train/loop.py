@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,11 +75,19 @@ class _Clock:
         return time.perf_counter() - self.start - self.paused_s
 
 
-def train(config: TrainConfig, emit: Emit, control: RunControl, *, record_gpu: bool = False) -> RunSummary:
+def train(
+    config: TrainConfig,
+    emit: Emit,
+    control: RunControl,
+    *,
+    record_gpu: bool = False,
+    on_folder: Callable[[Path], None] | None = None,
+) -> RunSummary:
     """Run training to the end, a stop or a failure; never raises for training failures.
 
     The run folder is held by a RunSession for the whole run: one writer, whole lines, a status with a
-    heartbeat and a control channel. ``record_gpu`` also samples the GPUs into the folder.
+    heartbeat and a control channel. ``record_gpu`` also samples the GPUs into the folder; ``on_folder``
+    hears the folder's path once it is held, before the first event.
     """
     try:
         plan = prepare_resume(config)
@@ -102,6 +111,8 @@ def train(config: TrainConfig, emit: Emit, control: RunControl, *, record_gpu: b
 
     recorder = GpuRecorder(run_dir) if record_gpu else None
     try:
+        if on_folder is not None:
+            on_folder(run_dir)
         return _Run(config, device, send, control, run_dir).run(arrays, source, state, resume_path)
     finally:
         if recorder is not None:

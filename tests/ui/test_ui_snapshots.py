@@ -14,21 +14,22 @@ from ui_helpers import ReplayTrainer, host_recording, recorded_config, recorded_
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ManualReplay
-from rocmtui.ui.app import RocmtuiApp, create_monitor_app, create_train_app
+from rocmtui.ui.app import MonitorApp, create_monitor_app
+from rocmtui.ui.train_app import create_train_app
 
 pytestmark = pytest.mark.snapshot
 
 NEVER = 3600.0
 
 
-def train_app(hold_at: int | None, theme: str = "textual-dark") -> tuple[RocmtuiApp, ReplayTrainer, ManualReplay]:
+def train_app(hold_at: int | None, theme: str = "textual-dark") -> tuple[MonitorApp, ReplayTrainer, ManualReplay]:
     trainer = ReplayTrainer(recorded_events(), hold_at=hold_at)
     source = ManualReplay(host_recording())
     app = create_train_app(recorded_config(), trainer, source, theme=theme, plot_period_s=NEVER)
     return app, trainer, source
 
 
-def settle(app: RocmtuiApp, source: ManualReplay, ready, samples: int = 8):
+def settle(app: MonitorApp, source: ManualReplay, ready, samples: int = 8):
     """A run_before that waits for the trainer, plays some telemetry and draws the plots once."""
 
     async def run_before(pilot) -> None:
@@ -73,7 +74,7 @@ def test_train_light_theme_log_scale(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
 
 
-def monitor_app(gpus: int) -> tuple[RocmtuiApp, ManualReplay]:
+def monitor_app(gpus: int) -> tuple[MonitorApp, ManualReplay]:
     source = ManualReplay(synthetic_gpu_sets(gpus) if gpus else host_recording())
     return create_monitor_app(MonitorConfig(), source), source
 

@@ -11,12 +11,12 @@ from ui_helpers import ReplayTrainer, recorded_config
 from rocmtui.errors import UsageError
 from rocmtui.events import LogMessage, RunFailed, RunFinished, RunStarted, StepsCompleted
 from rocmtui.gpu.replay import ManualReplay
-from rocmtui.ui.app import create_train_app
 from rocmtui.ui.screens.finished import FinishedScreen
 from rocmtui.ui.screens.help import HelpScreen
 from rocmtui.ui.screens.monitor import MonitorScreen
 from rocmtui.ui.screens.quit_confirm import QuitConfirm
 from rocmtui.ui.screens.train import TrainScreen
+from rocmtui.ui.train_app import create_train_app
 
 SIZE = (120, 40)
 NEVER = 3600.0
@@ -240,7 +240,7 @@ async def test_sigterm_stops_with_a_checkpoint_and_exits_143(held_trainer, host_
 def test_a_second_sigterm_while_stopping_exits_at_once(events, host_source, monkeypatch) -> None:
     app = create_train_app(recorded_config(), ReplayTrainer(events), host_source)
     exits: list[int] = []
-    monkeypatch.setattr("rocmtui.ui.app.os._exit", exits.append)
+    monkeypatch.setattr("rocmtui.ui.train_app.os._exit", exits.append)
     app.on_signal(15)
     assert exits == []  # the first one asks the trainer to stop and save
     app.on_signal(15)

@@ -1,8 +1,8 @@
-"""Asks before stopping a run that is still training."""
+"""Asks before quitting while a run is still training: stop it, leave it training, or go back."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -10,20 +10,35 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+QuitChoice = Literal["stop", "detach", "cancel"]
 
-class QuitConfirm(ModalScreen[bool]):
-    """Dismisses with True (stop, save a checkpoint, quit) or False (keep training)."""
+
+class QuitConfirm(ModalScreen[QuitChoice]):
+    """Dismisses with "stop" (stop at the next step, checkpoint, quit), "detach" or "cancel".
+
+    ``detachable``: the run lives in its own process, so quitting can leave it training.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y,enter", "answer(True)", "Stop and quit"),
-        Binding("n,escape,q", "answer(False)", "Keep training"),
+        Binding("y,enter", "answer('stop')", "Stop and quit"),
+        Binding("d", "answer('detach')", "Detach"),
+        Binding("n,escape,q", "answer('cancel')", "Keep watching"),
     ]
+
+    def __init__(self, *, detachable: bool) -> None:
+        super().__init__()
+        self.detachable = detachable
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static("Quit while training?", classes="dialog-title")
-            yield Static("The run stops at the next step and saves a checkpoint first.")
-            yield Static("y / enter: stop and quit     n / escape: keep training", classes="dialog-hint")
+            yield Static("y: stop the run at the next step, save a checkpoint, then quit.")
+            if self.detachable:
+                yield Static("d: quit and leave it training; come back with 'rocmtui watch'.")
+            yield Static("n / escape: keep watching          ctrl+c again: stop and quit", classes="dialog-hint")
 
-    def action_answer(self, answer: bool) -> None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.detachable or parameters != ("detach",)
+
+    def action_answer(self, answer: QuitChoice) -> None:
         self.dismiss(answer)

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from rocmtui.config import TrainConfig
-from rocmtui.events import EpochCompleted, LogMessage, RunFailed, RunFinished, RunStarted, TrainEvent
+from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.ui.format import fmt_acc
 from rocmtui.ui.run_state import RunState
@@ -40,15 +40,17 @@ class TrainScreen(Screen[None]):
     """Receives events from the app (``apply``) and the newest samples (``show_samples``)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("p", "app.toggle_pause", "Pause/resume"),
-        Binding("s", "app.save_now", "Save"),
+        Binding("p", "toggle_pause", "Pause/resume"),
+        Binding("s", "save_now", "Save"),
         Binding("l", "toggle_log", "Log scale"),
         Binding("m", "app.toggle_monitor", "Monitor"),
     ]
 
-    def __init__(self, config: TrainConfig, state: RunState, *, plot_period_s: float = PLOT_PERIOD_S) -> None:
+    def __init__(self, config: TrainConfig, control: RunControl, *, plot_period_s: float = PLOT_PERIOD_S) -> None:
         super().__init__(id="train")
-        self.state = state
+        self.state = state = RunState()
+        """The run as this screen shows it: only ``apply`` and this screen's keys change it."""
+        self.control = control
         self.info = RunInfo(config, id="run-info")
         self.progress = RunProgress(state, id="progress")
         self.loss_plot = LossPlot(state, id="loss-plot")
@@ -116,6 +118,35 @@ class TrainScreen(Screen[None]):
         """A line in the log and a fresh progress line after pause, resume or stop."""
         self.note(message)
         self.progress.refresh()
+
+    @property
+    def run_dir(self) -> str | None:
+        """The run folder, once the run has said where it is."""
+        for event in (self.state.finished, self.state.failed, self.state.started):
+            if event is not None and event.run_dir:
+                return event.run_dir
+        return None
+
+    def action_toggle_pause(self) -> None:
+        """The engine logs "Paused"/"Resumed" when it acts on this; the progress line shows it now."""
+        if not self.state.running or self.state.phase == "stopping":
+            return
+        if self.control.paused:
+            self.control.resume()
+            self.state.phase = "training"
+        else:
+            self.control.pause()
+            self.state.phase = "paused"
+        self.progress.refresh()
+
+    def action_save_now(self) -> None:
+        if self.state.running:
+            self.control.request_save()
+            self.set_phase_note("checkpoint requested: saved at the next step")
+
+    def set_stopping(self) -> None:
+        self.state.phase = "stopping"
+        self.set_phase_note("stopping at the next step; saving a checkpoint…")
 
     def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         """Keep the newest readings for the next frame."""

@@ -1,0 +1,145 @@
+"""``rocmtui watch``, ``rocmtui runs`` and ``rocmtui stop``: the run folder from outside the training.
+
+None of them loads torch; ``runs`` and ``stop`` load no UI either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rocmtui.config import MonitorConfig, TrainConfig
+from rocmtui.errors import UsageError
+from rocmtui.run.layout import CONFIG
+from rocmtui.run.listing import RunInfo, find_run, list_runs, run_info
+
+RUNS_DIR = Path("runs")
+STOP_TIMEOUT_S = 120.0
+
+WATCH_EXAMPLES = """\
+examples:
+  rocmtui watch                 the newest live run under ./runs (or the newest run)
+  rocmtui watch runs/20261201-101500-cifar10-simplecnn
+  rocmtui watch --runs-dir ~/exp
+"""
+
+
+def add_run_parsers(sub: Any) -> None:
+    """The three subcommands, added to the CLI's subparsers."""
+    raw = argparse.RawDescriptionHelpFormatter
+    watch = sub.add_parser(
+        "watch", help="follow a live run, or open a finished one", epilog=WATCH_EXAMPLES, formatter_class=raw
+    )
+    watch.description = (
+        "Show a run's whole history (every epoch, the curves from step 0, the GPU samples) and follow it live. "
+        "q leaves the run training; p, s and a confirmed stop reach a run you own."
+    )
+    _run_argument(watch, "the run folder (default: the newest live run, else the newest run)")
+    watch.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
+
+    runs = sub.add_parser("runs", help="list the runs under --runs-dir, newest first")
+    runs.description = "List the runs: state, what trains, epochs, best test accuracy, time, GPU and folder."
+    runs.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where the runs are (default: %(default)s)")
+    runs.add_argument("--json", action="store_true", help="one JSON array")
+
+    stop = sub.add_parser("stop", help="stop a live run with a checkpoint, and wait until it has")
+    stop.description = "Ask a live run to stop at its next step; it saves a checkpoint first, as q does."
+    _run_argument(stop, "the run folder (default: the newest live run)")
+    stop.add_argument("--no-wait", action="store_true", help="return once asked, without waiting")
+
+
+def _run_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("run", metavar="RUN", nargs="?", default=None, help=help_text)
+    parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where runs are (default: %(default)s)")
+
+
+def saved_config(run_dir: Path) -> TrainConfig:
+    """The run's settings from its config.json; the defaults when it has none that this version reads."""
+    try:
+        return TrainConfig.from_dict(json.loads((run_dir / CONFIG).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return TrainConfig()
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from rocmtui.gpu.tail_source import TailSource
+    from rocmtui.run.follow import follow
+    from rocmtui.run.samples import SampleTail
+    from rocmtui.ui.train_app import create_train_app, run_train_app
+
+    run_dir = find_run(args.run, args.runs_dir)
+    if not sys.stdout.isatty():
+        raise UsageError("watch draws in a terminal; for scripts use 'rocmtui runs --json'")
+    samples = TailSource(SampleTail(run_dir).poll, history_len=3600)
+    samples.catch_up()  # the GPU history is there for the first frame
+
+    def source(config: TrainConfig, emit: Any, control: Any) -> object:
+        return follow(run_dir, emit, control)
+
+    app = create_train_app(saved_config(run_dir), source, samples, detachable=True, theme=args.theme)
+    code, lines = run_train_app(app)
+    print_lines(lines, failed=code not in (0, 129))
+    return code
+
+
+def print_lines(lines: list[str], *, failed: bool) -> None:
+    """What stays on the terminal after a UI closes: stderr when it is an error."""
+    out = sys.stderr if failed else sys.stdout
+    for line in lines:
+        print(line, file=out)
+
+
+def run_runs(args: argparse.Namespace) -> int:
+    runs = list_runs(args.runs_dir)
+    if args.json:
+        print(json.dumps([info.to_dict() for info in runs], indent=1))
+        return 0
+    if not runs:
+        print(f"no runs under {args.runs_dir}")
+        return 0
+    rows: list[tuple[str, ...]] = [("STATE", "STARTED", "WHAT", "EPOCHS", "BEST", "TIME", "GPU", "FOLDER")]
+    rows += [_row(info) for info in runs]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
+    return 0
+
+
+def _row(info: RunInfo) -> tuple[str, ...]:
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started_at)) if info.started_at else "-"
+    epochs = f"{info.epoch}/{info.epochs}" if info.epochs else "-"
+    best = "-" if info.best_acc is None else f"{100 * info.best_acc:.2f}%"
+    span = _span(info.elapsed_s)
+    return info.state, started, info.name or "-", epochs, best, span, info.device_name or "-", info.folder
+
+
+def _span(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def run_stop(args: argparse.Namespace) -> int:
+    from rocmtui.run.control import send_command
+    from rocmtui.run.lock import is_locked
+
+    run_dir = find_run(args.run, args.runs_dir, live_only=True)
+    send_command(run_dir, "stop")
+    if args.no_wait:
+        print(f"rocmtui: asked {run_dir} to stop")
+        return 0
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while is_locked(run_dir):
+        if time.monotonic() > deadline:
+            raise UsageError(f"{run_dir} was asked to stop but still runs after {STOP_TIMEOUT_S:.0f} s")
+        time.sleep(0.1)
+    info = run_info(run_dir)
+    best = "" if info.best_acc is None else f", best test accuracy {100 * info.best_acc:.2f}%"
+    print(f"rocmtui: {info.state} at epoch {info.epoch}/{info.epochs}{best}; checkpoint saved in {run_dir}")
+    return 0 if info.state in ("stopped", "finished") else 1

@@ -1,0 +1,62 @@
+"""The trainer process that ``rocmtui train`` starts: ``python -m rocmtui.train.detached CONFIG_JSON``.
+
+It runs in a session of its own (the launcher starts it with ``start_new_session``), so the hangup of
+the terminal that started it never reaches it: the UI is only a viewer. It says where its run folder is
+on stdout (one line, once the folder is held), then writes only to that folder; stderr goes to the
+folder's ``trainer.log``. An error before there is a folder is one line on stderr and the exit code.
+SIGTERM stops the run with a checkpoint, as a viewer's stop does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from rocmtui.config import TrainConfig
+from rocmtui.events import RunControl, RunFailed, TrainEvent
+from rocmtui.run.layout import STDERR
+from rocmtui.run.outcome import exit_code
+from rocmtui.train.loop import train
+
+
+def _announce(run_dir: Path) -> None:
+    """Tell the launcher where the run is, then let go of the pipes: the launcher may go away at any time."""
+    try:
+        sys.stdout.write(f"{run_dir}\n")
+        sys.stdout.flush()
+    except OSError:  # the launcher is already gone: train on
+        pass
+    log = os.open(run_dir / STDERR, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(log, 2)
+    os.close(null)
+    os.close(log)
+
+
+def main(argv: list[str]) -> int:
+    config = TrainConfig.from_dict(json.loads(argv[0]))
+    control = RunControl()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # keys reach us as commands, not as the terminal's Ctrl-C
+    signal.signal(signal.SIGTERM, lambda *_: control.request_stop())
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    early: list[RunFailed] = []
+
+    def emit(event: TrainEvent) -> None:
+        if isinstance(event, RunFailed) and event.run_dir is None:
+            early.append(event)
+
+    summary = train(config, emit, control, record_gpu=True, on_folder=_announce)
+    if early:
+        with contextlib.suppress(OSError):  # the launcher is gone: the exit code still says it
+            print(early[-1].message, file=sys.stderr, flush=True)
+    return exit_code(summary.event)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

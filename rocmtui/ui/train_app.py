@@ -1,0 +1,267 @@
+"""The training app: a viewer over a run source, with the monitor one key away.
+
+The run source is a callable ``(config, emit, control) -> final event`` run on a thread worker: the
+launcher of a new trainer process, a follower of a run folder (``rocmtui watch``), or a replay in
+the tests. It only emits (``post_message``); the training screen owns the run's state. The app
+routes: events down to the screen, dialogs on top, and the way out (stop, detach, signals).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from rocmtui.config import MonitorConfig, TrainConfig
+from rocmtui.errors import DataError
+from rocmtui.events import Emit, FailureKind, RunControl, RunFailed, RunFinished, TrainEvent
+from rocmtui.gpu.source import TelemetrySource
+from rocmtui.run.outcome import exit_code, result_lines
+from rocmtui.ui.app import MonitorApp, check_theme
+from rocmtui.ui.messages import TrainEventMessage
+from rocmtui.ui.run_state import RunState
+from rocmtui.ui.screens.finished import FinishedScreen, summary_lines
+from rocmtui.ui.screens.help import TRAIN_KEYS, HelpScreen
+from rocmtui.ui.screens.quit_confirm import QuitChoice, QuitConfirm
+from rocmtui.ui.screens.train import TrainScreen
+from rocmtui.ui.signals import HANGUP, detach_from_terminal, exit_watchdog, stop_on_signals
+from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
+
+RunSource = Callable[[TrainConfig, Emit, RunControl], object]
+
+
+class TrainerExited(Message):
+    """The run source's thread returned (after its last event, which is always handled first)."""
+
+
+class TrainApp(MonitorApp):
+    """Training curves and the GPU panel over one run; ``m`` shows the monitor."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("m", "toggle_monitor", "Monitor", show=False)]
+
+    def __init__(
+        self,
+        sampler: TelemetrySource,
+        config: TrainConfig,
+        source: RunSource,
+        *,
+        control: RunControl | None = None,
+        exit_on_finish: bool = False,
+        detachable: bool = False,
+        stop_on_hangup: bool = True,
+        theme: str = MonitorConfig.theme,
+        plot_period_s: float = PLOT_PERIOD_S,
+    ) -> None:
+        super().__init__(sampler, theme=theme)
+        self.config = config
+        self.source = source
+        self.control = control or RunControl()
+        self.exit_on_finish = exit_on_finish
+        self.detachable = detachable
+        """The run lives in its own process: leaving the app leaves it running."""
+        self.stop_on_hangup = stop_on_hangup
+        self.train_screen = TrainScreen(config, self.control, plot_period_s=plot_period_s)
+        self.quitting = False
+        self.detached = False
+        self.signal_code: int | None = None
+        self.final: RunFinished | RunFailed | None = None
+        self.trainer_done = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def has_run(self) -> bool:
+        return True
+
+    @property
+    def state(self) -> RunState:
+        return self.train_screen.state
+
+    # -- start and stop -------------------------------------------------------------------
+    def on_mount(self) -> None:
+        """Runs before MonitorApp's own on_mount (Textual calls each class's handler, subclass first)."""
+        self._loop = asyncio.get_running_loop()
+        self.install_screen(self.train_screen, "train")
+        self.run_worker(self._follow, thread=True, name="run-source", exit_on_error=False)
+
+    def first_screen(self) -> str:
+        return "train"
+
+    def on_unmount(self) -> None:
+        if self.detachable and not self.quitting:
+            self.control.leave.set()  # a viewer going away leaves the run going
+        else:
+            self.control.request_stop()  # an in-process run must not outlive the app
+
+    def _follow(self) -> None:
+        """Runs on the worker thread: only emit (post_message), never touch widgets."""
+        try:
+            self.source(self.config, self.emit, self.control)
+        except Exception as err:  # sources report their own failures; this catches bugs and shows them
+            kind: FailureKind = "data" if isinstance(err, DataError) else "error"
+            self.emit(RunFailed(message=f"{type(err).__name__}: {err}", kind=kind))
+        finally:
+            self.trainer_done.set()
+            self.post_message(TrainerExited())
+
+    def emit(self, event: TrainEvent) -> None:
+        """The ``emit`` handed to the source: thread-safe, never blocks it."""
+        self.post_message(TrainEventMessage(event))
+
+    def on_signal(self, signum: int) -> None:
+        """SIGHUP detaches (the run trains on) unless ``stop_on_hangup``; SIGTERM stops with a checkpoint.
+
+        Either way the app then exits with 128 + signum. A second signal while stopping ends the process
+        at once: a wedged trainer must not make it unkillable.
+        """
+        if self.signal_code is not None:
+            os._exit(128 + signum)
+        self.signal_code = 128 + signum
+        if signum == HANGUP:
+            detach_from_terminal()
+        leave = signum == HANGUP and self.detachable and not self.stop_on_hangup
+        if not leave:
+            self.control.request_stop()
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self.detach_now if leave else self.stop_then_exit)
+
+    @property
+    def exit_code(self) -> int:
+        if self.signal_code is not None:
+            return self.signal_code
+        if self.detached:
+            return 0
+        return exit_code(self.final) if self.final is not None or self.state.failed else 0
+
+    # -- events from the source -----------------------------------------------------------
+    def on_train_event_message(self, message: TrainEventMessage) -> None:
+        event = message.event
+        self.train_screen.apply(event)
+        if isinstance(event, RunFinished | RunFailed):
+            self.final = event
+            self._run_ended()
+
+    def on_trainer_exited(self, _: TrainerExited) -> None:
+        if self.state.running and not self.control.leave.is_set():
+            failed = RunFailed(message="the run source returned without a final report", kind="error")
+            self.train_screen.apply(failed)
+            self.final = failed
+            self._run_ended()
+
+    def _run_ended(self) -> None:
+        self.peaks.update_all(self.sampler.history())
+        if self.quitting or self.exit_on_finish or self.signal_code is not None:
+            self.exit_now()
+            return
+        lines = summary_lines(self.state, self.peaks)
+        dialog = FinishedScreen(lines, failed=self.state.failed is not None)
+        self.train_screen.replot_now()  # the final curves, painted before the dialog covers them
+        self.call_after_refresh(self.push_screen, dialog)
+
+    # -- the way out ----------------------------------------------------------------------
+    def action_request_quit(self) -> None:
+        if isinstance(self.screen, QuitConfirm):  # a second Ctrl-C (or q) behind the question: stop now
+            self.screen.dismiss("stop")
+            return
+        if self.quitting:
+            return
+        if self.state.running:
+            self.push_screen(QuitConfirm(detachable=self.detachable), self._quit_chosen)
+        else:
+            self.exit_now()
+
+    def _quit_chosen(self, choice: QuitChoice | None) -> None:
+        if choice == "stop":
+            self.stop_then_exit()
+        elif choice == "detach":
+            self.detach_now()
+
+    def exit_now(self) -> None:
+        """Leave with the run's exit code (the run itself has ended)."""
+        if self.signal_code == 128 + HANGUP:
+            exit_watchdog(self.exit_code)  # the run is saved; never hang on a terminal that is gone
+        self.exit(self.exit_code)
+
+    def detach_now(self) -> None:
+        """Leave the run training in its own process; the terminal keeps how to come back."""
+        self.detached = True
+        self.control.leave.set()
+        if self.signal_code == 128 + HANGUP:
+            exit_watchdog(self.exit_code)
+        self.exit(self.exit_code)
+
+    def stop_then_exit(self) -> None:
+        """Ask the run to stop (it saves a checkpoint) and exit when it reports back."""
+        if self.trainer_done.is_set() or not self.state.running:
+            self.exit_now()
+            return
+        self.quitting = True
+        self.control.request_stop()
+        self.train_screen.set_stopping()
+
+    def final_lines(self) -> list[str]:
+        """What the terminal keeps after the app closes: the result or the error, and the run folder."""
+        run_dir = self.train_screen.run_dir
+        if self.detached and self.state.running:
+            where = run_dir or "its run folder"
+            return [
+                f"rocmtui: the run trains on in the background: {where}",
+                f"  watch it: rocmtui watch {where}",
+                f"  stop it:  rocmtui stop {where}",
+            ]
+        return result_lines(self.final, run_dir)
+
+    # -- keys -----------------------------------------------------------------------------
+    def action_toggle_monitor(self) -> None:
+        if self.screen is self.monitor_screen:
+            self.pop_screen()
+        elif self.screen is self.train_screen:
+            self.push_screen("monitor")
+        self.call_after_refresh(self.show_latest)
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        if self.screen is self.train_screen:
+            self.push_screen(HelpScreen("rocmtui train: keys", TRAIN_KEYS))
+        else:
+            super().action_help()
+
+
+def create_train_app(
+    config: TrainConfig,
+    source: RunSource,
+    sampler: TelemetrySource,
+    *,
+    exit_on_finish: bool = False,
+    detachable: bool = False,
+    stop_on_hangup: bool = True,
+    theme: str = MonitorConfig.theme,
+    control: RunControl | None = None,
+    plot_period_s: float = PLOT_PERIOD_S,
+) -> TrainApp:
+    """The training app, as the CLI, the tests and the screenshot script build it."""
+    check_theme(theme)
+    return TrainApp(
+        sampler,
+        config,
+        source,
+        control=control,
+        exit_on_finish=exit_on_finish,
+        detachable=detachable,
+        stop_on_hangup=stop_on_hangup,
+        theme=theme,
+        plot_period_s=plot_period_s,
+    )
+
+
+def run_train_app(app: TrainApp) -> tuple[int, list[str]]:
+    """Run ``app`` with SIGTERM/SIGHUP routed to it; returns the exit code and the lines to leave behind."""
+    with stop_on_signals(app.on_signal):
+        result = app.run()
+    code = result if isinstance(result, int) else (app.return_code or 0)
+    return code, app.final_lines()

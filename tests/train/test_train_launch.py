@@ -1,0 +1,142 @@
+"""LaunchedTrainer: the trainer in a process and session of its own, followed through its run folder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from rocmtui.config import TrainConfig
+from rocmtui.events import LogMessage, RunControl, RunFailed, RunFinished, RunStarted, StepsCompleted, TrainEvent
+from rocmtui.run.control import send_command
+from rocmtui.run.lock import is_locked
+from rocmtui.run.status import read_status
+from rocmtui.run.stream import read_events
+from rocmtui.train.launch import LaunchedTrainer
+
+pytestmark = pytest.mark.slow  # functional tier: real processes
+
+TINY = TrainConfig(epochs=1, batch_size=32, max_steps_per_epoch=4, device="cpu", emit_interval_s=0.0)
+
+
+def test_events_arrive_in_order_and_the_final_one_is_returned(tmp_path: Path) -> None:
+    events: list[TrainEvent] = []
+    trainer = LaunchedTrainer()
+    final = trainer(replace(TINY, runs_dir=tmp_path), events.append, RunControl())
+    assert isinstance(events[0], RunStarted) and any(isinstance(e, StepsCompleted) for e in events)
+    assert isinstance(final, RunFinished) and final.reason == "completed" and events[-1] == final
+    assert trainer.process is not None and trainer.process.returncode == 0
+    assert read_events(Path(final.run_dir)) == events  # the viewer saw exactly what the folder holds
+    assert (Path(final.run_dir) / "checkpoint-last.pt").is_file()
+    assert os.getsid(0) != 0  # (the trainer ran in its own session: checked in the hangup test)
+
+
+def test_the_viewer_process_never_loads_torch(tmp_path: Path) -> None:
+    code = f"""
+import sys
+from pathlib import Path
+from rocmtui.config import TrainConfig
+from rocmtui.events import RunControl
+from rocmtui.train.launch import LaunchedTrainer
+config = TrainConfig(epochs=1, batch_size=32, max_steps_per_epoch=2, device="cpu", runs_dir=Path({str(tmp_path)!r}))
+final = LaunchedTrainer()(config, lambda event: None, RunControl())
+assert type(final).__name__ == "RunFinished", final
+print("torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_a_stop_before_the_folder_exists_still_saves_a_checkpoint(tmp_path: Path) -> None:
+    control = RunControl()
+    control.request_stop()
+    final = LaunchedTrainer()(replace(TINY, epochs=3, runs_dir=tmp_path), lambda _: None, control)
+    assert isinstance(final, RunFinished) and final.reason == "stopped"
+    assert final.checkpoint is not None and Path(final.checkpoint).is_file()
+
+
+def test_a_pause_reaches_the_trainer_through_the_folder(tmp_path: Path) -> None:
+    control = RunControl()
+    control.pause()  # sent as soon as the folder exists
+    events: list[TrainEvent] = []
+    paused = threading.Event()
+
+    def emit(event: TrainEvent) -> None:
+        events.append(event)
+        if isinstance(event, LogMessage) and event.message == "Paused":
+            paused.set()
+
+    config = replace(TINY, epochs=2, max_steps_per_epoch=None, runs_dir=tmp_path)
+    runner = threading.Thread(target=LaunchedTrainer(), args=(config, emit, control))
+    runner.start()
+    assert paused.wait(60)
+    steps_then = sum(isinstance(e, StepsCompleted) for e in events)
+    time.sleep(1.5)
+    assert sum(isinstance(e, StepsCompleted) for e in events) == steps_then, "a step completed while paused"
+    control.resume()
+    runner.join(60)
+    assert not runner.is_alive() and isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
+
+
+def test_a_trainer_killed_with_sigkill_is_reported_lost_and_its_folder_resumable(tmp_path: Path) -> None:
+    trainer = LaunchedTrainer()
+    events: list[TrainEvent] = []
+
+    def emit(event: TrainEvent) -> None:
+        events.append(event)
+        if isinstance(event, StepsCompleted) and event.step >= 6:
+            trainer.kill()
+
+    final = trainer(replace(TINY, epochs=50, max_steps_per_epoch=None, runs_dir=tmp_path), emit, RunControl())
+    assert isinstance(final, RunFailed) and "gone without a last word" in final.message
+    run_dir = trainer.run_dir
+    assert run_dir is not None and not is_locked(run_dir)
+    status = read_status(run_dir)
+    assert status is not None and status.state == "running"  # as written: readers call it "lost"
+    assert read_events(run_dir)  # every line whole
+
+
+def test_bad_data_before_the_folder_is_one_line_and_kind_data(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    final = LaunchedTrainer()(replace(TINY, data_dir=empty, runs_dir=tmp_path), lambda _: None, RunControl())
+    assert isinstance(final, RunFailed) and final.kind == "data" and "\n" not in final.message
+    assert "Traceback" not in final.message
+
+
+def test_leaving_detaches_and_the_run_trains_on_until_stopped(tmp_path: Path) -> None:
+    control = RunControl()
+    trainer = LaunchedTrainer()
+
+    def emit(event: TrainEvent) -> None:
+        if isinstance(event, StepsCompleted):
+            control.leave.set()  # the viewer quits with "detach"
+
+    config = replace(TINY, epochs=200, max_steps_per_epoch=None, runs_dir=tmp_path)
+    assert trainer(config, emit, control) is None
+    assert trainer.process is not None and trainer.run_dir is not None
+    time.sleep(0.5)
+    assert trainer.process.poll() is None and is_locked(trainer.run_dir)  # still training
+    send_command(trainer.run_dir, "stop")
+    assert trainer.process.wait(60) == 0
+    status = read_status(trainer.run_dir)
+    assert status is not None and status.state == "stopped"
+    assert isinstance(read_events(trainer.run_dir)[-1], RunFinished)
+
+
+def test_sigterm_to_the_trainer_stops_it_with_a_checkpoint(tmp_path: Path) -> None:
+    trainer = LaunchedTrainer()
+
+    def emit(event: TrainEvent) -> None:
+        if isinstance(event, StepsCompleted) and trainer.process is not None:
+            trainer.process.send_signal(signal.SIGTERM)
+
+    final = trainer(replace(TINY, epochs=50, max_steps_per_epoch=None, runs_dir=tmp_path), emit, RunControl())
+    assert isinstance(final, RunFinished) and final.reason == "stopped"
