@@ -21,11 +21,12 @@ ModelName = Literal["simplecnn", "fastnet", "resnet18"]
 OptimizerName = Literal["adam", "adamw", "sgd"]
 ScheduleName = Literal["constant", "onecycle", "linear"]
 AmpMode = Literal["off", "bf16", "fp16"]
+BackendName = Literal["auto", "rocm", "sysfs", "nvml", "host"]
 MODELS: tuple[str, ...] = get_args(ModelName)
 OPTIMIZERS: tuple[str, ...] = get_args(OptimizerName)
 SCHEDULES: tuple[str, ...] = get_args(ScheduleName)
 AMP_MODES: tuple[str, ...] = get_args(AmpMode)
-BACKENDS: tuple[str, ...] = ("auto", "rocm", "sysfs", "nvml", "host")
+BACKENDS: tuple[str, ...] = get_args(BackendName)
 
 OnResume = Literal["keep", "may change"]
 """With ``--resume``: ``keep`` takes the saved run's value (refused when given and different);
@@ -221,7 +222,7 @@ class MonitorConfig:
     """Seconds between samples, 0.1 to 60."""
     history_len: int = 600
     """Samples kept per device (600 at 1 s is 10 minutes); memory stays flat."""
-    backend: str = "auto"
+    backend: BackendName = "auto"
     """One of ``BACKENDS``; ``auto`` tries rocm, sysfs, nvml in that order, then the host alone."""
     sysfs_root: Path = Path("/sys")
     """Root of the sysfs tree (tests point it at a fake tree)."""

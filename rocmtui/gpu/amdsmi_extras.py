@@ -11,7 +11,6 @@ temperatures in millidegrees and list processes as opaque handles: all of it is 
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
 
 from rocmtui.gpu.backend import release_quietly
 
@@ -22,7 +21,7 @@ _RANGE_C = (-50.0, 200.0)
 class AmdSmiExtras:
     """Temperatures and processes of the devices in ``amdsmi_get_processor_handles()`` order (pyrsmi's too)."""
 
-    def __init__(self, amdsmi: ModuleType, handles: list[Any]) -> None:
+    def __init__(self, amdsmi: ModuleType, handles: list[object]) -> None:
         self._amdsmi = amdsmi
         self._handles = handles
 

@@ -29,7 +29,7 @@ def sample_set_to_dict(s: SampleSet) -> dict[str, Any]:
     return {"schema": SCHEMA, **data}
 
 
-def sample_set_from_dict(d: Any) -> SampleSet:
+def sample_set_from_dict(d: object) -> SampleSet:
     """Inverse of ``sample_set_to_dict``; raises CodecError (a ValueError) on malformed input."""
     return convert(d, SampleSet, what=_WHAT)
 
