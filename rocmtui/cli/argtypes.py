@@ -56,6 +56,8 @@ def interval(text: str) -> float:
 
 
 def existing_dir(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a data folder")
     path = Path(text).expanduser()
     if not path.is_dir():
         raise argparse.ArgumentTypeError(f"data folder {text!r} does not exist or is not a folder")
@@ -63,6 +65,8 @@ def existing_dir(text: str) -> Path:
 
 
 def existing_path(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a run folder or a checkpoint-*.pt file")
     path = Path(text).expanduser()
     if not path.exists():
         raise argparse.ArgumentTypeError(f"{text!r} does not exist; give a run folder or a checkpoint-*.pt file")

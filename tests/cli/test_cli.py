@@ -152,3 +152,25 @@ def test_flags_reach_the_config() -> None:
 def test_config_round_trips_through_json_form() -> None:
     config = TrainConfig(model="resnet18", epochs=2, resume=None)
     assert TrainConfig.from_dict(config.to_dict()) == config
+
+
+def test_the_parser_knows_which_options_were_given() -> None:
+    config = train_config(build_parser().parse_args(["train", "cifar", "--lr", "0.001", "--augment", "--epochs", "5"]))
+    assert config.given == ("epochs", "lr", "augment")  # in the table's order, the default's value included
+    assert (config.lr, config.augment, config.epochs) == (0.001, True, 5)
+    assert train_config(build_parser().parse_args(["train", "cifar"])).given == ()
+
+
+def test_every_train_option_is_derived_from_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    from rocmtui.cli.train_options import flag
+    from rocmtui.config import train_options
+
+    _, out, _ = run_cli(["train", "--help"], capsys)
+    defaults = TrainConfig()
+    for name, option in train_options().items():
+        if option.parse == "dataset":
+            continue
+        assert flag(name) in out
+        if "{default}" in option.help:
+            assert f"default: {getattr(defaults, name)}" in " ".join(out.split())
+    assert "With --resume, a run keeps its own settings: only --epochs, --data-dir" in " ".join(out.split())

@@ -1,0 +1,374 @@
+"""A hostile and clumsy user, as a table: every case is one line on stderr, the right exit code, no traceback,
+nothing run from a file and nothing of an existing run overwritten.
+
+Cases run in-process through ``rocmtui.cli.main.main`` (fast); a few run as real processes in the slow tier.
+Placeholders in argv: ``{w}`` is a module-wide folder of prepared inputs (see ``world``), ``{run}`` a finished
+two-epoch run in it, ``{ckpt}`` a folder of crafted and broken checkpoint files.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import pickle
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from rocmtui.cli.main import main
+from rocmtui.config import TrainConfig
+from rocmtui.events import RunControl, RunFinished
+from rocmtui.train import runs
+from rocmtui.train.data import SAMPLE_PATH
+from rocmtui.train.loop import train
+
+MARKER = "pwned"
+
+
+@dataclass(frozen=True)
+class Case:
+    argv: tuple[str, ...]
+    expect: str
+    """A part of the one stderr line."""
+    code: int = 2
+
+
+def T(*flags: str, dataset: str = "cifar") -> tuple[str, ...]:
+    """A headless CPU training command whose run folders (if any) go under {out}, the case's own folder."""
+    return ("train", dataset, "--headless", "--device", "cpu", "--runs-dir", "{out}", *flags)
+
+
+def R(path: str, *flags: str, dataset: str = "cifar") -> tuple[str, ...]:
+    return T("--resume", path, *flags, dataset=dataset)
+
+
+FINITE = "positive finite"
+NUMBERS = {  # flag: (a bad value, what the error says) for each numeric train option
+    "--epochs": [("0", "positive integer"), ("-1", "positive integer"), ("2.5", "not a whole number")],
+    "--batch-size": [("0", "out of range"), ("x", "not a whole number"), ("", "not a whole number")],
+    "--lr": [("0", FINITE), ("-1", FINITE), ("nan", FINITE), ("inf", FINITE), ("1e999", FINITE), ("x", "not a number")],
+    "--weight-decay": [("-0.1", "0 or more"), ("nan", "0 or more"), ("x", "not a number")],
+    "--label-smoothing": [("1", "below 1"), ("-0.1", "below 1"), ("nan", "below 1")],
+    "--seed": [("-1", "0 or more"), ("1.5", "not a number"), ("99999999999999999999999", "below 2**63")],
+}  # fmt: skip
+
+CASES: dict[str, Case] = {
+    # the command line itself
+    "no command": Case((), "required: COMMAND"),
+    "unknown command": Case(("fly",), "invalid choice: 'fly'"),
+    "unknown top flag": Case(("--frobnicate",), "required: COMMAND"),
+    "train without dataset": Case(("train",), "required: DATASET"),
+    "train unknown dataset": Case(("train", "imagenet"), "unknown dataset 'imagenet'"),
+    "train empty dataset": Case(("train", ""), "unknown dataset ''"),
+    "train two datasets": Case(T("mnist"), "unrecognized arguments: mnist"),
+    "train unknown flag": Case(T("--frobnicate"), "unrecognized arguments: --frobnicate"),
+    "train flag without value": Case(T("--lr"), "expected one argument"),
+    "train switch with value": Case(T("--augment=yes"), "ignored explicit argument 'yes'"),
+    **{
+        f"train {flag} {value!r}": Case(T(f"{flag}={value}"), says)
+        for flag, bad in NUMBERS.items()
+        for value, says in bad
+    },
+    "train bad model": Case(T("--model", "gpt5"), "unknown model 'gpt5'; choose from simplecnn, fastnet, resnet18"),
+    "train empty model": Case(T("--model="), "unknown model ''"),
+    "train bad optimizer": Case(T("--optimizer", "lion"), "unknown optimizer 'lion'"),
+    "train bad schedule": Case(T("--schedule", "cosine"), "unknown schedule 'cosine'"),
+    "train bad amp": Case(T("--amp", "fp8"), "unknown amp mode 'fp8'"),
+    "train bad device": Case(T("--device", "tpu"), "'tpu' is not a device"),
+    "train device cuda:": Case(T("--device", "cuda:"), "'cuda:' is not a device"),
+    "train device cuda:-1": Case(T("--device", "cuda:-1"), "'cuda:-1' is not a device"),
+    "train device without GPU": Case(T("--device", "cuda"), "torch sees no GPU"),
+    "train device cuda:7 without GPU": Case(T("--device", "cuda:7"), "torch sees no GPU"),
+    "train cuda graph on cpu": Case(T("--cuda-graph"), "--cuda-graph needs a GPU"),
+    "train bad backend": Case(T("--backend", "cuda"), "unknown backend 'cuda'"),
+    "train bad interval": Case(T("--interval", "0"), "give 0.1 to 60 seconds"),
+    "train bad history": Case(T("--history", "0"), "positive integer"),
+    # data folders
+    "data dir missing": Case(T("--data-dir", "/no/such/folder"), "data folder '/no/such/folder' does not exist"),
+    "data dir is a file": Case(T("--data-dir", "{w}/a-file"), "does not exist or is not a folder"),
+    "data dir empty": Case(T("--data-dir", "{w}/data-empty"), "has no cifar10 data in torchvision's layout"),
+    "data dir garbage npz": Case(T("--data-dir", "{w}/data-garbage"), "unreadable or truncated"),
+    "data dir truncated npz": Case(T("--data-dir", "{w}/data-truncated"), "unreadable or truncated"),
+    "data dir npz missing key": Case(T("--data-dir", "{w}/data-nokey"), "key 'test_labels' is missing"),
+    "data dir npz float images": Case(T("--data-dir", "{w}/data-float"), "must be uint8 pixels"),
+    "data dir npz wrong shape": Case(T("--data-dir", "{w}/data-shape"), "images have shape"),
+    "data dir npz label count": Case(T("--data-dir", "{w}/data-count"), "images but labels of shape"),
+    "data dir npz empty split": Case(T("--data-dir", "{w}/data-zero"), "the dataset is empty"),
+    "data dir npz pickled object": Case(T("--data-dir", "{w}/data-pickle"), "unreadable or truncated"),
+    "data dir mnist layout missing": Case(T("--data-dir", "{w}/data-empty", dataset="mnist"), "missing MNIST/raw"),
+    "mnist without data": Case(T(dataset="mnist"), "no mnist data found"),
+    "fashion-mnist without data": Case(T(dataset="fashion-mnist"), "no fashionmnist data found"),
+    # run folders
+    "runs dir is a file": Case(T("--runs-dir", "{w}/a-file"), "is a file, not a folder"),
+    "runs dir under a file": Case(T("--runs-dir", "{w}/a-file/runs"), "is a file, not a folder"),
+    "runs dir empty": Case(T("--runs-dir", ""), "an empty path"),
+    # checkpoints that are not ours, broken, or crafted
+    "resume missing": Case(R("/no/such/run"), "'/no/such/run' does not exist"),
+    "resume empty string": Case(R(""), "an empty path"),
+    "data dir empty string": Case(T("--data-dir", ""), "an empty path"),
+    "resume empty folder": Case(R("{w}"), "has no checkpoint-last.pt"),
+    "resume folder whose last is a folder": Case(R("{ckpt}/last-is-dir"), "has no checkpoint-last.pt"),
+    "resume /dev/null": Case(R("/dev/null"), "is not a file"),
+    "resume empty file": Case(R("{ckpt}/empty.pt"), "not a torch zip archive"),
+    "resume text file": Case(R("{ckpt}/text.pt"), "not a torch zip archive"),
+    "resume json file": Case(R("{ckpt}/config.json"), "not a torch zip archive"),
+    "resume truncated checkpoint": Case(R("{ckpt}/truncated.pt"), "corrupt or not a checkpoint"),
+    "resume checkpoint with a flipped tail": Case(R("{ckpt}/flipped.pt"), "corrupt or not a checkpoint"),
+    "resume zip that is not torch": Case(R("{ckpt}/plain.zip"), "corrupt or not a checkpoint"),
+    "resume npz": Case(R("{ckpt}/data.npz"), "corrupt or not a checkpoint"),
+    "resume raw pickle payload": Case(R("{ckpt}/payload-raw.pt"), "not a torch zip archive"),
+    "resume torch payload": Case(R("{ckpt}/payload-zip.pt"), "holds objects, not just data"),
+    "resume torch payload in config": Case(R("{ckpt}/payload-config.pt"), "holds objects, not just data"),
+    "resume torch payload as a run folder": Case(R("{ckpt}/payload-run"), "holds objects, not just data"),
+    "resume pickled module": Case(R("{ckpt}/module.pt"), "holds objects, not just data"),
+    "resume a tensor": Case(R("{ckpt}/tensor.pt"), "is not a rocmtui checkpoint"),
+    "resume a list": Case(R("{ckpt}/list.pt"), "is not a rocmtui checkpoint"),
+    "resume a foreign state dict": Case(R("{ckpt}/foreign.pt"), "is not a rocmtui checkpoint"),
+    "resume another format": Case(R("{ckpt}/format99.pt"), "is not a rocmtui checkpoint"),
+    "resume without model": Case(R("{ckpt}/no-model.pt"), "it has no 'model'"),
+    "resume config not a dict": Case(R("{ckpt}/config-str.pt"), "unreadable config"),
+    "resume config with unknown model": Case(R("{ckpt}/config-model.pt"), "unreadable config"),
+    "resume config with a wrong type": Case(R("{ckpt}/config-type.pt"), "unreadable config"),
+    "resume unreadable epoch": Case(R("{ckpt}/epoch-str.pt"), "unreadable epoch count"),
+    # resumes that conflict with the saved run
+    "resume finished run": Case(R("{run}"), "already trained 2 of 2 epochs"),
+    "resume fewer epochs": Case(R("{run}", "--epochs", "1"), "already trained 2 of 1 epochs"),
+    "resume other dataset": Case(R("{run}", dataset="mnist"), "mnist"),
+    "resume best of finished run": Case(R("{run}/checkpoint-best.pt", "--epochs", "1"), "already trained"),
+    **{
+        f"resume with {' '.join(flags)}": Case(R("{run}", "--epochs", "3", *flags), f"{' '.join(flags)}")
+        for flags in (
+            ("--model", "simplecnn"),  # simplecnn is the default: given explicitly, it still counts
+            ("--model", "resnet18"),
+            ("--batch-size", "64"),
+            ("--lr", "0.001"),
+            ("--lr", "0.5"),
+            ("--optimizer", "adam"),
+            ("--optimizer", "adamw"),
+            ("--schedule", "constant"),
+            ("--schedule", "onecycle"),
+            ("--weight-decay", "0.0"),
+            ("--label-smoothing", "0.0"),
+            ("--augment",),
+            ("--amp", "off"),
+            ("--amp", "fp16"),
+            ("--channels-last",),
+            ("--compile",),
+            ("--seed", "0"),
+            ("--seed", "7"),
+        )
+    },
+    "resume with two conflicts": Case(R("{run}", "--epochs", "3", "--lr", "0.5", "--seed", "7"), "--lr 0.5 (the run's"),
+    # found only once train() has loaded the data (headless: still one line on stderr, exit 2)
+    "resume on other data": Case(R("{run}", "--epochs", "3", "--data-dir", "{w}/data-relabelled"), "other data"),
+    "data dir npz labels out of range": Case(T("--data-dir", "{w}/data-labels"), "labels outside 0..9"),
+    "data dir torchvision files empty": Case(T("--data-dir", "{w}/data-tv-empty"), "cannot read cifar10"),
+    # monitor
+    "monitor interval too short": Case(("monitor", "--interval", "0.01"), "give 0.1 to 60 seconds"),
+    "monitor interval too long": Case(("monitor", "--interval", "61"), "give 0.1 to 60 seconds"),
+    "monitor interval nan": Case(("monitor", "--interval", "nan"), "give 0.1 to 60 seconds"),
+    "monitor interval text": Case(("monitor", "--interval", "soon"), "not a number"),
+    "monitor bad backend": Case(("monitor", "--backend", "cuda"), "unknown backend 'cuda'"),
+    "monitor once and json": Case(("monitor", "--once", "--json"), "not allowed with argument"),
+    "monitor count without json": Case(("monitor", "--count", "3"), "--count goes with --json"),
+    "monitor count 0": Case(("monitor", "--json", "--count", "0"), "positive integer"),
+    "monitor count text": Case(("monitor", "--json", "--count", "x"), "not a whole number"),
+    "monitor history 0": Case(("monitor", "--history", "0"), "positive integer"),
+    "monitor unknown flag": Case(("monitor", "--frobnicate"), "unrecognized arguments"),
+    "monitor positional": Case(("monitor", "gpu0"), "unrecognized arguments: gpu0"),
+    # bench
+    "bench epochs 0": Case(("bench", "--epochs", "0"), "positive integer"),
+    "bench epochs text": Case(("bench", "--epochs", "many"), "not a whole number"),
+    "bench bad model": Case(("bench", "--model", "gpt5"), "unknown model 'gpt5'"),
+    "bench bad device": Case(("bench", "--device", "tpu"), "'tpu' is not a device"),
+    "bench data dir missing": Case(("bench", "--data-dir", "/no/such/folder"), "does not exist"),
+    "bench data dir empty": Case(("bench", "--data-dir", "{w}/data-empty", "--device", "cpu"), "has no cifar10 data"),
+    "bench unknown flag": Case(("bench", "--frobnicate"), "unrecognized arguments"),
+    "bench device without GPU": Case(("bench", "--device", "cuda"), "torch sees no GPU"),
+    # doctor
+    "doctor unknown flag": Case(("doctor", "--frobnicate"), "unrecognized arguments"),
+    "doctor positional": Case(("doctor", "now"), "unrecognized arguments: now"),
+    "doctor json with value": Case(("doctor", "--json=yes"), "ignored explicit argument 'yes'"),
+}
+
+
+def _payload(marker: Path) -> object:
+    class Payload:
+        def __reduce__(self) -> tuple[object, tuple[str, str]]:
+            return builtins.open, (str(marker), "w")
+
+    return Payload()
+
+
+def _npz(path: Path, **arrays: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        np.savez(f, **arrays)  # type: ignore[arg-type]
+
+
+def _data_dirs(w: Path) -> None:
+    with np.load(SAMPLE_PATH) as sample:
+        good = {k: np.asarray(sample[k]) for k in ("train_images", "train_labels", "test_images", "test_labels")}
+    (w / "data-empty").mkdir()
+    (w / "data-garbage").mkdir()
+    (w / "data-garbage" / "cifar10.npz").write_bytes(b"not a zip")
+    (w / "data-truncated").mkdir()
+    (w / "data-truncated" / "cifar10.npz").write_bytes(SAMPLE_PATH.read_bytes()[:5000])
+    _npz(w / "data-nokey" / "cifar10.npz", **{k: v for k, v in good.items() if k != "test_labels"})
+    _npz(w / "data-float" / "cifar10.npz", **{**good, "train_images": good["train_images"].astype(np.float32)})
+    _npz(w / "data-shape" / "cifar10.npz", **{**good, "train_images": good["train_images"][:, :16]})
+    _npz(w / "data-count" / "cifar10.npz", **{**good, "train_labels": good["train_labels"][:-1]})
+    empty_test = {"test_images": good["test_images"][:0], "test_labels": good["test_labels"][:0]}
+    _npz(w / "data-zero" / "cifar10.npz", **{**good, **empty_test})
+    objects = np.array([_payload(w / MARKER)] * len(good["test_labels"]), dtype=object)
+    _npz(w / "data-pickle" / "cifar10.npz", **{**good, "test_labels": objects})
+    _npz(w / "data-labels" / "cifar10.npz", **{**good, "train_labels": good["train_labels"] + 50})
+    _npz(w / "data-relabelled" / "cifar10.npz", **{**good, "train_labels": (good["train_labels"] + 1) % 10})
+    for name in ("data_batch_1", "test_batch", "batches.meta"):
+        target = w / "data-tv-empty" / "cifar-10-batches-py" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(b"")
+
+
+def _checkpoints(c: Path, run: Path) -> None:
+    c.mkdir()
+    good = runs.load_checkpoint(run / runs.LAST)
+    body = {k: v for k, v in good.items() if k != "format"}
+
+    def save(name: str, state: object) -> None:
+        torch.save(state, c / name)
+
+    (c / "last-is-dir" / runs.LAST).mkdir(parents=True)
+    (c / "empty.pt").write_bytes(b"")
+    (c / "text.pt").write_text("hello\n")
+    (c / "config.json").write_text(json.dumps(good["config"]))
+    raw = (run / runs.LAST).read_bytes()
+    (c / "truncated.pt").write_bytes(raw[: len(raw) // 2])
+    (c / "flipped.pt").write_bytes(raw[:-200] + bytes(200))
+    with zipfile.ZipFile(c / "plain.zip", "w") as archive:
+        archive.writestr("hello.txt", "hello")
+    _npz(c / "data.npz", x=np.arange(3))
+    (c / "payload-raw.pt").write_bytes(pickle.dumps({"format": 1, "config": {}, "x": _payload(c / MARKER)}))
+    save("payload-zip.pt", {"format": 1, "config": {}, "x": _payload(c / MARKER)})
+    save("payload-config.pt", {**good, "config": _payload(c / MARKER)})
+    (c / "payload-run").mkdir()
+    save(f"payload-run/{runs.LAST}", {**good, "epoch": _payload(c / MARKER)})
+    save("module.pt", torch.nn.Linear(2, 2))
+    save("tensor.pt", torch.zeros(3))
+    save("list.pt", [1, 2, 3])
+    save("foreign.pt", {"state_dict": {}})
+    save("format99.pt", {**good, "format": 99})
+    runs.save_checkpoint(c / "no-model.pt", {k: v for k, v in body.items() if k != "model"})
+    runs.save_checkpoint(c / "config-str.pt", {**body, "config": "cifar10"})
+    runs.save_checkpoint(c / "config-model.pt", {**body, "config": {**good["config"], "model": "gpt5"}})
+    runs.save_checkpoint(c / "config-type.pt", {**body, "config": {**good["config"], "epochs": "many"}})
+    runs.save_checkpoint(c / "epoch-str.pt", {**body, "epoch": "two"})
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Prepared inputs, shared by every case: none of them may change them."""
+    w = tmp_path_factory.mktemp("hostile")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(w / "cache"))  # the bundled sample, never the user's cache
+        config = TrainConfig(  # every kept setting but the switches away from its default
+            model="fastnet",
+            batch_size=32,
+            lr=0.01,
+            optimizer="sgd",
+            schedule="linear",
+            weight_decay=1e-3,
+            label_smoothing=0.1,
+            amp="bf16",
+            seed=3,
+            device="cpu",
+            epochs=2,
+            max_steps_per_epoch=3,
+            emit_interval_s=0.0,
+            runs_dir=w / "runs",
+        )
+        summary = train(config, lambda _e: None, RunControl())
+        assert isinstance(summary.event, RunFinished) and summary.run_dir is not None
+        (w / "a-file").write_text("a file\n")
+        _data_dirs(w)
+        _checkpoints(w / "ckpt", summary.run_dir)
+        yield w
+
+
+def _expand(argv: tuple[str, ...], w: Path, out: Path) -> list[str]:
+    run = next((w / "runs").iterdir())
+    return [a.format(w=w, run=run, ckpt=w / "ckpt", out=out) for a in argv]
+
+
+def _snapshot(w: Path) -> dict[str, bytes]:
+    run = next((w / "runs").iterdir())
+    return {p.name: p.read_bytes() for p in run.iterdir() if p.suffix in (".pt", ".json", ".jsonl")}
+
+
+def _check(case: Case, w: Path, out_dir: Path, capsys: pytest.CaptureFixture[str], mp: pytest.MonkeyPatch) -> None:
+    mp.setenv("XDG_CACHE_HOME", str(w / "cache"))
+    before = _snapshot(w)
+    try:
+        code = main(_expand(case.argv, w, out_dir))
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    assert code == case.code, (out, err)
+    assert len(err.strip().splitlines()) == 1, (out, err)
+    assert case.expect in err, err
+    assert not list(w.rglob(f"{MARKER}*")), "code ran from a file"
+    assert _snapshot(w) == before, "the existing run was changed"
+    assert not out_dir.exists() or not any(out_dir.iterdir()), "a run folder was made for a refused run"
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_hostile_input(
+    name: str, world: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _check(CASES[name], world, tmp_path / "out", capsys, monkeypatch)
+
+
+def test_the_table_is_large_enough() -> None:
+    assert len(CASES) >= 120
+
+
+PROCESS_CASES = [
+    "resume torch payload",
+    "resume raw pickle payload",
+    "resume torch payload as a run folder",
+    "resume with --model simplecnn",
+    "train --lr 'nan'",
+    "monitor once and json",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PROCESS_CASES)
+def test_hostile_input_in_a_real_process(name: str, world: Path, tmp_path: Path) -> None:
+    case = CASES[name]
+    env = {**os.environ, "XDG_CACHE_HOME": str(world / "cache")}
+    before = _snapshot(world)
+    result = subprocess.run(
+        [sys.executable, "-m", "rocmtui", *_expand(case.argv, world, tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "Traceback" not in result.stdout + result.stderr
+    assert result.returncode == case.code, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert case.expect in result.stderr
+    assert not list(world.rglob(f"{MARKER}*"))
+    assert _snapshot(world) == before
