@@ -97,6 +97,7 @@ def follow(
                     final = _emit_all(superseded(tail.poll(), history_until), emit)
                     return final if final is not None else _lost(run_dir, emit)
             control.leave.wait(poll_s)
+        mirror.sync(control)  # a command given just before leaving still reaches the run
         return None
     finally:
         tail.close()

@@ -9,6 +9,7 @@ cut back (readers de-duplicate by sequence number).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import BinaryIO
@@ -37,8 +38,9 @@ class LineWriter:
             while written < len(line):
                 written += os.write(self._fd, view[written:])
         except OSError:
-            if written:
-                os.ftruncate(self._fd, size)
+            with contextlib.suppress(OSError):  # cut back whatever part went out (cutting frees space)
+                if os.fstat(self._fd).st_size != size:
+                    os.ftruncate(self._fd, size)
             raise
 
     def sync(self) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from rocmtui.config import TrainConfig
-from rocmtui.errors import CheckpointError, DataError, UsageError
+from rocmtui.errors import CheckpointError, DataError, UsageError, first_line
 from rocmtui.events import (
     Emit,
     EpochCompleted,
@@ -380,6 +380,4 @@ def _usage_kind(err: UsageError) -> FailureKind:
 
 def _error(err: BaseException) -> RunFailed:
     """Any other exception as a one-line failure: its type and the first line of its message."""
-    text = str(err).strip()
-    first = text.splitlines()[0] if text else ""
-    return RunFailed(f"{type(err).__name__}: {first}" if first else type(err).__name__, "error")
+    return RunFailed(first_line(err, with_type=True), "error")

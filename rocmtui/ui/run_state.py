@@ -35,6 +35,18 @@ class LossSeries:
     _ema: float = 0.0
     _count: int = 0
 
+    def cut_from(self, epoch_x: float) -> None:
+        """Forget the points at or after ``epoch_x``: a run resumed from an earlier checkpoint trains them again."""
+        keep = next((i for i, x in enumerate(self.x) if x >= epoch_x), len(self.x))
+        if keep == len(self.x):
+            return
+        raw = self.raw[:keep]
+        del self.x[keep:], self.raw[keep:], self.ema[keep:]
+        self._count, self._ema = 0, 0.0
+        for loss in raw:  # the EMA state as it was at the cut
+            self._count += 1
+            self._ema = EMA_BETA * self._ema + (1.0 - EMA_BETA) * loss
+
     def add(self, epoch_x: float, loss: float) -> None:
         if not math.isfinite(loss):
             return  # a NaN step is reported by RunFailed; it would only break the axes here
@@ -68,6 +80,7 @@ class RunState:
         elif isinstance(event, StepsCompleted):
             self._add_steps(event)
         elif isinstance(event, EpochCompleted):
+            self.epochs = [e for e in self.epochs if e.epoch < event.epoch]  # an epoch trained again after a resume
             self.epochs.append(event)
         elif isinstance(event, LogMessage):
             self.logs.append(event)
@@ -82,6 +95,7 @@ class RunState:
         self.last_steps = event
         spe = max(1, event.steps_per_epoch)
         first = event.step - len(event.losses) + 1
+        self.loss.cut_from(first / spe)  # order by step: steps trained again after a resume replace the old ones
         for offset, loss in enumerate(event.losses):
             self.loss.add((first + offset) / spe, loss)
 
@@ -96,8 +110,10 @@ class RunState:
 
     @property
     def epochs_done(self) -> int:
-        """Epochs the run has completed, those before a resume included."""
-        return len(self.epochs) + (self.started.start_epoch if self.started else 0)
+        """Epochs the run has completed, those before a resume included (a branched run has no rows for them)."""
+        if self.epochs:
+            return self.epochs[-1].epoch + 1
+        return self.started.start_epoch if self.started else 0
 
     @property
     def best_epoch(self) -> EpochCompleted | None:

@@ -92,8 +92,8 @@ class TrainApp(MonitorApp):
         return "train"
 
     def on_unmount(self) -> None:
-        if self.detachable and not self.quitting:
-            self.control.leave.set()  # a viewer going away leaves the run going
+        if self.detachable:
+            self.control.leave.set()  # a viewer going away leaves the run going (a stop asked for is sent first)
         else:
             self.control.request_stop()  # an in-process run must not outlive the app
 

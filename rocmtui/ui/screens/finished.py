@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span
+from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span, fmt_temp
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
 
@@ -27,7 +27,7 @@ def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
         head = "Training ended"
     best = state.best_epoch
     best_acc = done.best_test_acc if done and done.best_test_acc is not None else (best.test_acc if best else None)
-    temp = NA if peaks.temperature_c is None else f"{peaks.temperature_c:.0f}°C"
+    temp = fmt_temp(peaks.temperature_c)
     vram = fmt_bytes(peaks.vram_bytes)
     if done and done.peak_memory_bytes is not None:
         vram += f" (torch peak {fmt_bytes(done.peak_memory_bytes)})"

@@ -6,10 +6,10 @@ import time
 from collections.abc import Sequence
 from typing import ClassVar
 
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
+from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -78,7 +78,7 @@ class TrainScreen(Screen[None]):
             yield self.log_view
         yield Footer()
 
-    def on_resize(self, event: events.Resize) -> None:
+    def on_resize(self, event: Resize) -> None:
         compact = event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT
         self.set_class(compact, "-compact")
         self.gpu_panel.set_compact(compact)

@@ -1,0 +1,117 @@
+"""Pilot tests of ``rocmtui watch`` over run folders written from the recorded run: history, resumes, GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+from ui_helpers import HOST_RECORDING, recorded_config, recorded_events
+
+from rocmtui.events import RunFinished, RunStarted, StepsCompleted, TrainEvent
+from rocmtui.gpu.tail_source import TailSource
+from rocmtui.run.follow import follow
+from rocmtui.run.samples import SampleTail
+from rocmtui.run.stream import EventWriter
+from rocmtui.ui.screens.finished import FinishedScreen
+from rocmtui.ui.screens.train import TrainScreen
+from rocmtui.ui.train_app import TrainApp, create_train_app
+
+SIZE = (120, 40)
+
+
+def write_folder(run_dir: Path, events: list[TrainEvent]) -> Path:
+    writer = EventWriter(run_dir)
+    for event in events:
+        writer.write(event)
+    writer.close()
+    (run_dir / "gpu.jsonl").write_bytes(HOST_RECORDING.read_bytes())
+    return run_dir
+
+
+def watch_app(run_dir: Path) -> tuple[TrainApp, TailSource]:
+    samples = TailSource(SampleTail(run_dir).poll, history_len=3600)
+    samples.catch_up()
+
+    def source(config, emit, control) -> object:
+        return follow(run_dir, emit, control, poll_s=0.01)
+
+    return create_train_app(recorded_config(), source, samples, detachable=True), samples
+
+
+async def test_a_finished_run_opens_with_its_whole_history_and_gpu(tmp_path: Path) -> None:
+    app, samples = watch_app(write_folder(tmp_path, recorded_events()))
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.state.phase == "finished" and app.train_screen.table.row_count == 3
+        assert len(app.state.loss.raw) == 90
+        assert len(samples.history()) == len(HOST_RECORDING.read_text().splitlines())
+        assert isinstance(app.screen, FinishedScreen)
+        await pilot.press("q")
+    assert app.return_value == 0
+    assert app.final_lines()[0].startswith("rocmtui: completed: 3 epoch(s)")
+
+
+async def test_a_run_resumed_in_its_folder_shows_the_curves_from_step_0(tmp_path: Path) -> None:
+    events = recorded_events()
+    started = events[0]
+    assert isinstance(started, RunStarted)
+    first_epoch_end = next(i for i, e in enumerate(events) if type(e).__name__ == "EpochCompleted")
+    final = events[-1]
+    assert isinstance(final, RunFinished)
+    stopped = msgspec.structs.replace(final, reason="stopped", epochs_completed=1)
+    resumed = msgspec.structs.replace(started, start_epoch=1)
+    # the first segment ran a few steps into epoch 2 before it was stopped; the resume trains them again
+    overrun = [e for e in events[first_epoch_end + 1 : first_epoch_end + 4] if isinstance(e, StepsCompleted)]
+    history = [*events[: first_epoch_end + 1], *overrun, stopped, resumed, *events[first_epoch_end + 1 :]]
+    app, _ = watch_app(write_folder(tmp_path, history))
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.state.finished == final  # the stop in the middle is history, not the end
+        assert app.train_screen.table.row_count == 3 and app.state.epochs_done == 3
+        assert len(app.state.loss.raw) == 90  # every step once, from step 0
+        assert app.state.loss.x == sorted(app.state.loss.x)
+        assert any("the run stopped; resumed later" in line for line in app.train_screen.log_view.messages)
+
+
+async def test_leaving_a_live_run_never_stops_it(tmp_path: Path) -> None:
+    """q, then d: the watcher leaves; nothing is sent to the run (its control channel stays empty)."""
+    events = recorded_events()
+    run_dir = write_folder(tmp_path, events[:20])  # no final event: the run is still going
+    (run_dir / "control").write_bytes(b"")
+    (run_dir / "control").chmod(0o600)
+
+    def source(config, emit, control) -> object:
+        return follow(run_dir, emit, control, writer_alive=lambda: True, poll_s=0.01)
+
+    samples = TailSource(SampleTail(run_dir).poll)
+    app = create_train_app(recorded_config(), source, samples, detachable=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.press("d")
+        await pilot.pause()
+    assert app.detached and app.return_value == 0
+    assert (run_dir / "control").read_bytes() == b""
+    assert "rocmtui watch" in app.final_lines()[1]
+
+
+async def test_stop_from_the_watcher_reaches_the_run_through_its_channel(tmp_path: Path) -> None:
+    run_dir = write_folder(tmp_path, recorded_events()[:20])
+    (run_dir / "control").write_bytes(b"")
+    (run_dir / "control").chmod(0o600)
+
+    def source(config, emit, control) -> object:
+        return follow(run_dir, emit, control, writer_alive=lambda: True, poll_s=0.01)
+
+    app = create_train_app(recorded_config(), source, TailSource(SampleTail(run_dir).poll), detachable=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("p")
+        await pilot.press("q", "y")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, TrainScreen) and app.state.phase == "stopping"
+        commands = (run_dir / "control").read_text()
+        assert '"command": "pause"' in commands and '"command": "stop"' in commands
+        app.exit(0)
