@@ -149,9 +149,9 @@ def test_summary_and_progress_count_the_epochs_before_a_resume() -> None:
     resumed = msgspec.structs.replace(first, start_epoch=2, config=dataclasses.replace(first.config, epochs=5))
     state = RunState()
     for event in [resumed, *events[1:]]:
-        if isinstance(event, EpochCompleted):  # a run resumed at epoch 2 numbers its epochs from 2
-            event = msgspec.structs.replace(event, epoch=event.epoch + 2)
-        state.apply(event)
+        # a run resumed at epoch 2 numbers its epochs from 2
+        shifted = msgspec.structs.replace(event, epoch=event.epoch + 2) if isinstance(event, EpochCompleted) else event
+        state.apply(shifted)
     assert state.epochs_done == 5
     assert "epochs              5/5" in summary_lines(state, Peaks())  # 2 before the resume, 3 after
 
