@@ -23,6 +23,22 @@ from rocmtui.train.launch import LaunchedTrainer
 
 pytestmark = pytest.mark.slow  # functional tier: real processes
 
+@pytest.fixture(autouse=True)
+def no_trainer_left_behind(monkeypatch: pytest.MonkeyPatch):
+    """A failing test must not leave a detached trainer running (a paused one would wait forever)."""
+    started: list[LaunchedTrainer] = []
+    real_init = LaunchedTrainer.__init__
+
+    def tracking_init(self: LaunchedTrainer, *args: object, **kwargs: object) -> None:
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+        started.append(self)
+
+    monkeypatch.setattr(LaunchedTrainer, "__init__", tracking_init)
+    yield
+    for trainer in started:
+        trainer.kill()
+
+
 TINY = TrainConfig(epochs=1, batch_size=32, max_steps_per_epoch=4, device="cpu", emit_interval_s=0.0)
 
 

@@ -1,0 +1,90 @@
+"""The trainer outlives its terminal: a real TUI in a real pty, the pty closed under it (as a dropped SSH
+link does), the training going on, then stopped from outside with a checkpoint and nothing left running."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import signal
+import struct
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from rocmtui.cli.main import main
+from rocmtui.run.lock import is_locked
+from rocmtui.run.status import read_status
+
+pytestmark = pytest.mark.slow  # functional tier: real processes and a pty
+
+
+def wait_until(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def drain(fd: int) -> None:
+    """Read what the UI drew, so that its writes never block on a full pty."""
+    while select.select([fd], [], [], 0)[0]:
+        try:
+            if not os.read(fd, 65536):
+                return
+        except OSError:
+            return
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_closing_the_terminal_leaves_the_run_training(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    argv = [sys.executable, "-m", "rocmtui", "train", "cifar", "--epochs", "200", "--runs-dir", str(runs)]
+    ui_pid, master = pty.fork()
+    if ui_pid == 0:  # the child: the TUI, in the pty's session, as a login shell would start it
+        os.environ["TERM"] = "xterm-256color"
+        os.execv(sys.executable, argv)
+    try:
+        fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+
+        def training() -> bool:
+            drain(master)
+            folders = list(runs.glob("*")) if runs.is_dir() else []
+            status = read_status(folders[0]) if folders else None
+            return status is not None and status.state == "running" and status.epoch >= 1
+
+        wait_until(training, 120, "the first epoch in the TUI")
+        run_dir = next(runs.glob("*"))
+        status = read_status(run_dir)
+        assert status is not None and status.pid != ui_pid
+        trainer_pid, epoch_then = status.pid, status.epoch
+        assert os.getsid(trainer_pid) == trainer_pid  # a session of its own: the hangup cannot reach it
+    finally:
+        os.close(master)  # the terminal goes away: the kernel hangs up the UI's session
+    _, wait_status = os.waitpid(ui_pid, 0)
+    assert os.waitstatus_to_exitcode(wait_status) == 128 + signal.SIGHUP  # the UI left...
+
+    def advanced() -> bool:
+        status = read_status(run_dir)
+        return status is not None and status.epoch > epoch_then
+
+    wait_until(advanced, 60, "an epoch after the hangup")  # ...and the run trained on
+    assert is_locked(run_dir) and pid_alive(trainer_pid)
+
+    assert main(["stop", str(run_dir)]) == 0
+    assert "stopped at epoch" in capsys.readouterr().out
+    status = read_status(run_dir)
+    assert status is not None and status.state == "stopped"
+    assert (run_dir / "checkpoint-last.pt").is_file()
+    wait_until(lambda: not pid_alive(trainer_pid), 10, "the trainer to exit")
