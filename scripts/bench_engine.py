@@ -18,6 +18,7 @@ import torch
 
 from rocmtui.config import TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent, event_to_dict
+from rocmtui.run.stream import read_events
 from rocmtui.train import reference
 from rocmtui.train.data import load_arrays, resolve_source, save_cache
 from rocmtui.train.loop import train
@@ -134,8 +135,7 @@ def _epoch_accs(config: TrainConfig, run_dir: Path | None) -> list[float]:
     summary = train(config, lambda _e: None, RunControl())
     folder = run_dir or summary.run_dir
     assert folder is not None
-    lines = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
-    return [round(e["test_acc"], 4) for e in lines if e["event"] == "EpochCompleted"]
+    return [round(e.test_acc, 4) for e in read_events(folder) if isinstance(e, EpochCompleted)]
 
 
 def main() -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import os
 import pty
 import select
@@ -28,12 +27,14 @@ import termios
 import time
 from pathlib import Path
 
+from rocmtui.events import EpochCompleted
+from rocmtui.run.stream import read_events
+
 
 def epoch_rates(runs_dir: Path) -> list[float]:
     """images/s of each EpochCompleted after the first, from the only run folder under ``runs_dir``."""
     (run_dir,) = [p for p in runs_dir.iterdir() if p.is_dir()]
-    events = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    rates = [e["images_per_s"] for e in events if e["event"] == "EpochCompleted"]
+    rates = [e.images_per_s for e in read_events(run_dir) if isinstance(e, EpochCompleted)]
     return rates[1:] or rates
 
 
