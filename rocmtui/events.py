@@ -124,10 +124,73 @@ class RunFailed(_Event, frozen=True):
     run_dir: str | None = None
 
 
-TrainEvent = RunStarted | StepsCompleted | EpochCompleted | LogMessage | RunFinished | RunFailed
+ParamValue = str | int | float | bool | None
+"""A setting a tracked script reports about itself (``track(config=...)``): plain JSON scalars."""
+
+
+class TrackStarted(_Event, frozen=True):
+    """A script began reporting through ``rocmtui.track()``: a name and its own settings, no TrainConfig."""
+
+    name: str
+    run_dir: str
+    params: dict[str, ParamValue] = msgspec.field(default_factory=dict)
+    started_at: float = 0.0
+    """time.time() at start."""
+    total_steps: int | None = None
+    """Steps the script expects to run, when it knows (progress bar and ETA)."""
+
+
+class MetricsLogged(_Event, frozen=True):
+    """Scalars a tracked script logged: the mean of each over the calls since the last MetricsLogged.
+
+    ``track()`` writes one of these at most a few times a second, whatever the step rate.
+    """
+
+    step: int
+    """The last step logged in this window."""
+    values: dict[str, float]
+    elapsed_s: float
+    """Seconds since the run started, pauses excluded."""
+    count: int = 1
+    """``run.log`` calls averaged into ``values``."""
+    total_steps: int | None = None
+
+
+class EpochMetrics(_Event, frozen=True):
+    """Scalars a tracked script logged for a whole epoch (``run.log_epoch``)."""
+
+    epoch: int
+    values: dict[str, float]
+    elapsed_s: float
+    step: int | None = None
+    """The last step logged before this epoch's values, to place them on a step axis."""
+
+
+TrainEvent = (
+    RunStarted
+    | StepsCompleted
+    | EpochCompleted
+    | LogMessage
+    | RunFinished
+    | RunFailed
+    | TrackStarted
+    | MetricsLogged
+    | EpochMetrics
+)
 Emit = Callable[[TrainEvent], None]
 _EVENT_TYPES: dict[str, type[TrainEvent]] = {
-    cls.__name__: cls for cls in (RunStarted, StepsCompleted, EpochCompleted, LogMessage, RunFinished, RunFailed)
+    cls.__name__: cls
+    for cls in (
+        RunStarted,
+        StepsCompleted,
+        EpochCompleted,
+        LogMessage,
+        RunFinished,
+        RunFailed,
+        TrackStarted,
+        MetricsLogged,
+        EpochMetrics,
+    )
 }
 
 

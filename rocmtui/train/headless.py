@@ -83,7 +83,11 @@ class LinePrinter:
             return f"{event.level}: {event.message}"
         if isinstance(event, RunFinished):
             return _finished_lines(event)
-        return f"failed ({event.kind}): {event.message}" + (f"\nrun folder: {event.run_dir}" if event.run_dir else "")
+        if isinstance(event, RunFailed):
+            return f"failed ({event.kind}): {event.message}" + (
+                f"\nrun folder: {event.run_dir}" if event.run_dir else ""
+            )
+        return None  # the events of tracked scripts (rocmtui.track()): train() never sends them
 
 
 def _finished_lines(event: RunFinished) -> str:

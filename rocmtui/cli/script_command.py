@@ -1,0 +1,123 @@
+"""``rocmtui run [--name N] -- python script.py ARGS``: any script as a run, its curves and output live.
+
+The script runs under ``rocmtui.tracking.supervise`` in a session of its own: it never dies with the
+terminal, and its run folder records how it ended whether or not it calls ``rocmtui.track()``. The exit
+code is the script's (when the UI detaches, 0: the script runs on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rocmtui.config import MonitorConfig
+from rocmtui.errors import UsageError
+
+RUN_EXAMPLES = """\
+examples:
+  rocmtui run -- python examples/track_minimal.py
+  rocmtui run --name llm -- python examples/hf_finetune_tiny_llm.py --max-steps 200
+  rocmtui run --runs-dir ~/exp -- python train.py --lr 3e-4
+"""
+POLL_S = 0.2
+
+
+def add_script_parser(sub: Any) -> None:
+    """The ``run`` subcommand, added to the CLI's subparsers."""
+    parser = sub.add_parser(
+        "run",
+        help="run any training script live: its curves (rocmtui.track), output and the GPU panel",
+        epilog=RUN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.description = (
+        "Start COMMAND in a process of its own with a run folder (given to it as $ROCMTUI_RUN_DIR) and watch it: "
+        "the scalars it logs through rocmtui.track(), its stdout and stderr (also in the folder's output.log) and "
+        "the GPUs. q detaches or stops; the exit code is the script's."
+    )
+    parser.add_argument("--name", default=None, help="the run's name (default: the script's file name)")
+    parser.add_argument("--runs-dir", type=Path, default=None, help="where the run folder goes (default: runs)")
+    parser.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
+    parser.add_argument("script", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="the command to run")
+
+
+def script_name(command: list[str]) -> str:
+    """The first argument that looks like a script or module, else the program: ``python train.py`` -> train."""
+    for index, arg in enumerate(command[1:], start=1):
+        if command[index - 1] == "-m":
+            return arg.rsplit(".", 1)[-1]
+        if not arg.startswith("-"):
+            return Path(arg).stem
+    return Path(command[0]).stem
+
+
+def parse_command(args: argparse.Namespace) -> list[str]:
+    command = list(args.script)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        raise UsageError("give the command to run after --, e.g. rocmtui run -- python train.py")
+    if shutil.which(command[0]) is None and not Path(command[0]).is_file():
+        raise UsageError(f"{command[0]}: command not found")
+    return command
+
+
+def run_script(args: argparse.Namespace) -> int:
+    from rocmtui.run.layout import create_run_dir, run_name
+    from rocmtui.tracking import env
+    from rocmtui.tracking.sink import slug
+
+    command = parse_command(args)
+    name = args.name or script_name(command)
+    runs_dir = args.runs_dir or Path(os.environ.get(env.RUNS_DIR) or "runs")
+    run_dir = create_run_dir(runs_dir, run_name(slug(name)))  # here, so the viewer knows it at once
+    if not sys.stdout.isatty():
+        return _run_plain(run_dir, name, command)
+    return _run_ui(args, run_dir, name, command)
+
+
+def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
+    """No terminal: the script's output on stdout as it is written, then its exit code."""
+    from rocmtui.run.lines import LineTailer
+    from rocmtui.tracking import env
+    from rocmtui.tracking.launch import start
+
+    process = start(run_dir, name, command)
+    tail = LineTailer(run_dir / env.OUTPUT)
+    print(f"rocmtui: run folder {run_dir}", flush=True)
+    try:
+        while True:
+            done = process.poll() is not None
+            for line in tail.read_lines():
+                sys.stdout.write(line.decode(errors="replace") + "\n")
+            sys.stdout.flush()
+            if done:
+                return process.returncode
+            time.sleep(POLL_S)
+    finally:
+        tail.close()
+
+
+def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[str]) -> int:
+    from rocmtui.cli.run_commands import print_lines
+    from rocmtui.config import TrainConfig
+    from rocmtui.gpu.detect import open_sampler
+    from rocmtui.tracking.launch import ScriptLauncher
+    from rocmtui.ui.app import check_theme
+    from rocmtui.ui.train_app import create_train_app, run_train_app
+
+    check_theme(args.theme)
+    launcher = ScriptLauncher(run_dir, name, command)
+    sampler = open_sampler(MonitorConfig(theme=args.theme))
+    app = create_train_app(TrainConfig(), launcher, sampler, detachable=True, theme=args.theme)
+    code, lines = run_train_app(app)
+    returncode = launcher.returncode
+    if returncode is not None and not app.detached and app.signal_code is None:
+        code = returncode
+    print_lines(lines, failed=code not in (0, 129))
+    return code

@@ -1,0 +1,14 @@
+"""What a launcher (``rocmtui run``) tells the script it starts, through the environment."""
+
+from __future__ import annotations
+
+RUN_DIR = "ROCMTUI_RUN_DIR"
+"""The exact run folder to report into (made by the launcher, so its viewer knows it at once)."""
+RUNS_DIR = "ROCMTUI_RUNS_DIR"
+"""Where ``track()`` makes a new run folder when no launcher gave one (default ``runs``)."""
+RUN_NAME = "ROCMTUI_RUN_NAME"
+"""The run's name when ``track()`` is given none."""
+LINK = "ROCMTUI_LINK_FDS"
+"""``EVENTS_FD,COMMANDS_FD``: the pipes to the supervisor that holds the run folder (``supervise``)."""
+OUTPUT = "output.log"
+"""The script's stdout and stderr, in its run folder, written by the script's own redirected fds."""

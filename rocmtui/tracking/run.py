@@ -1,0 +1,203 @@
+"""``track()`` and ``Run``: log scalars from any training loop into a run folder.
+
+Cost per ``run.log`` call: a dict update and a clock read; values are converted and written only when
+the window is flushed (every ``FLUSH_S``), as one MetricsLogged of means. Nothing is fsynced per step:
+only epoch ends and the end of the run are (BENCHMARKS.md, "track()").
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+from rocmtui.errors import first_line
+from rocmtui.events import (
+    EpochMetrics,
+    FailureKind,
+    LogMessage,
+    MetricsLogged,
+    ParamValue,
+    RunFailed,
+    RunFinished,
+    TrackStarted,
+    TrainEvent,
+)
+from rocmtui.tracking import env
+from rocmtui.tracking.sink import Sink, open_sink
+from rocmtui.tracking.values import Scalar, Window, to_float
+
+FLUSH_S = 0.25
+"""Seconds between conversions of the logged values (each may wait for the GPU) and writes."""
+PAUSE_POLL_S = 0.1
+
+
+class Run:
+    """One tracked run. Use it as a context manager, or call ``finish()`` / ``fail()`` yourself."""
+
+    def __init__(self, sink: Sink, name: str, total_steps: int | None = None) -> None:
+        self._sink = sink
+        self.name = name
+        self.run_dir: Path = sink.run_dir
+        self.total_steps = total_steps
+        """Steps the script expects to run (progress and ETA in the viewer); may be set at any time."""
+        self.step = 0
+        """The last step logged."""
+        self.epochs = 0
+        """``log_epoch`` calls so far."""
+        self._window = Window()
+        self._start = time.perf_counter()
+        self._paused_s = 0.0
+        self._next_flush = time.monotonic() + FLUSH_S
+        self._broken = False
+        self._ended = False
+
+    # -- what the loop calls --------------------------------------------------------------
+    @property
+    def should_stop(self) -> bool:
+        """True once a viewer (``q``, ``rocmtui stop``) asked the run to stop: end the loop at a good point."""
+        return self._sink.control.stop.is_set()
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the run started, pauses excluded."""
+        return time.perf_counter() - self._start - self._paused_s
+
+    def log(self, step: int | None = None, **scalars: Scalar) -> None:
+        """Record ``scalars`` at ``step`` (default: the last step + 1). Blocks while a viewer has paused the run.
+
+        Numbers and 0-d tensors; a tensor is kept as is (detached) and converted at the next flush.
+        """
+        if self._sink.control.paused:
+            self._wait_while_paused()
+        self.step = self.step + 1 if step is None else operator.index(step)
+        self._window.add(scalars)
+        if time.monotonic() >= self._next_flush:
+            self.flush()
+
+    def log_epoch(self, epoch: int, **scalars: Scalar) -> None:
+        """Record an epoch's values (validation loss, accuracy...), numbered as the script counts epochs."""
+        self.flush()
+        values = {name: to_float(value) for name, value in scalars.items()}
+        self.epochs += 1
+        self._emit(EpochMetrics(operator.index(epoch), values, self.elapsed_s, step=self.step))
+
+    def note(self, message: str, level: str = "info") -> None:
+        """A line in the viewer's log panel."""
+        self._emit(LogMessage(message, "warning" if level == "warning" else "error" if level == "error" else "info"))
+
+    def flush(self) -> None:
+        """Convert and write what was logged since the last flush (the one sync point of ``log``)."""
+        self._next_flush = time.monotonic() + FLUSH_S
+        if self._window.count == 0:
+            return
+        values, count = self._window.drain()
+        self._emit(MetricsLogged(self.step, values, self.elapsed_s, count=count, total_steps=self.total_steps))
+
+    # -- the end --------------------------------------------------------------------------
+    def finish(self, *, interrupted: bool = False) -> None:
+        """End the run: completed, or stopped when a viewer asked (or ``interrupted``, Ctrl-C)."""
+        if self._ended:
+            return
+        self.flush()
+        stopped = interrupted or self.should_stop
+        self._end(
+            RunFinished(
+                reason=("interrupted" if interrupted else "stopped") if stopped else "completed",
+                epochs_completed=self.epochs,
+                best_test_acc=None,
+                final_test_acc=None,
+                total_s=self.elapsed_s,
+                images_per_s=0.0,
+                peak_memory_bytes=None,
+                run_dir=str(self.run_dir),
+            )
+        )
+
+    def fail(self, err: BaseException) -> None:
+        """End the run as failed with ``err``'s type and the first line of its message."""
+        if self._ended:
+            return
+        try:
+            self.flush()
+        except Exception:  # the values may be what failed (a dead GPU): the failure matters more
+            self._window.drain_unconverted()
+        kind: FailureKind = "oom" if type(err).__name__ == "OutOfMemoryError" else "error"
+        self._end(RunFailed(first_line(err, with_type=True), kind, step=self.step, run_dir=str(self.run_dir)))
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc is None or (isinstance(exc, SystemExit) and exc.code in (0, None)):
+            self.finish()
+        elif isinstance(exc, KeyboardInterrupt):
+            self.finish(interrupted=True)
+        else:
+            self.fail(exc)  # recorded, then raised on: the script fails as it would have
+
+    # -- inside ---------------------------------------------------------------------------
+    def _wait_while_paused(self) -> None:
+        self.flush()
+        self._emit(LogMessage("Paused"))
+        paused_at = time.perf_counter()
+        control = self._sink.control
+        while control.paused and not control.stop.is_set():
+            control.wait_while_paused(PAUSE_POLL_S)
+        self._paused_s += time.perf_counter() - paused_at
+        self._emit(LogMessage("Resumed"))
+
+    def _emit(self, event: TrainEvent) -> None:
+        if self._broken or self._ended:
+            return
+        try:
+            self._sink.emit(event)
+        except OSError as err:  # a full disk or a gone supervisor: tracking stops, the training goes on
+            self._broken = True
+            print(f"rocmtui: tracking stopped, cannot write {self.run_dir}: {first_line(err)}", file=sys.stderr)
+
+    def _end(self, event: TrainEvent) -> None:
+        self._ended = True
+        try:
+            self._sink.end(event)
+        except OSError as err:
+            print(f"rocmtui: cannot record the end of {self.run_dir}: {first_line(err)}", file=sys.stderr)
+
+
+def _params(config: Mapping[str, object] | None) -> dict[str, ParamValue]:
+    out: dict[str, ParamValue] = {}
+    for key, value in (config or {}).items():
+        plain = value is None or isinstance(value, str | int | float | bool)
+        out[str(key)] = value if plain else str(value)  # type: ignore[assignment]  # narrowed just above
+    return out
+
+
+def default_name() -> str:
+    """The launcher's name for the run, else the script's file name."""
+    return os.environ.get(env.RUN_NAME) or Path(sys.argv[0] or "track").stem or "track"
+
+
+def track(
+    name: str | None = None,
+    *,
+    config: Mapping[str, object] | None = None,
+    runs_dir: str | Path | None = None,
+    total_steps: int | None = None,
+) -> Run:
+    """Start a tracked run and return it (use it in a ``with`` block).
+
+    The run folder: the one a launcher gave (``$ROCMTUI_RUN_DIR``), else a new one under ``runs_dir``,
+    ``$ROCMTUI_RUNS_DIR`` or ``runs``. ``config`` is shown with the run (plain values; others as text).
+    """
+    name = name or default_name()
+    sink = open_sink(name, Path(runs_dir) if runs_dir is not None else None)
+    run = Run(sink, name, total_steps)
+    params = _params(config)
+    run._emit(TrackStarted(name, str(sink.run_dir), params, started_at=time.time(), total_steps=total_steps))
+    return run

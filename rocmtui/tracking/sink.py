@@ -1,0 +1,140 @@
+"""Where a tracked run's events go: its run folder directly, or the supervisor that holds the folder.
+
+``rocmtui run`` starts the script under ``rocmtui.tracking.supervise``, which holds the folder for the
+whole life of the process (so a script that never calls ``track()`` still has a status). The script's
+``track()`` then sends its events up one pipe and hears pause, resume and stop on another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Protocol
+
+from rocmtui.errors import UsageError
+from rocmtui.events import RunControl, TrainEvent, event_to_dict
+from rocmtui.run.files import write_json
+from rocmtui.run.layout import SUMMARY, create_run_dir, run_name
+from rocmtui.tracking import env
+from rocmtui.tracking.session import TrackSession
+
+DEFAULT_RUNS_DIR = Path("runs")
+
+
+class Sink(Protocol):
+    run_dir: Path
+    control: RunControl
+
+    def emit(self, event: TrainEvent) -> None: ...
+
+    def end(self, event: TrainEvent) -> None:
+        """The final event (RunFinished or RunFailed), then let go."""
+
+
+class FolderSink:
+    """The script holds its run folder itself, through a TrackSession."""
+
+    def __init__(self, run_dir: Path, name: str) -> None:
+        self.run_dir = run_dir
+        self.control = RunControl()
+        self.session = TrackSession(run_dir, self.control, name=name)
+
+    def emit(self, event: TrainEvent) -> None:
+        self.session.emit(event)
+
+    def end(self, event: TrainEvent) -> None:
+        try:
+            self.session.emit(event)
+            write_json(self.run_dir / SUMMARY, event_to_dict(event))
+        finally:
+            self.session.close()
+
+
+def encode(event: TrainEvent) -> bytes:
+    return json.dumps(event_to_dict(event), separators=(",", ":"), allow_nan=True).encode() + b"\n"
+
+
+class PipeSink:
+    """Events up to the supervisor, commands down from it; one per process at a time."""
+
+    _active: PipeSink | None = None
+    _reader: threading.Thread | None = None
+    _lock = threading.Lock()
+
+    def __init__(self, run_dir: Path, events_fd: int, commands_fd: int) -> None:
+        self.run_dir = run_dir
+        self.control = RunControl()
+        self._fd = events_fd
+        with PipeSink._lock:
+            if PipeSink._active is not None:
+                raise UsageError("one rocmtui.track() at a time under 'rocmtui run': finish the first one")
+            PipeSink._active = self
+            if PipeSink._reader is None:  # one reader for the life of the process: the pipe outlives runs
+                PipeSink._reader = threading.Thread(
+                    target=_read_commands, args=(commands_fd,), name="rocmtui-track-commands", daemon=True
+                )
+                PipeSink._reader.start()
+
+    def emit(self, event: TrainEvent) -> None:
+        data = memoryview(encode(event))
+        while data:
+            data = data[os.write(self._fd, data) :]
+
+    def end(self, event: TrainEvent) -> None:
+        try:
+            self.emit(event)
+        finally:
+            with PipeSink._lock:
+                PipeSink._active = None
+
+
+def _read_commands(fd: int) -> None:
+    with contextlib.suppress(OSError), os.fdopen(fd, "rb", closefd=False) as stream:
+        for raw in stream:
+            with PipeSink._lock:
+                sink = PipeSink._active
+            command = raw.strip().decode(errors="replace")
+            if sink is None:
+                continue
+            if command == "pause":
+                sink.control.pause()
+            elif command == "resume":
+                sink.control.resume()
+            elif command == "stop":
+                sink.control.request_stop()
+
+
+def _link() -> tuple[int, int] | None:
+    """The supervisor's pipes, when this process was given them and they are still open."""
+    spec = os.environ.get(env.LINK, "")
+    try:
+        events_fd, commands_fd = (int(part) for part in spec.split(","))
+        os.fstat(events_fd)
+        os.fstat(commands_fd)
+    except (ValueError, OSError):
+        return None
+    return events_fd, commands_fd
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "track"
+
+
+def open_sink(name: str, runs_dir: Path | None) -> Sink:
+    """The launcher's folder (through its supervisor, or directly), else a new folder under the runs folder."""
+    given = os.environ.get(env.RUN_DIR)
+    if given:
+        link = _link()
+        if link is not None:
+            return PipeSink(Path(given), *link)
+        if env.LINK not in os.environ:  # a launcher that made the folder but holds nothing
+            path = Path(given)
+            path.mkdir(parents=True, exist_ok=True)
+            return FolderSink(path, name)
+        # a process the script started inherited the environment but not the pipes: a folder of its own
+    base = runs_dir or Path(os.environ.get(env.RUNS_DIR) or DEFAULT_RUNS_DIR)
+    return FolderSink(create_run_dir(base, run_name(slug(name))), name)

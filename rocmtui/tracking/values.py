@@ -1,0 +1,73 @@
+"""Scalars as scripts log them: Python numbers and 0-d tensors, converted only when a window is flushed.
+
+Tensors are duck-typed (``.detach()``, ``.item()``), never imported. Converting one is a GPU sync, so
+``Window`` keeps them as they came and converts the whole window at once, a few times a second.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Protocol, Union, runtime_checkable
+
+
+@runtime_checkable
+class Tensorish(Protocol):
+    """A 0-d tensor or array: anything with ``item()`` (torch, numpy, jax)."""
+
+    def item(self) -> float | int | bool: ...
+
+
+Scalar = Union[float, int, Tensorish]  # noqa: UP007 (a runtime alias: the | form fails on a Protocol in 3.10)
+
+
+def check_scalar(name: str, value: object) -> object:
+    """The value to keep until the flush (a tensor detached from its graph); TypeError in one line otherwise."""
+    if isinstance(value, int | float):
+        return value
+    item = getattr(value, "item", None)
+    if item is None or not callable(item):
+        raise TypeError(f"{name}: expected a number or a 0-d tensor, got {type(value).__name__}")
+    if getattr(value, "ndim", 0) != 0:
+        raise TypeError(f"{name}: expected a 0-d tensor, got one of shape {tuple(getattr(value, 'shape', ()))}")
+    detach = getattr(value, "detach", None)
+    return detach() if callable(detach) else value  # keeps no autograd graph alive until the flush
+
+
+def to_float(value: object) -> float:
+    """A kept value as a float: ``.item()`` for a tensor (a sync point on a GPU)."""
+    if isinstance(value, int | float):
+        return float(value)
+    item = getattr(value, "item", None)
+    if callable(item):
+        return float(item())
+    raise TypeError(f"expected a number or a 0-d tensor, got {type(value).__name__}")
+
+
+class Window:
+    """The values logged since the last flush, per name, unconverted."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[object]] = {}
+        self.count = 0
+
+    def add(self, scalars: Mapping[str, object]) -> None:
+        for name, value in scalars.items():
+            kept = check_scalar(name, value)
+            bucket = self.values.get(name)
+            if bucket is None:
+                self.values[name] = [kept]
+            else:
+                bucket.append(kept)
+        self.count += 1
+
+    def drain(self) -> tuple[dict[str, float], int]:
+        """The mean of each name over the window, and the calls it covers; the window starts empty."""
+        means = {name: math.fsum(to_float(v) for v in kept) / len(kept) for name, kept in self.values.items()}
+        count = self.count
+        self.values, self.count = {}, 0
+        return means, count
+
+    def drain_unconverted(self) -> None:
+        """Forget the window without converting it (its values may be what failed)."""
+        self.values, self.count = {}, 0
