@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.run_commands import print_lines, run_runs, run_stop, run_watch
+from rocmtui.cli.script_command import run_script
 from rocmtui.cli.train_options import config_from_args
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
@@ -117,6 +118,7 @@ COMMANDS = {
     "watch": run_watch,
     "runs": run_runs,
     "stop": run_stop,
+    "run": run_script,
 }
 
 

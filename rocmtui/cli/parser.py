@@ -9,6 +9,7 @@ from typing import NoReturn
 from rocmtui import __version__
 from rocmtui.cli import argtypes
 from rocmtui.cli.run_commands import add_run_parsers
+from rocmtui.cli.script_command import add_script_parser
 from rocmtui.cli.train_options import add_train_options, resume_note
 from rocmtui.config import BACKENDS, MODELS, MonitorConfig
 
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench_parser(sub)
     _add_doctor_parser(sub)
     add_run_parsers(sub)
+    add_script_parser(sub)
     return parser
 
 
