@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.run_commands import print_lines, run_runs, run_stop, run_watch
 from rocmtui.cli.script_command import run_script
 from rocmtui.cli.train_options import config_from_args
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.errors import UsageError
+from rocmtui.errors import UsageError, first_line
 
 __all__ = ["build_parser", "main", "monitor_config", "train_config"]
 
@@ -78,14 +79,37 @@ def _run_monitor(args: argparse.Namespace) -> int:
     config = monitor_config(args)
     if args.count is not None and not args.json:
         raise UsageError("--count goes with --json")
-    if args.once or args.json or not sys.stdout.isatty():  # piped or redirected: lines for scripts, no UI
+    if args.speed is not None and args.replay is None:
+        raise UsageError("--speed goes with --replay")
+    if args.record is not None and args.replay is not None:
+        raise UsageError("--record and --replay do not go together")
+    ui = not (args.once or args.json or not sys.stdout.isatty())  # piped or redirected: lines for scripts
+    if not ui and (args.record is not None or args.replay is not None):
+        raise UsageError("--record and --replay go with the live UI (for scripts: --json > FILE)")
+    if not ui:
         from rocmtui.gpu import report
 
         return report.print_once(config) if args.once else report.stream_json(config, args.count)
     from rocmtui.gpu.detect import open_sampler
-    from rocmtui.ui.app import run_monitor_app
+    from rocmtui.gpu.recorder import Recorder
+    from rocmtui.gpu.replay import load_replay
+    from rocmtui.ui.app import check_theme, run_monitor_app
 
-    return run_monitor_app(config, open_sampler(config))
+    check_theme(config.theme)  # one line, before a file is opened or the terminal taken
+    try:
+        source = load_replay(Path(args.replay), args.speed or 1.0) if args.replay else open_sampler(config)
+        recorder = Recorder(Path(args.record)) if args.record else None
+    except (OSError, ValueError) as err:  # a missing or unreadable file, a bad line (CodecError names it)
+        raise UsageError(
+            first_line(err) if isinstance(err, ValueError) else f"{err.filename}: {err.strerror}"
+        ) from None
+    if recorder is not None:
+        source.subscribe(recorder)
+    try:
+        return run_monitor_app(config, source)
+    finally:
+        if recorder is not None:
+            recorder.close()
 
 
 def _run_bench(args: argparse.Namespace) -> int:

@@ -124,6 +124,21 @@ def _add_monitor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="with --json: stop after N samples (default: run until Ctrl-C)",
     )
     monitor.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
+    monitor.add_argument(
+        "--record", metavar="FILE", default=None, help="also append every sample to FILE as JSON lines (for --replay)"
+    )
+    monitor.add_argument(
+        "--replay",
+        metavar="FILE",
+        default=None,
+        help="show a recording (--record or --json output) instead of this machine's GPUs; it loops",
+    )
+    monitor.add_argument(
+        "--speed",
+        type=argtypes.positive_float,
+        default=None,
+        help="with --replay: play X times as fast as recorded (default: 1)",
+    )
     _add_telemetry_flags(monitor)
 
 

@@ -107,6 +107,8 @@ class HwmonReading:
     fan_rpm: float | None = None
     sclk_mhz: float | None = None
     mclk_mhz: float | None = None
+    temp_crit_c: float | None = None
+    temp_emergency_c: float | None = None
 
 
 def read_hwmon(hwmon: Path | None) -> HwmonReading:
@@ -116,6 +118,7 @@ def read_hwmon(hwmon: Path | None) -> HwmonReading:
     power = _scaled(hwmon / "power1_average", 1e-6)
     if power is None:  # newer cards expose only the instantaneous reading
         power = _scaled(hwmon / "power1_input", 1e-6)
+    limits = read_temp_limits(hwmon)
     return HwmonReading(
         temperatures_c=read_temperatures(hwmon),
         power_w=power,
@@ -123,7 +126,30 @@ def read_hwmon(hwmon: Path | None) -> HwmonReading:
         fan_rpm=_scaled(hwmon / "fan1_input", 1.0),
         sclk_mhz=_scaled(hwmon / "freq1_input", 1e-6),
         mclk_mhz=_scaled(hwmon / "freq2_input", 1e-6),
+        temp_crit_c=limits[0],
+        temp_emergency_c=limits[1],
     )
+
+
+def read_temp_limits(hwmon: Path) -> tuple[float | None, float | None]:
+    """(crit, emergency) in °C of the headline sensor (junction, else edge, else temp1), from
+    ``temp*_crit`` and ``temp*_emergency``; None where the card has no such file or a sentinel value."""
+    numbers: dict[str, str] = {}
+    try:
+        labels = list(hwmon.glob("temp*_label"))
+    except OSError:
+        return None, None
+    for path in labels:
+        label = (read_text(path) or "").lower()
+        numbers[_TEMP_LABELS.get(label, label)] = path.name[4 : -len("_label")]
+    number = numbers.get("junction") or numbers.get("edge") or "1"
+
+    def limit(kind: str) -> float | None:
+        value = read_int(hwmon / f"temp{number}_{kind}")
+        celsius = None if value is None else value / 1000.0
+        return celsius if celsius is not None and 0.0 < celsius <= _TEMP_RANGE_C[1] else None
+
+    return limit("crit"), limit("emergency")
 
 
 def read_temperatures(hwmon: Path) -> tuple[tuple[str, float], ...]:

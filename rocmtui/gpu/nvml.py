@@ -30,6 +30,8 @@ class NvmlBackend:
         self._nvml = pynvml
         self._handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
         self._names = [_text(self._field(partial(pynvml.nvmlDeviceGetName, h))) or "NVIDIA GPU" for h in self._handles]
+        self._limits = [self._temp_limits(h) for h in self._handles]
+        """(slowdown, shutdown) °C per device: fixed by the card, read once."""
         self._closed = False
 
     def device_count(self) -> int:
@@ -56,7 +58,19 @@ class NvmlBackend:
             sclk_mhz=_maybe_float(field(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_GRAPHICS))),
             mclk_mhz=_maybe_float(field(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM))),
             fan_pct=_maybe_float(field(lambda: nv.nvmlDeviceGetFanSpeed(h))),
+            temp_crit_c=self._limits[index][0],
+            temp_emergency_c=self._limits[index][1],
         )
+
+    def _temp_limits(self, handle: Any) -> tuple[float | None, float | None]:
+        nv = self._nvml
+        slowdown = self._field(
+            lambda: nv.nvmlDeviceGetTemperatureThreshold(handle, nv.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
+        )
+        shutdown = self._field(
+            lambda: nv.nvmlDeviceGetTemperatureThreshold(handle, nv.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)
+        )
+        return _maybe_float(slowdown), _maybe_float(shutdown)
 
     def processes(self, index: int) -> tuple[GpuProcess, ...]:
         """Compute processes with their GPU memory (None where NVML cannot say, e.g. in containers)."""

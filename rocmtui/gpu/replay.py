@@ -16,15 +16,20 @@ Signature::
     source.samples -> tuple[SampleSet, ...]   # the whole recording
 
     ManualReplay(...same arguments)   # played only by step(): start() spawns no thread (tests, screenshots)
+    recorded_interval(samples) -> float   # the median spacing of a recording (``monitor --replay --speed``)
 
 Samples are published as recorded (timestamps unchanged), so pictures made from a replay are
-those of the real hardware that was recorded.
+those of the real hardware that was recorded. A looping replay shifts each later pass by the
+recording's length, so time keeps moving forward (history graphs need that).
 """
 
 from __future__ import annotations
 
+import itertools
+import statistics
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from rocmtui.codec import CodecError
@@ -46,6 +51,12 @@ class ReplaySource(Feed):
         self._loop = loop
         self._position = 0
         self._step_lock = threading.Lock()
+        self._pass_s = (
+            self._samples[-1].timestamp - self._samples[0].timestamp + recorded_interval(self._samples)
+            if self._samples
+            else 0.0
+        )
+        """How far each later pass of a loop is shifted in time."""
 
     @classmethod
     def from_jsonl(
@@ -78,14 +89,44 @@ class ReplaySource(Feed):
         with self._step_lock:
             if not self._samples or (self._position >= len(self._samples) and not self._loop):
                 return None
-            sample = self._samples[self._position % len(self._samples)]
+            passes, position = divmod(self._position, len(self._samples))
+            sample = self._samples[position]
             self._position += 1
+        if passes:
+            sample = shifted(sample, passes * self._pass_s)
         self._publish(sample)
         return sample
 
     def _tick(self) -> None:
         if self.step() is None:
             self._stop_event.set()  # recording finished: the thread ends, the history stays
+
+
+def load_replay(path: Path, speed: float = 1.0) -> ReplaySource:
+    """``monitor --replay FILE --speed X``: the recording looped at its own pace times ``speed``.
+    OSError when the file cannot be read, CodecError (a ValueError) naming a bad line, ValueError when empty."""
+    source = ReplaySource.from_jsonl(path, loop=True)
+    if not source.samples:
+        raise ValueError(f"{path}: no samples in this recording")
+    source.interval_s = recorded_interval(source.samples) / speed
+    return source
+
+
+def recorded_interval(samples: Sequence[SampleSet]) -> float:
+    """The median time between a recording's samples; 1 s when it has fewer than two."""
+    gaps = [b.timestamp - a.timestamp for a, b in itertools.pairwise(samples)]
+    positive = [gap for gap in gaps if gap > 0]
+    return statistics.median(positive) if positive else 1.0
+
+
+def shifted(sample: SampleSet, seconds: float) -> SampleSet:
+    """``sample`` with every timestamp moved ``seconds`` later."""
+    return replace(
+        sample,
+        timestamp=sample.timestamp + seconds,
+        gpus=tuple(replace(gpu, timestamp=gpu.timestamp + seconds) for gpu in sample.gpus),
+        host=replace(sample.host, timestamp=sample.host.timestamp + seconds),
+    )
 
 
 class ManualReplay(ReplaySource):

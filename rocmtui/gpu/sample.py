@@ -36,6 +36,11 @@ class GpuSample:
     fan_pct: float | None = None
     error: str | None = None
     """Why this device could not be read this time (the other fields are then None)."""
+    temp_crit_c: float | None = None
+    """The card's own limit for its headline temperature, where throttling starts: hwmon ``temp*_crit``
+    (junction, else edge), NVML's slowdown threshold."""
+    temp_emergency_c: float | None = None
+    """Where the card shuts down: hwmon ``temp*_emergency``, NVML's shutdown threshold."""
 
     @property
     def temperature_c(self) -> float | None:

@@ -58,6 +58,8 @@ class SysfsBackend:
             sclk_mhz=sensors.sclk_mhz,
             mclk_mhz=sensors.mclk_mhz,
             fan_rpm=sensors.fan_rpm,
+            temp_crit_c=sensors.temp_crit_c,
+            temp_emergency_c=sensors.temp_emergency_c,
         )
 
     def processes(self, index: int) -> tuple[GpuProcess, ...]:

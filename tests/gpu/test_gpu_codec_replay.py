@@ -10,7 +10,7 @@ from gpu_factories import sample_set
 
 from rocmtui.codec import CodecError
 from rocmtui.gpu import codec
-from rocmtui.gpu.replay import ReplaySource
+from rocmtui.gpu.replay import ReplaySource, recorded_interval, shifted
 from rocmtui.gpu.sample import GpuSample, SampleSet
 
 
@@ -88,7 +88,21 @@ def test_replay_loops_when_asked() -> None:
     samples = [sample_set(t=float(t)) for t in range(2)]
     source = ReplaySource(samples, loop=True)
     played = [source.step() for _ in range(5)]
-    assert played == [samples[0], samples[1], samples[0], samples[1], samples[0]]
+    # each later pass is shifted by the recording's length (1 s) plus its interval (1 s): time moves forward
+    assert played == [
+        samples[0],
+        samples[1],
+        shifted(samples[0], 2.0),
+        shifted(samples[1], 2.0),
+        shifted(samples[0], 4.0),
+    ]
+    assert [p.timestamp for p in played if p is not None] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert all(p is not None and p.gpus[0].timestamp == p.timestamp for p in played)
+
+
+def test_recorded_interval_is_the_median_spacing() -> None:
+    assert recorded_interval([sample_set(t=t) for t in (0.0, 0.5, 1.0, 3.0)]) == 0.5
+    assert recorded_interval([sample_set(t=0.0)]) == 1.0
 
 
 def test_replay_reads_monitor_json_lines(tmp_path) -> None:

@@ -10,8 +10,8 @@ from rocmtui.errors import UsageError
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.app import create_monitor_app
 from rocmtui.ui.screens.help import HelpScreen
-from rocmtui.ui.screens.monitor import layout_for, next_interval
-from rocmtui.ui.widgets.gpu_card import GpuCard
+from rocmtui.ui.screens.monitor import CARD_HEIGHT, layout_for, next_interval
+from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard as GpuCard
 
 
 async def test_no_gpu_shows_each_backends_reason_and_the_host(host_source) -> None:
@@ -26,7 +26,7 @@ async def test_no_gpu_shows_each_backends_reason_and_the_host(host_source) -> No
             assert f"{name}:" in note
         assert screen.panel.note.display and not screen.processes.display
         assert screen.panel.host.readout.reading == host_source.history()[-1].host
-        assert "backend host" in str(screen.status.render())
+        assert "· host ·" in str(screen.status.render())
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ async def test_every_gpu_gets_a_card_and_small_terminals_go_compact(gpus, size, 
         cards = list(screen.panel.cards.query(GpuCard))
         assert [c.index for c in cards] == list(range(gpus))
         assert screen.has_class("-compact") is compact
-        assert all(c.region.height == (1 if compact else 9) for c in cards)
+        assert all(c.region.height == 1 if compact else c.region.height >= CARD_HEIGHT for c in cards)
         assert all(c.region.bottom <= size[1] - 1 for c in cards)  # every GPU is on screen, above the footer
         assert screen.processes.row_count == gpus
 
@@ -58,7 +58,7 @@ async def test_interval_keys_change_the_source_and_the_status_line() -> None:
         assert source.interval_s == 2.0
         await pilot.press("minus", "minus", "minus")  # 2 -> 1 -> 0.5 -> 0.2
         assert source.interval_s == 0.2
-        assert "interval 0.2 s" in str(app.monitor_screen.status.render())
+        assert "every 0.2 s" in str(app.monitor_screen.status.render())
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape", "q")

@@ -14,6 +14,7 @@ TRAIN_KEYS = (
     ("p", "pause or resume training"),
     ("s", "save a checkpoint now"),
     ("l", "loss plot: log or linear scale"),
+    ("n", "a script's run (rocmtui run): the next series in the second plot"),
     ("m", "switch to the GPU monitor and back"),
     ("q", "quit (asks first while training; stops and saves a checkpoint)"),
     ("?", "this help"),
@@ -21,6 +22,9 @@ TRAIN_KEYS = (
 MONITOR_KEYS = (
     ("+", "sample less often (longer interval)"),
     ("-", "sample more often (0.1 s at least)"),
+    ("t", "history timebase: 1 min, 10 min, 1 h, 24 h"),
+    ("g", "graphs: utilisation and VRAM, or power and temperature"),
+    ("m", "back to the training screen (when opened from training)"),
     ("q", "quit"),
     ("?", "this help"),
 )

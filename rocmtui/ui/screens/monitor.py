@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -12,12 +13,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from rocmtui.config import MonitorConfig
+from rocmtui.gpu.history import TIMEBASES_S, timebase_label
 from rocmtui.gpu.sample import SampleSet
+from rocmtui.ui.widgets.gpu_graph_card import GRAPHS
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
 from rocmtui.ui.widgets.process_table import ProcessTable
 
-CARD_HEIGHT = 9
-"""Rows of one full GPU card (border, five lines of text, history)."""
+CARD_HEIGHT = 10
+"""Least rows of one full GPU card (border, five lines of text, a graph of two rows and its time axis)."""
+PROCESS_ROWS = 5
+"""Least rows of the process table (its rule, header and three processes)."""
 WIDE = 120
 """From this width, cards go two to a row."""
 STEPS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
@@ -39,7 +44,7 @@ def layout_for(width: int, height: int, gpus: int) -> tuple[bool, int]:
     """(compact, columns): full cards when they all fit above the host and process rows."""
     columns = 2 if width >= WIDE and gpus > 1 else 1
     rows = math.ceil(max(1, gpus) / columns)
-    needed = rows * CARD_HEIGHT + 4 + 1 + 1 + 4  # host, status, footer, a few process rows
+    needed = rows * CARD_HEIGHT + 1 + 1 + 1 + PROCESS_ROWS  # host line, status, footer, processes
     return (width < 80 or height < needed or (gpus > 2 and width < WIDE)), columns
 
 
@@ -49,6 +54,8 @@ class MonitorScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("plus,equals_sign", "app.change_interval(False)", "Interval +", key_display="+"),
         Binding("minus", "app.change_interval(True)", "Interval -", key_display="-"),
+        Binding("t", "timebase", "Timebase"),
+        Binding("g", "graph", "Graph"),
         Binding("m", "back_to_train", "Training"),
     ]
 
@@ -56,7 +63,7 @@ class MonitorScreen(Screen[None]):
         super().__init__(id="monitor")
         self.in_train = in_train
         self.status = Static("rocmtui monitor · waiting for the first sample…", id="monitor-status")
-        self.panel = GpuPanel(id="monitor-gpu")
+        self.panel = GpuPanel(id="monitor-gpu", graphs=True)
         self.processes = ProcessTable(id="processes")
         self.last: SampleSet | None = None
         self.status_text = ""
@@ -75,6 +82,20 @@ class MonitorScreen(Screen[None]):
     def action_back_to_train(self) -> None:
         self.app.pop_screen()
 
+    def action_timebase(self) -> None:
+        """The next timebase: 1 min, 10 min, 1 h, 24 h, then 1 min again."""
+        spans = TIMEBASES_S
+        current = self.panel.view.span_s
+        following = spans[(spans.index(current) + 1) % len(spans)] if current in spans else spans[0]
+        self.panel.set_view(replace(self.panel.view, span_s=following))
+        self.show_status()
+
+    def action_graph(self) -> None:
+        """Graph utilisation and VRAM, or power and temperature."""
+        metrics = self.panel.view.metrics
+        following = GRAPHS[(GRAPHS.index(metrics) + 1) % len(GRAPHS)] if metrics in GRAPHS else GRAPHS[0]
+        self.panel.set_view(replace(self.panel.view, metrics=following))
+
     def on_resize(self) -> None:
         self.relayout()
 
@@ -83,11 +104,25 @@ class MonitorScreen(Screen[None]):
         compact, columns = layout_for(self.size.width, self.size.height, gpus)
         self.set_class(compact, "-compact")
         self.panel.set_compact(compact)
+        if gpus:
+            self.panel.host.set_compact(True)  # the GPUs get the room; the host keeps one line
         self.panel.cards.styles.grid_size_columns = 1 if compact else columns
+        rows = math.ceil(max(1, gpus) / columns)
+        available = self.size.height - 2  # status line and footer
+        if compact or not gpus:
+            self.panel.styles.height = "auto"
+            self.panel.cards.styles.height = "auto"
+        else:
+            processes = max(PROCESS_ROWS, min(available // 3, available - rows * CARD_HEIGHT - 1))
+            self.panel.styles.height = max(0, available - processes)
+            self.panel.cards.styles.height = "1fr"
+            self.panel.cards.styles.grid_size_rows = rows
 
     def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         relayout = self.last is None or len(self.last.gpus) != len(sample_set.gpus)
         self.last = sample_set
+        if self.panel.view.interval_s != self.interval_s:  # gaps in the graphs are judged by the interval
+            self.panel.view = replace(self.panel.view, interval_s=self.interval_s)
         self.panel.show(sample_set, history)
         self.processes.display = bool(sample_set.gpus)
         self.processes.show(sample_set.processes)
@@ -99,7 +134,8 @@ class MonitorScreen(Screen[None]):
         gpus = len(self.last.gpus) if self.last else 0
         backend = self.last.backend if self.last else "…"
         plural = "s" if gpus != 1 else ""
-        text = f"rocmtui monitor · backend {backend} · {gpus} GPU{plural} · interval {self.interval_s:g} s (+/-)"
+        history = timebase_label(self.panel.view.span_s)
+        text = f"rocmtui monitor · {backend} · {gpus} GPU{plural} · every {self.interval_s:.3g} s · history {history}"
         if text != self.status_text:  # an update re-lays out the screen: only when the words change
             self.status_text = text
             self.status.update(text)

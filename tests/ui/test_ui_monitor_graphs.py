@@ -1,0 +1,107 @@
+"""The monitor's history graphs and colours: braille picture, axes, timebase and graph keys, levels."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ui_helpers import synthetic_gpu_sets
+
+from rocmtui.config import MonitorConfig
+from rocmtui.gpu.history import Point
+from rocmtui.gpu.replay import ManualReplay
+from rocmtui.gpu.sample import GpuSample
+from rocmtui.ui.app import create_monitor_app
+from rocmtui.ui.braille import FIRST, SECOND, picture
+from rocmtui.ui.screens.help import MONITOR_KEYS
+from rocmtui.ui.severity import memory_level, power_level, temp_level, util_level
+from rocmtui.ui.widgets.gpu_card import clocks_text
+from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
+from rocmtui.ui.widgets.history_graph import Track, changed_span, graph_rows
+
+
+def flat(value: float) -> Point:
+    return Point(value, value, value)
+
+
+def test_a_full_value_fills_the_top_dot_row_and_zero_the_bottom() -> None:
+    rows = picture([([flat(100.0), flat(100.0)], 100.0)], width=1, height=2)
+    assert rows[0] == ("⠉", (FIRST,))  # the two top dots of the top cell
+    rows = picture([([flat(0.0), flat(0.0)], 100.0)], width=1, height=2)
+    assert rows[1] == ("⣀", (FIRST,))  # the two bottom dots of the bottom cell
+    assert rows[0] == (" ", (0,))
+
+
+def test_a_column_spans_its_min_to_max_and_the_second_series_owns_shared_cells() -> None:
+    spread = Point(0.0, 50.0, 100.0)
+    rows = picture([([None, spread], 100.0), ([flat(0.0), flat(0.0)], 100.0)], width=1, height=1)
+    text, owners = rows[0]
+    assert ord(text) - 0x2800 == 0x08 | 0x10 | 0x20 | 0x80 | 0x40  # the right column full, the bottom-left dot
+    assert owners == (SECOND,)
+
+
+def test_axes_are_labelled_and_the_key_names_both_series() -> None:
+    tracks = [
+        Track("util", [flat(50.0)] * 40, 100.0, lambda v: f"{v:.0f}%"),
+        Track("VRAM", [flat(10.0)] * 40, 140.0, lambda v: f"{v:.0f}G"),
+    ]
+    rows = graph_rows(tracks, width=40, height=6, span_label="10m")
+    texts = [text for text, _ in rows]
+    assert texts[0].startswith(" 100% ") and texts[0].rstrip().endswith("140G")
+    assert texts[4].startswith("   0% ") and texts[4].rstrip().endswith("0G")
+    assert texts[-1].startswith("-10m") and texts[-1].endswith("now")
+    assert "⣀ util" in texts[-1] and "⣀ VRAM" in texts[-1]
+    assert all(len(text) == 40 for text in texts)
+
+
+def test_only_the_changed_cells_of_a_row_are_repainted() -> None:
+    old = ("abcdef", (1, 1, 1, 1, 1, 1))
+    assert changed_span(old, old) is None
+    assert changed_span(old, ("abcdxf", (1, 1, 1, 1, 1, 1))) == (4, 5)
+    assert changed_span(old, ("abcdef", (1, 2, 1, 1, 1, 1))) == (1, 2)
+
+
+def _gpu(**fields: object) -> GpuSample:
+    return replace(GpuSample(index=0, name="test card", timestamp=0.0), **fields)  # type: ignore[arg-type]
+
+
+def test_levels_follow_the_cards_own_limits() -> None:
+    assert util_level(_gpu(utilization_pct=99.0)) == "critical"
+    assert util_level(_gpu(utilization_pct=20.0)) == "calm"
+    assert util_level(_gpu()) is None
+    assert memory_level(_gpu(memory_used_bytes=90, memory_total_bytes=100)) == "warning"
+    hot = _gpu(temperatures_c=(("junction", 101.0),))
+    assert temp_level(hot) == "critical"  # no limit known: 90 °C
+    assert temp_level(replace(hot, temp_crit_c=110.0)) == "warning"  # within 10 °C of the card's own limit
+    assert temp_level(replace(hot, temp_crit_c=120.0)) == "calm"
+    assert power_level(_gpu(power_w=695.0, power_cap_w=700.0)) == "critical"
+    assert power_level(_gpu(power_w=695.0)) is None
+
+
+def test_a_gpu_without_clocks_reads_plainly() -> None:
+    assert clocks_text(_gpu()) == "N/A"
+    assert clocks_text(_gpu(fan_rpm=1200.0)) == "fan 1200 rpm"
+    assert clocks_text(_gpu(sclk_mhz=2100.0, fan_pct=40.0)) == "sclk 2100 MHz  fan 40%"
+
+
+def test_help_lists_every_key_the_monitor_footer_shows() -> None:
+    keys = {key for key, _ in MONITOR_KEYS}
+    assert {"+", "-", "t", "g", "m", "q", "?"} <= keys
+
+
+async def test_timebase_and_graph_keys_redraw_the_graph() -> None:
+    source = ManualReplay(synthetic_gpu_sets(1, count=30))
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(30):
+            source.step()
+        await pilot.pause()
+        card = app.monitor_screen.query_one(GpuGraphCard)
+        rows = card.graph.rows
+        assert rows[-1][0].startswith("-10m") and "util" in rows[-1][0]
+        assert any(ch not in " ⠀" for text, _ in rows[:-1] for ch in text[6:-6])  # something is drawn
+        await pilot.press("t")
+        assert card.graph.rows[-1][0].startswith("-1h")
+        assert "history 1h" in str(app.monitor_screen.status.render())
+        await pilot.press("g")
+        assert "power" in card.graph.rows[-1][0] and "temp" in card.graph.rows[-1][0]
+        assert card.graph.rows[0][0].startswith(" 750W")  # the synthetic card's power cap tops the axis
