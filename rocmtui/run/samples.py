@@ -63,3 +63,16 @@ class SampleTail:
 
     def close(self) -> None:
         self._lines.close()
+
+
+class LateSampleTail:
+    """A SampleTail whose run folder is known only later (once a launched trainer holds it)."""
+
+    def __init__(self) -> None:
+        self._tail: SampleTail | None = None
+
+    def attach(self, run_dir: Path) -> None:
+        self._tail = SampleTail(run_dir)
+
+    def poll(self) -> list[bytes]:
+        return self._tail.poll() if self._tail is not None else []

@@ -1,4 +1,9 @@
-"""The trainer process that ``rocmtui train`` starts: ``python -m rocmtui.train.detached CONFIG_JSON``.
+"""The trainer process that ``rocmtui train`` starts: ``python -m rocmtui.train.detached CONFIG TELEMETRY``.
+
+CONFIG is a TrainConfig as JSON; TELEMETRY the sampler's ``{"interval_s": ..., "backend": ...}``: the trainer
+records the GPU samples in its run folder, and every viewer (the UI that started it included) reads them
+there, so that one process polls the GPU, not two (a second NVML poller slowed a launch-bound run by about
+10% on the H200, BENCHMARKS.md).
 
 It runs in a session of its own (the launcher starts it with ``start_new_session``), so the hangup of
 the terminal that started it never reaches it: the UI is only a viewer. It says where its run folder is
@@ -16,7 +21,7 @@ import signal
 import sys
 from pathlib import Path
 
-from rocmtui.config import TrainConfig
+from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import RunControl, RunFailed, TrainEvent
 from rocmtui.run.layout import STDERR
 from rocmtui.run.outcome import exit_code
@@ -40,6 +45,7 @@ def _announce(run_dir: Path) -> None:
 
 def main(argv: list[str]) -> int:
     config = TrainConfig.from_dict(json.loads(argv[0]))
+    telemetry = MonitorConfig(**json.loads(argv[1])) if len(argv) > 1 else MonitorConfig()
     control = RunControl()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # keys reach us as commands, not as the terminal's Ctrl-C
     signal.signal(signal.SIGTERM, lambda *_: control.request_stop())
@@ -51,7 +57,7 @@ def main(argv: list[str]) -> int:
         if isinstance(event, RunFailed) and event.run_dir is None:
             early.append(event)
 
-    summary = train(config, emit, control, record_gpu=True, on_folder=_announce)
+    summary = train(config, emit, control, telemetry=telemetry, on_folder=_announce)
     if early:
         with contextlib.suppress(OSError):  # the launcher is gone: the exit code still says it
             print(early[-1].message, file=sys.stderr, flush=True)

@@ -6,6 +6,7 @@ Telemetry never stops a training: a backend that cannot open, or a disk that fil
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from pathlib import Path
 
 from rocmtui.config import MonitorConfig
@@ -25,7 +26,9 @@ class GpuRecorder:
             from rocmtui.gpu.detect import open_sampler
 
             self._log = SampleLog(run_dir)
-            self._source = open_sampler(config or MonitorConfig(history_len=2))
+            self._source = open_sampler(
+                replace(config or MonitorConfig(), history_len=2)
+            )  # the folder keeps the history
             self._source.subscribe(self._record)
             self._source.start()
         except Exception:  # telemetry is optional for a run: no backend, no library, no permission, no space

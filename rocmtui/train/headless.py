@@ -9,7 +9,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TextIO
 
-from rocmtui.config import TrainConfig
+from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import (
     EpochCompleted,
     LogMessage,
@@ -102,11 +102,12 @@ def _finished_lines(event: RunFinished) -> str:
     )
 
 
-def run_headless(config: TrainConfig, *, detach: bool = False) -> int:
+def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: MonitorConfig | None = None) -> int:
     """Train without a UI; the exit code is ``rocmtui.run.outcome``'s (128+N when signal N stopped it).
 
     Ctrl-C, SIGTERM and SIGHUP stop with a checkpoint; with ``detach`` a hangup is ignored and the run
-    trains on (its lines stop when the terminal is gone; the run folder has everything).
+    trains on (its lines stop when the terminal is gone; the run folder has everything). ``telemetry``:
+    the GPU samples recorded in the run folder (default settings when None).
     """
     prepare_resume(config)  # a bad checkpoint is a usage error (exit 2), before anything starts
     resolve_device(config)
@@ -123,7 +124,8 @@ def run_headless(config: TrainConfig, *, detach: bool = False) -> int:
         handlers[HANGUP] = signal.SIG_IGN
     previous = {sig: signal.signal(sig, handler) for sig, handler in handlers.items()}
     try:
-        summary = train(config, LinePrinter(sys.stdout, err=sys.stderr), control, record_gpu=True)
+        printer = LinePrinter(sys.stdout, err=sys.stderr)
+        summary = train(config, printer, control, telemetry=telemetry or MonitorConfig())
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

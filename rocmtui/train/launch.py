@@ -20,10 +20,11 @@ import subprocess
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from rocmtui.config import TrainConfig
+from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import Emit, RunControl, RunFailed, TrainEvent
 from rocmtui.run.follow import follow
 from rocmtui.run.stream import last_seq
@@ -36,14 +37,23 @@ STOP_GRACE_S = 30.0
 class LaunchedTrainer:
     """Runs ``rocmtui.train.detached`` in a new session and relays its run folder's events."""
 
-    def __init__(self, module: str = "rocmtui.train.detached") -> None:
+    def __init__(
+        self,
+        module: str = "rocmtui.train.detached",
+        *,
+        telemetry: MonitorConfig | None = None,
+        on_folder: Callable[[Path], None] | None = None,
+    ) -> None:
         self.module = module
+        self.telemetry = telemetry or MonitorConfig()
+        self.on_folder = on_folder
+        """Hears the run folder as soon as the trainer holds it (the UI starts reading its GPU samples)."""
         self.process: subprocess.Popen[bytes] | None = None
         self.run_dir: Path | None = None
 
     def __call__(self, config: TrainConfig, emit: Emit, control: RunControl) -> TrainEvent | None:
         process = self.process = subprocess.Popen(
-            [sys.executable, "-m", self.module, json.dumps(config.to_dict())],
+            [sys.executable, "-m", self.module, json.dumps(config.to_dict()), self._telemetry_json()],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -63,12 +73,17 @@ class LaunchedTrainer:
             emit(failed)
             return failed
         self.run_dir = run_dir
+        if self.on_folder is not None:
+            self.on_folder(run_dir)
         history_until = last_seq(run_dir)
         final = follow(run_dir, emit, control, history_until=history_until, writer_alive=lambda: process.poll() is None)
         if final is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=STOP_GRACE_S)  # it closes the folder right after its last event
         return final
+
+    def _telemetry_json(self) -> str:
+        return json.dumps({"interval_s": self.telemetry.interval_s, "backend": self.telemetry.backend})
 
     def kill(self) -> None:
         """End the trainer at once, without a checkpoint (tests and a second signal)."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from rocmtui.config import TrainConfig
+from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import CheckpointError, DataError, UsageError, first_line
 from rocmtui.events import (
     Emit,
@@ -80,13 +80,13 @@ def train(
     emit: Emit,
     control: RunControl,
     *,
-    record_gpu: bool = False,
+    telemetry: MonitorConfig | None = None,
     on_folder: Callable[[Path], None] | None = None,
 ) -> RunSummary:
     """Run training to the end, a stop or a failure; never raises for training failures.
 
     The run folder is held by a RunSession for the whole run: one writer, whole lines, a status with a
-    heartbeat and a control channel. ``record_gpu`` also samples the GPUs into the folder; ``on_folder``
+    heartbeat and a control channel. ``telemetry``: also sample the GPUs into the folder; ``on_folder``
     hears the folder's path once it is held, before the first event.
     """
     try:
@@ -109,7 +109,7 @@ def train(
         finally:  # the caller hears of the event even when the disk could not take it
             emit(event)
 
-    recorder = GpuRecorder(run_dir) if record_gpu else None
+    recorder = GpuRecorder(run_dir, telemetry) if telemetry is not None else None
     try:
         if on_folder is not None:
             on_folder(run_dir)
