@@ -7,6 +7,7 @@ only epoch ends and the end of the run are (BENCHMARKS.md, "track()").
 
 from __future__ import annotations
 
+import atexit
 import operator
 import os
 import sys
@@ -162,8 +163,19 @@ class Run:
             self._broken = True
             print(f"rocmtui: tracking stopped, cannot write {self.run_dir}: {first_line(err)}", file=sys.stderr)
 
+    def _at_exit(self) -> None:
+        """The interpreter ends with the run still open (no ``with``, or a framework that never said it ended)."""
+        err = getattr(sys, "last_value", None)  # set when an uncaught exception ended the script
+        if isinstance(err, KeyboardInterrupt):
+            self.finish(interrupted=True)
+        elif isinstance(err, BaseException):
+            self.fail(err)
+        else:
+            self.finish()
+
     def _end(self, event: TrainEvent) -> None:
         self._ended = True
+        atexit.unregister(self._at_exit)
         try:
             self._sink.end(event)
         except OSError as err:
@@ -198,6 +210,7 @@ def track(
     name = name or default_name()
     sink = open_sink(name, Path(runs_dir) if runs_dir is not None else None)
     run = Run(sink, name, total_steps)
+    atexit.register(run._at_exit)
     params = _params(config)
     run._emit(TrackStarted(name, str(sink.run_dir), params, started_at=time.time(), total_steps=total_steps))
     return run

@@ -44,6 +44,12 @@ def to_float(value: object) -> float:
     raise TypeError(f"expected a number or a 0-d tensor, got {type(value).__name__}")
 
 
+def _mean(values: list[float]) -> float:
+    """The mean; a value logged unchanged (a constant learning rate) stays exactly itself."""
+    first = values[0]
+    return first if all(v == first for v in values) else math.fsum(values) / len(values)
+
+
 class Window:
     """The values logged since the last flush, per name, unconverted."""
 
@@ -63,7 +69,7 @@ class Window:
 
     def drain(self) -> tuple[dict[str, float], int]:
         """The mean of each name over the window, and the calls it covers; the window starts empty."""
-        means = {name: math.fsum(to_float(v) for v in kept) / len(kept) for name, kept in self.values.items()}
+        means = {name: _mean([to_float(v) for v in kept]) for name, kept in self.values.items()}
         count = self.count
         self.values, self.count = {}, 0
         return means, count

@@ -8,17 +8,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rocmtui.events import (
     EpochCompleted,
+    EpochMetrics,
     LogMessage,
+    MetricsLogged,
     RunFailed,
     RunFinished,
     RunStarted,
     StepsCompleted,
+    TrackStarted,
     TrainEvent,
 )
+
+if TYPE_CHECKING:
+    from rocmtui.ui.scalars import Scalars
 
 Phase = Literal["starting", "training", "paused", "stopping", "finished", "failed"]
 EMA_BETA = 0.98
@@ -57,6 +63,12 @@ class LossSeries:
         self.ema.append(self._ema / (1.0 - EMA_BETA**self._count))
 
 
+def _scalars() -> Scalars:
+    from rocmtui.ui.scalars import Scalars  # scalars builds on LossSeries, defined above
+
+    return Scalars()
+
+
 @dataclass
 class RunState:
     """The run as the screen shows it. ``version`` grows at each change so views can skip redraws."""
@@ -70,6 +82,10 @@ class RunState:
     loss: LossSeries = field(default_factory=LossSeries)
     logs: list[LogMessage] = field(default_factory=list)
     version: int = 0
+    tracked: TrackStarted | None = None
+    """A script reporting through ``rocmtui.track()`` (no RunStarted, no TrainConfig)."""
+    scalars: Scalars = field(default_factory=_scalars)
+    """The series a tracked script logs (``rocmtui.ui.scalars``)."""
 
     def apply(self, event: TrainEvent) -> None:
         """Fold one event into the state."""
@@ -90,6 +106,13 @@ class RunState:
         elif isinstance(event, RunFailed):
             self.failed = event
             self.phase = "failed"
+        elif isinstance(event, TrackStarted):
+            self.tracked = event
+            self.phase = "training" if self.phase == "starting" else self.phase
+        elif isinstance(event, MetricsLogged):
+            self.scalars.add_metrics(event)
+        elif isinstance(event, EpochMetrics):
+            self.scalars.add_epoch(event)
 
     def _add_steps(self, event: StepsCompleted) -> None:
         self.last_steps = event
@@ -132,6 +155,8 @@ class RunState:
         """Training time from the events themselves (never the wall clock): pauses excluded."""
         if self.finished is not None:
             return self.finished.total_s
+        if self.last_steps is None and self.scalars.last is not None:  # a tracked script
+            return self.scalars.last.elapsed_s
         return self.last_steps.elapsed_s if self.last_steps else None
 
     @property

@@ -16,8 +16,34 @@ from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
 
 
+def tracked_summary(state: RunState, peaks: Peaks) -> list[str]:
+    """A script's run (``rocmtui.track()``): its steps, last values, time, peaks and folder."""
+    done, failed, scalars = state.finished, state.failed, state.scalars
+    if failed is not None:
+        head = f"Run failed ({failed.kind}): {failed.message}"
+    else:
+        head = "Run finished" if done is None or done.reason == "completed" else f"Run {done.reason}"
+    last = scalars.last
+    values = dict(last.values) if last else {}
+    values.update(scalars.last_epoch.values if scalars.last_epoch else {})
+    shown = [f"{name[:18]:<19} {value:.6g}" for name, value in list(values.items())[:6]]
+    run_dir = (done.run_dir if done else None) or (failed.run_dir if failed else None)
+    run_dir = run_dir or (state.tracked.run_dir if state.tracked else NA)
+    return [
+        head,
+        f"steps               {last.step if last else 0}",
+        *shown,
+        f"total time          {fmt_span(done.total_s if done else state.elapsed_s)}",
+        f"peak VRAM           {fmt_bytes(peaks.vram_bytes)}",
+        f"peak temperature    {fmt_temp(peaks.temperature_c)}",
+        f"run folder          {run_dir}",
+    ]
+
+
 def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
     """The finished (or failed) run in a few labelled lines."""
+    if state.started is None and (state.tracked is not None or state.scalars.any):
+        return tracked_summary(state, peaks)
     done, failed = state.finished, state.failed
     if failed is not None:
         head = f"Training failed ({failed.kind}): {failed.message}"

@@ -14,7 +14,18 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from rocmtui.config import TrainConfig
-from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
+from rocmtui.events import (
+    EpochCompleted,
+    EpochMetrics,
+    LogMessage,
+    MetricsLogged,
+    RunControl,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    TrackStarted,
+    TrainEvent,
+)
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.ui.format import fmt_acc
 from rocmtui.ui.run_state import RunState
@@ -44,6 +55,7 @@ class TrainScreen(Screen[None]):
         Binding("s", "save_now", "Save"),
         Binding("l", "toggle_log", "Log scale"),
         Binding("m", "app.toggle_monitor", "Monitor"),
+        Binding("n", "next_series", "Next series", show=False),
     ]
 
     def __init__(self, config: TrainConfig, control: RunControl, *, plot_period_s: float = PLOT_PERIOD_S) -> None:
@@ -109,6 +121,11 @@ class TrainScreen(Screen[None]):
             self.note(f"run {event.reason}; checkpoint: {event.checkpoint or 'none'}")
         elif isinstance(event, RunFailed):
             self.note(f"{event.kind}: {event.message}", "error")
+        elif isinstance(event, TrackStarted):
+            self.info.show_tracked(event)
+            self.note(f"{event.name}: {' '.join(f'{k}={v}' for k, v in event.params.items()) or 'started'}")
+        elif isinstance(event, MetricsLogged | EpochMetrics):
+            self.accuracy_plot.mark_dirty()
         self.loss_plot.mark_dirty()  # plots and progress repaint on their own timers, not here
 
     def note(self, message: str, level: str = "info") -> None:
@@ -161,6 +178,10 @@ class TrainScreen(Screen[None]):
         self.gpu_panel.show(sample_set, history)
         if len(self.gpu_panel.gpu_indexes) != count:
             self.relayout()
+
+    def action_next_series(self) -> None:
+        """A tracked script's run: the second plot shows its next series."""
+        self.accuracy_plot.next_series()
 
     def action_toggle_log(self) -> None:
         self.loss_plot.log_scale = not self.loss_plot.log_scale

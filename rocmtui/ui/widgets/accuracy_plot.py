@@ -15,8 +15,33 @@ class AccuracyPlot(ThrottledPlot):
         super().__init__(id=id)
         self.state = state
         self.set_legend("Acc %", COLORS)
+        self.series_index = 0
+        """Which of a tracked script's other series is shown (``next_series``)."""
+
+    @property
+    def tracked(self) -> bool:
+        """A script's run (``rocmtui.track()``): one of its series instead of accuracy."""
+        return self.state.started is None and self.state.scalars.any
+
+    def next_series(self) -> None:
+        """Show the tracked run's next series, now (a key asked for it)."""
+        self.series_index += 1
+        if self.tracked:
+            self.replot()
+
+    def replot(self) -> None:
+        if self.tracked:
+            from rocmtui.ui.widgets.scalar_plot import series_legend
+
+            self.set_legend(*series_legend(self.state.scalars, self.series_index))
+        super().replot()
 
     def draw(self) -> None:
+        if self.tracked:
+            from rocmtui.ui.widgets.scalar_plot import draw_series
+
+            draw_series(self, self.state.scalars, self.series_index)
+            return
         plt, epochs = self.plt, self.state.epochs
         if epochs:
             ex = [float(e.epoch + 1) for e in epochs]

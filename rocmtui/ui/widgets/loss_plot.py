@@ -37,7 +37,24 @@ class LossPlot(ThrottledPlot):
         self.set_legend("Loss (log)" if log_scale else "Loss", COLORS)
         self.replot()
 
+    @property
+    def tracked(self) -> bool:
+        """A script's run (``rocmtui.track()``): its own series against the step."""
+        return self.state.started is None and self.state.scalars.any
+
+    def replot(self) -> None:
+        if self.tracked:
+            from rocmtui.ui.widgets.scalar_plot import loss_legend
+
+            self.set_legend(*loss_legend(self.state.scalars, self.log_scale))
+        super().replot()
+
     def draw(self) -> None:
+        if self.tracked:
+            from rocmtui.ui.widgets.scalar_plot import draw_loss
+
+            draw_loss(self, self.state.scalars, self.log_scale)
+            return
         plt, state = self.plt, self.state
         series = state.loss
         if series.raw:

@@ -7,7 +7,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from rocmtui.config import TrainConfig
-from rocmtui.events import RunStarted
+from rocmtui.events import RunStarted, TrackStarted
 
 
 def run_line(config: TrainConfig, started: RunStarted | None) -> str:
@@ -34,6 +34,10 @@ class RunInfo(Vertical):
     def compose(self) -> ComposeResult:
         yield self.line
         yield self.notice
+
+    def show_tracked(self, started: TrackStarted) -> None:
+        """A script's run (``rocmtui.track()``): its name and folder."""
+        self.line.update(f"{started.name} · {started.run_dir}")
 
     def show(self, started: RunStarted) -> None:
         self.line.update(run_line(started.config, started))

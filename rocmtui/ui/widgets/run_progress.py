@@ -18,8 +18,28 @@ PHASE_TEXT = {
 }
 
 
+def tracked_lines(state: RunState, width: int) -> list[str]:
+    """A script's run (``rocmtui.track()``): steps (of the total, when known) with the phase; speed and times."""
+    scalars, phase = state.scalars, PHASE_TEXT[state.phase]
+    last = scalars.last
+    step, total = (last.step, last.total_steps or 0) if last else (0, 0)
+    epochs = f"  epoch {scalars.last_epoch.epoch}" if scalars.last_epoch else ""
+    head = f"step {step}/{total} " if total else f"step {step} "
+    if total:
+        line1 = f"{head}{bar(step / total, max(4, width - len(head) - len(phase) - 2))}  {phase}"
+    else:
+        line1 = f"{head}{epochs}  {phase}"
+    rate = scalars.steps_per_s
+    eta = (total - step) / rate if rate and total and state.running else None
+    speed = f"{rate:,.1f} steps/s" if rate else "- steps/s"
+    line2 = f"{speed}  elapsed {fmt_duration(state.elapsed_s)}  ETA {fmt_duration(eta)}{epochs if total else ''}"
+    return [line1, line2]
+
+
 def progress_lines(state: RunState, width: int) -> list[str]:
     """Two lines: epoch bar with the phase; step bar with speed, elapsed and ETA."""
+    if state.started is None and (state.tracked is not None or state.scalars.any):
+        return tracked_lines(state, width)
     steps = state.last_steps
     total = max(1, state.total_epochs)
     epoch_no = min(state.current_epoch + 1, total)

@@ -1,0 +1,1 @@
+"""Thin adapters from training frameworks to ``rocmtui.track()``; each imports its library lazily."""

@@ -1,0 +1,91 @@
+"""The scalar series of a tracked script (``rocmtui.track()``), folded from its events; no widgets.
+
+Any names a script logs become series against the step; which ones the two plots show is decided
+here: a loss first, the others in the order they appeared, cycled from the keyboard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rocmtui.events import EpochMetrics, MetricsLogged
+from rocmtui.ui.run_state import LossSeries
+
+MAX_POINTS = 20_000
+"""Points kept per series; past it, every other older point is dropped (memory stays flat over days)."""
+
+
+class ScalarSeries(LossSeries):
+    """One name's values against the step (x), with the EMA beside them; bounded."""
+
+    def add(self, epoch_x: float, loss: float) -> None:
+        super().add(epoch_x, loss)
+        if len(self.x) > MAX_POINTS:
+            half = len(self.x) // 2
+            for values in (self.x, self.raw, self.ema):
+                del values[:half:2]
+
+
+def is_loss(name: str) -> bool:
+    return "loss" in name.lower()
+
+
+@dataclass
+class Scalars:
+    """Every series of a tracked run: per step (``steps``) and per epoch (``epochs``, x = step logged at)."""
+
+    steps: dict[str, ScalarSeries] = field(default_factory=dict)
+    epochs: dict[str, ScalarSeries] = field(default_factory=dict)
+    last: MetricsLogged | None = None
+    previous: MetricsLogged | None = None
+    last_epoch: EpochMetrics | None = None
+
+    def add_metrics(self, event: MetricsLogged) -> None:
+        if self.last is not None and event.step <= self.last.step:  # the script started over: its steps again
+            for series in self.steps.values():
+                series.cut_from(float(event.step))
+        self.previous, self.last = self.last, event
+        for name, value in event.values.items():
+            self.steps.setdefault(name, ScalarSeries()).add(float(event.step), value)
+
+    def add_epoch(self, event: EpochMetrics) -> None:
+        self.last_epoch = event
+        x = float(event.step if event.step is not None else (self.last.step if self.last else event.epoch))
+        for name, value in event.values.items():
+            self.epochs.setdefault(name, ScalarSeries()).add(x, value)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.steps or self.epochs)
+
+    @property
+    def loss_name(self) -> str | None:
+        """The step series the loss plot shows: ``loss`` itself, else the first loss-like name, else the first."""
+        names = list(self.steps)
+        if "loss" in self.steps:
+            return "loss"
+        return next((n for n in names if is_loss(n)), names[0] if names else None)
+
+    def epoch_losses(self) -> list[str]:
+        """Per-epoch series drawn on the loss plot (``val_loss``...)."""
+        return [name for name in self.epochs if is_loss(name)]
+
+    def others(self) -> list[str]:
+        """What the second plot cycles through: every series but the loss plot's, epoch accuracies first."""
+        loss, on_loss = self.loss_name, set(self.epoch_losses())
+        names = [f"epoch:{n}" for n in self.epochs if n not in on_loss]
+        names += [n for n in self.steps if n != loss]
+        names += [f"epoch:{n}" for n in on_loss]
+        return sorted(names, key=lambda n: 0 if "acc" in n.lower() else 1)  # stable: otherwise first seen first
+
+    def series(self, key: str) -> ScalarSeries | None:
+        if key.startswith("epoch:"):
+            return self.epochs.get(key.removeprefix("epoch:"))
+        return self.steps.get(key)
+
+    @property
+    def steps_per_s(self) -> float | None:
+        last, prev = self.last, self.previous
+        if last is None or prev is None or last.elapsed_s <= prev.elapsed_s or last.step <= prev.step:
+            return None
+        return (last.step - prev.step) / (last.elapsed_s - prev.elapsed_s)

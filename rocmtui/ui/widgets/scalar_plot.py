@@ -1,0 +1,80 @@
+"""Drawing a tracked script's series (``rocmtui.track()``) against the step, for the two plots.
+
+The loss plot shows the script's loss (each logged window, faint, and its EMA) with any per-epoch
+losses; the second plot shows one other series at a time, cycled with a key.
+"""
+
+from __future__ import annotations
+
+from rocmtui.ui.scalars import Scalars, ScalarSeries
+from rocmtui.ui.widgets.loss_plot import MAX_POINTS, thin
+from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
+
+LOSS_COLORS = {"step": "gray", "EMA": "cyan+"}
+EPOCH_COLORS = ("magenta+", "orange", "green+")
+SERIES_COLORS = {"step": "gray", "EMA": "green+"}
+EPOCH_SERIES_COLOR = "green+"
+
+
+def loss_legend(scalars: Scalars, log_scale: bool) -> tuple[str, dict[str, str]]:
+    name = scalars.loss_name or "loss"
+    colors = dict(LOSS_COLORS)
+    for index, epoch_name in enumerate(scalars.epoch_losses()):
+        colors[epoch_name] = EPOCH_COLORS[index % len(EPOCH_COLORS)]
+    return (f"{name} (log)" if log_scale else name), colors
+
+
+def series_legend(scalars: Scalars, index: int) -> tuple[str, dict[str, str]]:
+    others = scalars.others()
+    if not others:
+        return "no other series", {}
+    key = others[index % len(others)]
+    where = f"{index % len(others) + 1}/{len(others)}, n: next" if len(others) > 1 else "1/1"
+    if key.startswith("epoch:"):
+        return f"{key.removeprefix('epoch:')} per epoch ({where})", {}
+    return f"{key} ({where})", SERIES_COLORS
+
+
+def _step_line(plot: ThrottledPlot, series: ScalarSeries, colors: dict[str, str]) -> None:
+    limit = min(MAX_POINTS, max(50, 2 * plot.size.width))
+    xs, raw = thin(series.x, series.raw, limit)
+    _, ema = thin(series.x, series.ema, limit)
+    plot.plt.plot(xs, raw, color=colors["step"], marker="braille")
+    plot.plt.plot(xs, ema, color=colors["EMA"], marker="braille")
+    low, high = min(raw), max(raw)
+    if high - low <= 1e-9 * max(1.0, abs(high)):  # a constant (a fixed lr): a readable axis around it
+        pad = abs(high) * 0.1 or 1.0
+        plot.plt.ylim(low - pad, high + pad)
+
+
+def _step_axis(plot: ThrottledPlot, scalars: Scalars) -> None:
+    last = scalars.last
+    end = max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
+    plot.plt.xlim(0, end * 1.02)
+    plot.plt.xlabel("step")
+
+
+def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
+    name = scalars.loss_name
+    if name is not None:
+        _step_line(plot, scalars.steps[name], LOSS_COLORS)
+    _, colors = loss_legend(scalars, log_scale)
+    for epoch_name in scalars.epoch_losses():
+        series = scalars.epochs[epoch_name]
+        plot.epoch_line(series.x, series.raw, colors[epoch_name])
+    if log_scale:
+        plot.plt.yscale("log")
+    _step_axis(plot, scalars)
+
+
+def draw_series(plot: ThrottledPlot, scalars: Scalars, index: int) -> None:
+    others = scalars.others()
+    if others:
+        key = others[index % len(others)]
+        series = scalars.series(key)
+        if series is not None and series.raw:
+            if key.startswith("epoch:"):
+                plot.epoch_line(series.x, series.raw, EPOCH_SERIES_COLOR)
+            else:
+                _step_line(plot, series, SERIES_COLORS)
+    _step_axis(plot, scalars)
