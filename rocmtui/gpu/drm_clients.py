@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmtui.gpu.host import describe_process
+from rocmtui.gpu.proc_stats import ProcessStats
 from rocmtui.gpu.sample import GpuProcess
 
 UNIT_BYTES = {"": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
@@ -129,6 +130,7 @@ class ProcessScan:
         self._usage: dict[str, dict[int, int | None]] = {}
         self._scanned_at = -SCAN_REUSE_S
         self._reuse_s = SCAN_REUSE_S
+        self._stats = ProcessStats()
 
     def processes(self, gpu_index: int, pci: str | None) -> tuple[GpuProcess, ...]:
         """Processes with a DRM client on the card at ``pci`` (empty when it is not a PCI device)."""
@@ -140,4 +142,6 @@ class ProcessScan:
             self._scanned_at = time.monotonic()
             self._reuse_s = max(SCAN_REUSE_S, (self._scanned_at - started) / SCAN_CPU_SHARE)
         per_pid = self._usage.get(pci, {})
-        return tuple(describe_process(gpu_index, pid, vram) for pid, vram in sorted(per_pid.items()))
+        return tuple(
+            self._stats.enrich(describe_process(gpu_index, pid, vram)) for pid, vram in sorted(per_pid.items())
+        )

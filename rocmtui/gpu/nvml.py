@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.backend import BackendUnavailable, describe_error, release_quietly
 from rocmtui.gpu.host import describe_process
+from rocmtui.gpu.proc_stats import ProcessStats
 from rocmtui.gpu.sample import GpuProcess, GpuSample
 
 _T = TypeVar("_T")
@@ -33,6 +34,7 @@ class NvmlBackend:
         self._limits = [self._temp_limits(h) for h in self._handles]
         """(slowdown, shutdown) °C per device: fixed by the card, read once."""
         self._closed = False
+        self._stats = ProcessStats()
 
     def device_count(self) -> int:
         return len(self._handles)
@@ -76,7 +78,9 @@ class NvmlBackend:
         """Compute processes with their GPU memory (None where NVML cannot say, e.g. in containers)."""
         procs = self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handles[index])
         return tuple(
-            describe_process(index, int(p.pid), None if p.usedGpuMemory is None else int(p.usedGpuMemory))
+            self._stats.enrich(
+                describe_process(index, int(p.pid), None if p.usedGpuMemory is None else int(p.usedGpuMemory))
+            )
             for p in procs
         )
 

@@ -28,6 +28,7 @@ from rocmtui.gpu import drm_clients
 from rocmtui.gpu.amdsmi_extras import AmdSmiExtras, open_amdsmi_extras
 from rocmtui.gpu.backend import UNKNOWN_GPU, BackendUnavailable, describe_error, release_quietly
 from rocmtui.gpu.host import describe_process
+from rocmtui.gpu.proc_stats import ProcessStats
 from rocmtui.gpu.sample import GpuProcess, GpuSample
 
 
@@ -53,6 +54,7 @@ class RocmBackend:
         self._names = [_name(rocml.smi_get_device_name(i), i) for i in range(count)]
         self._processes_supported = True
         self._closed = False
+        self._stats = ProcessStats()
 
     def device_count(self) -> int:
         return self._count
@@ -84,7 +86,7 @@ class RocmBackend:
     def processes(self, index: int) -> tuple[GpuProcess, ...]:
         per_gpu = self._extras.processes(index) if self._extras is not None else None
         if per_gpu is not None:
-            return tuple(describe_process(index, pid, vram) for pid, vram in per_gpu)
+            return tuple(self._stats.enrich(describe_process(index, pid, vram)) for pid, vram in per_gpu)
         if self._pci is not None:  # per card with VRAM, for the processes this user may read
             found = self._clients.processes(index, self._pci[index])
             if found:
@@ -99,7 +101,7 @@ class RocmBackend:
             self._processes_supported = False
             return ()
         gpu = 0 if self._count == 1 else UNKNOWN_GPU
-        return tuple(describe_process(gpu, int(pid), None) for pid in pids if _int(pid))
+        return tuple(self._stats.enrich(describe_process(gpu, int(pid), None)) for pid in pids if _int(pid))
 
     def close(self) -> None:
         if self._closed:

@@ -67,6 +67,16 @@ class GpuProcess:
     user: str | None = None
     gpu_memory_bytes: int | None = None
     command: str | None = None
+    gpu_util_pct: float | None = None
+    """Its share of the GPU's time, where the backend measures it per process."""
+    cpu_pct: float | None = None
+    """CPU use since the previous sample, % of one core (None at its first sample)."""
+    host_memory_bytes: int | None = None
+    """Resident memory on the host (RSS)."""
+    started_at: float | None = None
+    """time.time() when it started (elapsed = sample time - started_at; also tells a reused PID apart)."""
+    uid: int | None = None
+    """Real user id, to tell the user's own processes (which may be signalled) from others'."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from textual.theme import BUILTIN_THEMES
 
 from rocmtui.config import MonitorConfig
 from rocmtui.errors import UsageError
+from rocmtui.gpu.replay import ReplaySource
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.ui.messages import GpuSampled, SampleRelay
@@ -49,7 +50,7 @@ class MonitorApp(App[int]):
         self.sampler = sampler
         self.peaks = Peaks()
         self.relay = SampleRelay(self.post_message)
-        self.monitor_screen = MonitorScreen(in_train=self.has_run)
+        self.monitor_screen = MonitorScreen(in_train=self.has_run, replaying=isinstance(sampler, ReplaySource))
 
     @property
     def has_run(self) -> bool:

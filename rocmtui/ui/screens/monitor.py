@@ -10,14 +10,16 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import TIMEBASES_S, timebase_label
+from rocmtui.gpu.kill import refusal, send
 from rocmtui.gpu.sample import SampleSet
+from rocmtui.ui.screens.signal_confirm import SignalConfirm
 from rocmtui.ui.widgets.gpu_graph_card import GRAPHS
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
-from rocmtui.ui.widgets.process_table import ProcessTable
+from rocmtui.ui.widgets.process_table import SORTS, ProcessTable
 
 CARD_HEIGHT = 10
 """Least rows of one full GPU card (border, five lines of text, a graph of two rows and its time axis)."""
@@ -52,19 +54,32 @@ class MonitorScreen(Screen[None]):
     """Shows whatever the app hands it; +/- change the sampling interval of the source."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("plus,equals_sign", "app.change_interval(False)", "Interval +", key_display="+"),
-        Binding("minus", "app.change_interval(True)", "Interval -", key_display="-"),
-        Binding("t", "timebase", "Timebase"),
+        Binding("plus,equals_sign", "app.change_interval(False)", "Slower", key_display="+"),
+        Binding("minus", "app.change_interval(True)", "Faster", key_display="-"),
+        Binding("t", "timebase", "Time"),
         Binding("g", "graph", "Graph"),
+        Binding("s", "sort", "Sort"),
+        Binding("r", "reverse_sort", "Reverse", show=False),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("k", "signal('TERM')", "Kill"),
+        Binding("K", "signal('KILL')", "SIGKILL", show=False),
         Binding("m", "back_to_train", "Training"),
     ]
 
-    def __init__(self, *, in_train: bool = False) -> None:
+    AUTO_FOCUS = "#processes"
+
+    def __init__(self, *, in_train: bool = False, replaying: bool = False) -> None:
         super().__init__(id="monitor")
         self.in_train = in_train
+        self.replaying = replaying
+        """Showing a recording: its PIDs are not this machine's, so nothing may be signalled."""
         self.status = Static("rocmtui monitor · waiting for the first sample…", id="monitor-status")
         self.panel = GpuPanel(id="monitor-gpu", graphs=True)
         self.processes = ProcessTable(id="processes")
+        self.filter_input = Input(
+            placeholder="filter: PID, user or command (enter keeps it, escape clears)", id="process-filter"
+        )
+        self.filter_input.display = False
         self.last: SampleSet | None = None
         self.status_text = ""
         self.interval_s = 1.0
@@ -72,8 +87,55 @@ class MonitorScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield self.status
         yield self.panel
+        yield self.filter_input
         yield self.processes
         yield Footer()
+
+    def action_sort(self) -> None:
+        """Sort the processes by the next column."""
+        table = self.processes
+        following = SORTS[(SORTS.index(table.sort_by) + 1) % len(SORTS)] if table.sort_by in SORTS else SORTS[0]
+        table.set_sort(following, following not in ("PID", "user", "command"))
+
+    def action_reverse_sort(self) -> None:
+        self.processes.set_sort(self.processes.sort_by, not self.processes.sort_reverse)
+
+    def action_filter(self) -> None:
+        self.filter_input.display = True
+        self.filter_input.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.processes.set_filter(event.value)
+
+    def on_input_submitted(self, _: Input.Submitted) -> None:
+        self.filter_input.display = bool(self.filter_input.value)
+        self.processes.focus()
+
+    def key_escape(self) -> None:
+        if self.filter_input.has_focus or self.filter_input.value:
+            self.filter_input.value = ""
+            self.filter_input.display = False
+            self.processes.focus()
+
+    def action_signal(self, name: str) -> None:
+        """Ask, then send SIGTERM or SIGKILL to the selected process, if it is the user's own."""
+        proc = self.processes.selected
+        if proc is None:
+            self.notify("select a process first (arrow keys in the table)")
+            return
+        if self.replaying:
+            self.notify("a replay: its processes are not on this machine, nothing to signal", severity="warning")
+            return
+        reason = refusal(proc)
+        if reason is not None:
+            self.notify(reason, severity="warning")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(send(proc, name))
+
+        self.app.push_screen(SignalConfirm(proc, name), answered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``m`` (back to the curves) only exists when the monitor was opened from training."""
@@ -125,7 +187,7 @@ class MonitorScreen(Screen[None]):
             self.panel.view = replace(self.panel.view, interval_s=self.interval_s)
         self.panel.show(sample_set, history)
         self.processes.display = bool(sample_set.gpus)
-        self.processes.show(sample_set.processes)
+        self.processes.show(sample_set.processes, sample_set.timestamp)
         self.show_status()
         if relayout:
             self.relayout()

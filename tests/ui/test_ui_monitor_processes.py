@@ -1,0 +1,115 @@
+"""The monitor's process table: columns, sort, filter, selection, and signals to the user's own processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import replace
+
+from ui_helpers import synthetic_gpu_sets
+
+from rocmtui.config import MonitorConfig
+from rocmtui.gpu.kill import refusal, send
+from rocmtui.gpu.proc_stats import ProcessStats
+from rocmtui.gpu.replay import ManualReplay
+from rocmtui.gpu.sample import GpuProcess
+from rocmtui.ui.app import create_monitor_app
+from rocmtui.ui.screens.signal_confirm import SignalConfirm
+from rocmtui.ui.widgets.process_table import matches, one_line, ordered
+
+
+def proc(pid: int, **fields: object) -> GpuProcess:
+    return GpuProcess(gpu_index=0, pid=pid, **fields)  # type: ignore[arg-type]
+
+
+def test_sort_by_any_column_with_unknowns_last_when_descending() -> None:
+    procs = [proc(1, gpu_memory_bytes=5), proc(2), proc(3, gpu_memory_bytes=9)]
+    assert [p.pid for p in ordered(procs, "GPU mem", reverse=True, now=0.0)] == [3, 1, 2]
+    assert [p.pid for p in ordered(procs, "PID", reverse=False, now=0.0)] == [1, 2, 3]
+    aged = [proc(1, started_at=90.0), proc(2, started_at=10.0)]
+    assert [p.pid for p in ordered(aged, "elapsed", reverse=True, now=100.0)] == [2, 1]
+
+
+def test_filter_matches_pid_user_or_command() -> None:
+    p = proc(4242, user="alice", command="python train.py")
+    assert matches(p, "") and matches(p, "424") and matches(p, "ALICE") and matches(p, "train")
+    assert not matches(p, "bob")
+    assert one_line("python3 -c \nimport torch\n") == "python3 -c import torch"
+
+
+def test_others_processes_are_refused_with_the_reason() -> None:
+    theirs = proc(1, user="root", uid=0)
+    assert refusal(theirs, uid=1000) == "PID 1 belongs to root: rocmtui signals only your own processes"
+    assert refusal(proc(1), uid=1000) is not None  # owner unknown: refused
+    assert refusal(proc(os.getpid(), uid=os.getuid())) == "this is rocmtui itself: quit with q"
+
+
+def test_sigterm_reaches_the_users_own_process_and_a_reused_pid_is_spared() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        listed = ProcessStats().enrich(proc(child.pid))
+        assert listed.uid == os.getuid() and listed.started_at is not None and listed.host_memory_bytes
+        stale = GpuProcess(gpu_index=0, pid=child.pid, uid=os.getuid(), started_at=listed.started_at - 100)
+        assert "has ended" in send(stale, "TERM")
+        assert child.poll() is None  # not signalled
+        assert send(listed, "TERM") == f"sent SIGTERM to PID {child.pid}"
+        assert child.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+def test_cpu_percent_is_known_from_the_second_reading() -> None:
+    stats = ProcessStats()
+    me = proc(os.getpid())
+    assert stats.enrich(me).cpu_pct is None
+    assert stats.enrich(me).cpu_pct is not None
+    assert stats.enrich(proc(2**22 + 12345)).cpu_pct is None  # no such process: left as it was
+
+
+async def test_keys_sort_filter_and_refuse_a_replay() -> None:
+    source = ManualReplay(synthetic_gpu_sets(3))
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        source.step()
+        await pilot.pause()
+        table = app.monitor_screen.processes
+        assert table.sort_by == "GPU mem" and [p.pid for p in table.listed] == [4002, 4001, 4000]
+        await pilot.press("s")
+        assert table.sort_by == "GPU%"
+        await pilot.press("slash", "4", "0", "0", "1", "enter")
+        assert [p.pid for p in table.listed] == [4001]
+        await pilot.press("escape")
+        assert len(table.listed) == 3
+        await pilot.press("k")
+        assert not isinstance(app.screen, SignalConfirm)  # a replay's PIDs are not this machine's
+        app.monitor_screen.replaying = False
+        await pilot.press("k")  # the synthetic processes' owner is unknown: refused, nothing asked
+        assert not isinstance(app.screen, SignalConfirm)
+
+
+async def test_kill_asks_first_for_the_users_own_process() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        sets = synthetic_gpu_sets(1, count=1)
+        mine = ProcessStats().enrich(proc(child.pid, user="me", command="sleeper"))
+        sample = replace(sets[0], processes=(mine,))
+        source = ManualReplay([sample])
+        app = create_monitor_app(MonitorConfig(), source)
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.monitor_screen.replaying = False  # as if sampled live on this machine
+            source.step()
+            await pilot.pause()
+            await pilot.press("k")
+            assert isinstance(app.screen, SignalConfirm)
+            await pilot.press("n")
+            assert child.poll() is None
+            await pilot.press("k", "y")
+            assert child.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
