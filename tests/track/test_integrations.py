@@ -1,0 +1,95 @@
+"""The Lightning and Hugging Face callbacks, run for real on the CPU with tiny models for a few steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from rocmtui.events import EpochMetrics, MetricsLogged, RunFinished, TrackStarted
+from rocmtui.run.layout import run_dirs
+from rocmtui.run.stream import read_events
+from rocmtui.tracking import env
+
+pytestmark = pytest.mark.slow  # functional tier: real training through the frameworks
+
+
+@pytest.fixture(autouse=True)
+def _runs_dir(tmp_path: Path, monkeypatch) -> None:
+    for name in (env.RUN_DIR, env.LINK, env.RUN_NAME):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(env.RUNS_DIR, str(tmp_path / "runs"))
+
+
+def the_run(tmp_path: Path) -> list:
+    [run_dir] = run_dirs(tmp_path / "runs")
+    return read_events(run_dir)
+
+
+def test_lightning_fit_reports_steps_validation_and_its_end(tmp_path: Path) -> None:
+    pl = pytest.importorskip("lightning.pytorch")
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from rocmtui.integrations.lightning import RocmtuiCallback
+
+    class Tiny(pl.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(4, 1)
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            loss = torch.nn.functional.mse_loss(self.layer(x), y)
+            self.log("train_loss", loss)
+            return loss
+
+        def validation_step(self, batch, batch_idx):
+            x, y = batch
+            self.log("val_loss", torch.nn.functional.mse_loss(self.layer(x), y))
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
+    trainer = pl.Trainer(
+        max_epochs=2, callbacks=[RocmtuiCallback("tiny")], logger=False, enable_checkpointing=False,
+        enable_progress_bar=False, enable_model_summary=False, accelerator="cpu",
+    )  # fmt: skip
+    trainer.fit(Tiny(), DataLoader(data, batch_size=8), DataLoader(data, batch_size=16))
+    events = the_run(tmp_path)
+    assert isinstance(events[0], TrackStarted) and events[0].name == "tiny" and events[0].total_steps == 8
+    steps = [e for e in events if isinstance(e, MetricsLogged)]
+    assert steps and steps[-1].step == 8 and "train_loss" in steps[-1].values
+    assert [e.epoch for e in events if isinstance(e, EpochMetrics)] == [1, 2]
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
+
+
+def test_hugging_face_trainer_reports_logs_evaluation_and_its_end(tmp_path: Path) -> None:
+    transformers = pytest.importorskip("transformers")
+    from rocmtui.integrations.transformers import RocmtuiCallback
+
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+        num_key_value_heads=2, max_position_embeddings=16,
+    )  # fmt: skip
+    ids = torch.randint(0, 32, (16, 8))
+    data = [{"input_ids": row, "labels": row} for row in ids]
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path / "out"), max_steps=6, per_device_train_batch_size=4, logging_steps=2,
+        eval_strategy="steps", eval_steps=3, save_strategy="no", report_to=[], disable_tqdm=True, use_cpu=True,
+    )  # fmt: skip
+    trainer = transformers.Trainer(
+        model=transformers.LlamaForCausalLM(config), args=args, train_dataset=data, eval_dataset=data[:4],
+        callbacks=[RocmtuiCallback("hf", tokens_per_step=32)],
+    )  # fmt: skip
+    trainer.train()
+    events = the_run(tmp_path)
+    assert isinstance(events[0], TrackStarted) and events[0].total_steps == 6
+    steps = [e for e in events if isinstance(e, MetricsLogged)]
+    assert steps[-1].step == 6 and {"loss", "learning_rate", "tokens_per_s"} <= set(steps[-1].values)
+    evals = [e for e in events if isinstance(e, EpochMetrics)]
+    assert [e.step for e in evals] == [3, 6] and "eval_loss" in evals[0].values
+    assert isinstance(events[-1], RunFinished)
