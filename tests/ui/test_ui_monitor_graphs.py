@@ -17,6 +17,7 @@ from rocmtui.ui.severity import memory_level, power_level, temp_level, util_leve
 from rocmtui.ui.widgets.gpu_card import clocks_text
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
 from rocmtui.ui.widgets.history_graph import Track, changed_span, graph_rows
+from rocmtui.ui.widgets.readout import last_change
 
 
 def flat(value: float) -> Point:
@@ -105,3 +106,10 @@ async def test_timebase_and_graph_keys_redraw_the_graph() -> None:
         await pilot.press("g")
         assert "power" in card.graph.rows[-1][0] and "temp" in card.graph.rows[-1][0]
         assert card.graph.rows[0][0].startswith(" 750W")  # the synthetic card's power cap tops the axis
+
+
+def test_a_readout_line_is_rewritten_only_up_to_its_last_change() -> None:
+    assert last_change("util  ███▌░░ 45%", "util  ███▌░░ 46%") == len("util  ███▌░░ 46%")
+    assert last_change("VRAM  ██░ 3.0/24.0 GiB  x", "VRAM  ██░ 3.0/24.0 GiB  x") == 0
+    assert last_change("temp  52°C  ", "temp  53°C  ") == len("temp  53")
+    assert last_change("a", "abc") == 3

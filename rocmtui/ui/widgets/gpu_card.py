@@ -126,6 +126,16 @@ class GpuReadout(Readout[GpuSample]):
     def __init__(self) -> None:
         super().__init__(readout_lines)
 
+    def line_keys(self, reading: GpuSample) -> list[tuple[str, object]]:
+        """Each line with its colour level, so a change of level repaints the line."""
+        if self.has_class("-compact"):
+            fields = compact_fields(reading)
+            return [("".join(text for text, _ in fields), tuple(level for _, level in fields))]
+        if reading.error:
+            return [(line, "error") for line in readout_lines(reading, self.size.width, compact=False)]
+        lines = full_lines(reading, self.size.width)
+        return list(zip(lines, full_levels(reading), strict=False))
+
     def render(self) -> Text:
         if self.reading is None:
             return super().render()
