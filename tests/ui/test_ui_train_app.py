@@ -272,3 +272,30 @@ async def test_log_scale_plot_is_the_same_after_resizes(events, host_source) -> 
         again = plot.render()
         assert isinstance(first, Text) and isinstance(again, Text)
         assert again.plain == first.plain and "cannot draw" not in again.plain
+
+
+async def test_a_second_ctrl_c_behind_the_question_stops_with_a_checkpoint(events, host_source) -> None:
+    trainer = ReplayTrainer(events, hold_at=36, stop_while_held=True)
+    app = create_train_app(recorded_config(), trainer, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(trainer.holding)
+        await pilot.press("ctrl+c")
+        assert isinstance(app.screen, QuitConfirm)
+        await pilot.press("ctrl+c")
+        assert app.control.stop.is_set()
+        await wait_for(app.trainer_done)
+        await pilot.pause()
+    final = trainer.emitted[-1]
+    assert isinstance(final, RunFinished) and final.reason == "stopped"
+    assert app.return_value == 0
+    assert app.final_lines()[0].startswith("rocmtui: stopped:")
+
+
+async def test_detach_is_offered_only_when_the_run_lives_in_its_own_process(held_trainer, host_source) -> None:
+    app = create_train_app(recorded_config(), held_trainer, host_source)  # an in-process source
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(held_trainer.holding)
+        await pilot.press("q", "d")
+        assert isinstance(app.screen, QuitConfirm)  # d does nothing here
+        assert not app.detached and not app.control.leave.is_set()
+        await pilot.press("n")
