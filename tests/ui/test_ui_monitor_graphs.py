@@ -109,7 +109,7 @@ async def test_timebase_and_graph_keys_redraw_the_graph() -> None:
 
 
 def test_a_readout_line_is_rewritten_only_up_to_its_last_change() -> None:
-    assert last_change("util  ███▌░░ 45%", "util  ███▌░░ 46%") == len("util  ███▌░░ 46%")
+    assert last_change("util  ███▌░░ 45%", "util  ███▌░░ 46%") == len("util  ███▌░░ 46")
     assert last_change("VRAM  ██░ 3.0/24.0 GiB  x", "VRAM  ██░ 3.0/24.0 GiB  x") == 0
     assert last_change("temp  52°C  ", "temp  53°C  ") == len("temp  53")
     assert last_change("a", "abc") == 3
