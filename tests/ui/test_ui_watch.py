@@ -115,3 +115,20 @@ async def test_stop_from_the_watcher_reaches_the_run_through_its_channel(tmp_pat
         commands = (run_dir / "control").read_text()
         assert '"command": "pause"' in commands and '"command": "stop"' in commands
         app.exit(0)
+
+
+async def test_a_real_h200_run_opens_with_its_nvml_history(tmp_path: Path) -> None:
+    """A folder recorded on an H200 (fastnet recipe, real NVML samples): the GPU panel shows that card."""
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "h200-fastnet-run", run_dir)
+    app, samples = watch_app(run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.state.finished is not None and app.state.finished.best_test_acc == 0.9357
+        assert app.train_screen.table.row_count == 10
+        assert samples.history() and samples.history()[-1].gpus[0].name == "NVIDIA H200"
+        peaks = [g.utilization_pct or 0.0 for s in samples.history() for g in s.gpus]
+        assert max(peaks) > 50  # the run kept the GPU busy
