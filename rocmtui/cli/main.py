@@ -39,17 +39,24 @@ def _run_train(args: argparse.Namespace) -> int:
     if args.headless or not sys.stdout.isatty():
         from rocmtui.train.headless import run_headless
 
-        return run_headless(config, detach=args.detach)
-    from rocmtui.gpu.detect import open_sampler
+        return run_headless(config, detach=args.detach, telemetry=monitor_config(args))
+    from rocmtui.run.samples import LateSampleTail
     from rocmtui.train.launch import LaunchedTrainer
     from rocmtui.ui.app import check_theme  # Textual only when the UI runs: --headless never draws
+
+    check_theme(args.theme)  # one line, before the trainer starts and the terminal is taken
+    telemetry = monitor_config(args)
+    samples = LateSampleTail()  # the trainer samples the GPU into its folder; the UI reads it there
+    trainer = LaunchedTrainer(telemetry=telemetry, on_folder=samples.attach)
+    trainer.start(config)  # its imports, CUDA start-up and data loading overlap the UI's start
+
+    from rocmtui.gpu.tail_source import TailSource
     from rocmtui.ui.train_app import create_train_app, run_train_app
 
-    check_theme(args.theme)  # one line, before the sampler opens and the terminal is taken
     app = create_train_app(
         config,
-        LaunchedTrainer(),
-        open_sampler(monitor_config(args)),
+        trainer,
+        TailSource(samples.poll, interval_s=min(telemetry.interval_s, 0.5), history_len=telemetry.history_len),
         exit_on_finish=args.exit_on_finish,
         detachable=True,
         stop_on_hangup=args.stop_on_hangup,

@@ -51,16 +51,22 @@ class LaunchedTrainer:
         self.process: subprocess.Popen[bytes] | None = None
         self.run_dir: Path | None = None
 
+    def start(self, config: TrainConfig) -> None:
+        """Start the trainer now: its imports, CUDA start-up and data loading overlap the UI's own start."""
+        if self.process is None:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", self.module, json.dumps(config.to_dict()), self._telemetry_json()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+            )
+
     def __call__(self, config: TrainConfig, emit: Emit, control: RunControl) -> TrainEvent | None:
-        process = self.process = subprocess.Popen(
-            [sys.executable, "-m", self.module, json.dumps(config.to_dict()), self._telemetry_json()],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            close_fds=True,
-        )
-        assert process.stdout is not None and process.stderr is not None
+        self.start(config)
+        process = self.process
+        assert process is not None and process.stdout is not None and process.stderr is not None
         errors, reader = _drain(process.stderr)
         run_dir = _await_folder(process.stdout, control)
         if run_dir is None:
