@@ -7,6 +7,7 @@ torch and textual are imported lazily, inside the subcommand that needs them, so
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -100,8 +101,18 @@ def _run_monitor(args: argparse.Namespace) -> int:
     from rocmtui.gpu.detect import open_sampler
     from rocmtui.gpu.recorder import Recorder
     from rocmtui.gpu.replay import load_replay
+    from rocmtui.ui import settings as saved
     from rocmtui.ui.app import check_theme, run_monitor_app
 
+    settings_path = saved.default_path()
+    settings, problem = saved.load(settings_path)
+    if problem is not None:
+        print(f"rocmtui monitor: {problem}", file=sys.stderr)
+    if args.interval == MonitorConfig.interval_s:  # not given: the interval kept from the last session
+        config = dataclasses.replace(config, interval_s=settings.interval_s)
+    if args.theme == MonitorConfig.theme and settings.theme != config.theme:
+        config = dataclasses.replace(config, theme=settings.theme)
+    settings = dataclasses.replace(settings, interval_s=config.interval_s, theme=config.theme)
     check_theme(config.theme)  # one line, before a file is opened or the terminal taken
     try:
         source = load_replay(Path(args.replay), args.speed or 1.0) if args.replay else open_sampler(config)
@@ -113,7 +124,9 @@ def _run_monitor(args: argparse.Namespace) -> int:
     if recorder is not None:
         source.subscribe(recorder)
     try:
-        return run_monitor_app(config, source)
+        # a replay's pace is the recording's: nothing it changes is kept
+        kept = None if args.replay else settings_path
+        return run_monitor_app(config, source, settings=settings, settings_path=kept)
     finally:
         if recorder is not None:
             recorder.close()

@@ -8,6 +8,8 @@ messages (through the coalescing ``SampleRelay``); handlers on the UI thread own
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
 
 from textual.app import App
@@ -23,6 +25,8 @@ from rocmtui.ui.messages import GpuSampled, SampleRelay
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.screens.help import MONITOR_KEYS, HelpScreen
 from rocmtui.ui.screens.monitor import MonitorScreen, next_interval
+from rocmtui.ui.settings import MonitorSettings
+from rocmtui.ui.settings import save as save_settings
 
 
 @runtime_checkable
@@ -44,9 +48,19 @@ class MonitorApp(App[int]):
         Binding("question_mark", "help", "Help", key_display="?"),
     ]
 
-    def __init__(self, sampler: TelemetrySource, *, theme: str = MonitorConfig.theme) -> None:
+    def __init__(
+        self,
+        sampler: TelemetrySource,
+        *,
+        theme: str = MonitorConfig.theme,
+        settings: MonitorSettings | None = None,
+        settings_path: Path | None = None,
+    ) -> None:
         super().__init__()
         self.theme = theme
+        self.settings = settings or MonitorSettings(theme=theme)
+        self.settings_path = settings_path
+        """Where changed settings are saved; None: not saved (tests, the training app)."""
         self.sampler = sampler
         self.peaks = Peaks()
         self.relay = SampleRelay(self.post_message)
@@ -60,6 +74,7 @@ class MonitorApp(App[int]):
         self.install_screen(self.monitor_screen, "monitor")
         self.push_screen(self.first_screen())
         self.monitor_screen.interval_s = self.sampler.interval_s
+        self.monitor_screen.apply_settings(self.settings)
         self.sampler.subscribe(self.relay.offer)
         self.sampler.start()
         history = self.sampler.history()
@@ -97,6 +112,27 @@ class MonitorApp(App[int]):
         self.sampler.interval_s = value
         self.monitor_screen.interval_s = value
         self.monitor_screen.show_status()
+        self.save_settings()
+
+    def action_next_theme(self) -> None:
+        """The next built-in theme (c), kept for the next session."""
+        names = sorted(BUILTIN_THEMES)
+        self.theme = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
+        self.notify(f"theme {self.theme}", timeout=2)
+        self.save_settings()
+
+    def on_monitor_screen_changed(self, _: MonitorScreen.Changed) -> None:
+        self.save_settings()
+
+    def save_settings(self) -> None:
+        """Keep the current interval, theme, timebase, graphs and sort (when a settings file is in use)."""
+        self.settings = self.monitor_screen.settings(
+            replace(self.settings, interval_s=self.sampler.interval_s, theme=self.theme)
+        )
+        if self.settings_path is not None:
+            problem = save_settings(self.settings_path, self.settings)
+            if problem is not None:
+                self.notify(problem, severity="warning")
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -109,14 +145,26 @@ def check_theme(theme: str) -> None:
         raise UsageError(f"unknown theme {theme!r}; choose from {', '.join(sorted(BUILTIN_THEMES))}")
 
 
-def create_monitor_app(config: MonitorConfig, sampler: TelemetrySource) -> MonitorApp:
-    """The monitor app (also the screenshot script's)."""
+def create_monitor_app(
+    config: MonitorConfig,
+    sampler: TelemetrySource,
+    *,
+    settings: MonitorSettings | None = None,
+    settings_path: Path | None = None,
+) -> MonitorApp:
+    """The monitor app (also the screenshot script's); ``settings_path``: where changes are saved."""
     check_theme(config.theme)
-    return MonitorApp(sampler, theme=config.theme)
+    return MonitorApp(sampler, theme=config.theme, settings=settings, settings_path=settings_path)
 
 
-def run_monitor_app(config: MonitorConfig, sampler: TelemetrySource) -> int:
+def run_monitor_app(
+    config: MonitorConfig,
+    sampler: TelemetrySource,
+    *,
+    settings: MonitorSettings | None = None,
+    settings_path: Path | None = None,
+) -> int:
     """``rocmtui monitor``; returns the exit code."""
-    app = create_monitor_app(config, sampler)
+    app = create_monitor_app(config, sampler, settings=settings, settings_path=settings_path)
     result = app.run()
     return result if isinstance(result, int) else (app.return_code or 0)

@@ -19,7 +19,7 @@ TRAIN_KEYS = (
     ("q", "quit (asks first while training; stops and saves a checkpoint)"),
     ("?", "this help"),
 )
-MONITOR_KEYS = (
+MONITOR_KEYS = (  # interval, timebase, graphs, sort and theme are kept for the next session
     ("+", "sample less often (longer interval)"),
     ("-", "sample more often (0.1 s at least)"),
     ("t", "history timebase: 1 min, 10 min, 1 h, 24 h"),
@@ -27,6 +27,7 @@ MONITOR_KEYS = (
     ("s / r", "processes: sort by the next column / reverse (or click a header)"),
     ("/", "processes: filter by PID, user or command (escape clears)"),
     ("k / K", "send SIGTERM / SIGKILL to the selected process (your own only; asks first)"),
+    ("c", "colours: the next theme"),
     ("m", "back to the training screen (when opened from training)"),
     ("q", "quit"),
     ("?", "this help"),

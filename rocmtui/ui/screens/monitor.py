@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
@@ -17,6 +18,7 @@ from rocmtui.gpu.history import TIMEBASES_S, timebase_label
 from rocmtui.gpu.kill import refusal, send
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.ui.screens.signal_confirm import SignalConfirm
+from rocmtui.ui.settings import MonitorSettings
 from rocmtui.ui.widgets.gpu_graph_card import GRAPHS
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
 from rocmtui.ui.widgets.process_table import SORTS, ProcessTable
@@ -53,6 +55,9 @@ def layout_for(width: int, height: int, gpus: int) -> tuple[bool, int]:
 class MonitorScreen(Screen[None]):
     """Shows whatever the app hands it; +/- change the sampling interval of the source."""
 
+    class Changed(Message):
+        """A setting worth keeping changed (timebase, graphs, sort): the app saves the settings."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("plus,equals_sign", "app.change_interval(False)", "Slower", key_display="+"),
         Binding("minus", "app.change_interval(True)", "Faster", key_display="-"),
@@ -63,6 +68,7 @@ class MonitorScreen(Screen[None]):
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("k", "signal('TERM')", "Kill"),
         Binding("K", "signal('KILL')", "SIGKILL", show=False),
+        Binding("c", "app.next_theme", "Colours", show=False),
         Binding("m", "back_to_train", "Training"),
     ]
 
@@ -96,9 +102,31 @@ class MonitorScreen(Screen[None]):
         table = self.processes
         following = SORTS[(SORTS.index(table.sort_by) + 1) % len(SORTS)] if table.sort_by in SORTS else SORTS[0]
         table.set_sort(following, following not in ("PID", "user", "command"))
+        self.post_message(self.Changed())
 
     def action_reverse_sort(self) -> None:
         self.processes.set_sort(self.processes.sort_by, not self.processes.sort_reverse)
+        self.post_message(self.Changed())
+
+    def apply_settings(self, settings: MonitorSettings) -> None:
+        """Timebase, graphs and sort as saved (unknown values keep the defaults)."""
+        span = settings.timebase_s if settings.timebase_s in TIMEBASES_S else self.panel.view.span_s
+        metrics = GRAPHS[1] if settings.graph == "power" else GRAPHS[0]
+        self.panel.view = replace(self.panel.view, span_s=span, metrics=metrics)
+        if settings.sort_by in SORTS and self.processes.is_mounted:
+            self.processes.set_sort(settings.sort_by, settings.sort_reverse)
+        elif settings.sort_by in SORTS:  # the table puts its columns up when mounted, with this order
+            self.processes.sort_by, self.processes.sort_reverse = settings.sort_by, settings.sort_reverse
+
+    def settings(self, base: MonitorSettings) -> MonitorSettings:
+        """``base`` with this screen's timebase, graphs and sort."""
+        return replace(
+            base,
+            timebase_s=self.panel.view.span_s,
+            graph="power" if self.panel.view.metrics == GRAPHS[1] else "util",
+            sort_by=self.processes.sort_by,
+            sort_reverse=self.processes.sort_reverse,
+        )
 
     def action_filter(self) -> None:
         self.filter_input.display = True
@@ -151,12 +179,14 @@ class MonitorScreen(Screen[None]):
         following = spans[(spans.index(current) + 1) % len(spans)] if current in spans else spans[0]
         self.panel.set_view(replace(self.panel.view, span_s=following))
         self.show_status()
+        self.post_message(self.Changed())
 
     def action_graph(self) -> None:
         """Graph utilisation and VRAM, or power and temperature."""
         metrics = self.panel.view.metrics
         following = GRAPHS[(GRAPHS.index(metrics) + 1) % len(GRAPHS)] if metrics in GRAPHS else GRAPHS[0]
         self.panel.set_view(replace(self.panel.view, metrics=following))
+        self.post_message(self.Changed())
 
     def on_resize(self) -> None:
         self.relayout()

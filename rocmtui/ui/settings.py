@@ -1,0 +1,73 @@
+"""The monitor's settings that outlive a session (interval, timebase, graphs, theme, process sort), kept as
+JSON in the user's config folder (platformdirs). No Textual here.
+
+A missing file gives the defaults; a damaged one gives the defaults and a one-line note (never a crash).
+Writes go to a temporary file that replaces the old one, so a crash mid-write leaves the old settings.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmtui.codec import CodecError, decode_json, encode_json
+
+FILE_NAME = "monitor.json"
+
+
+@dataclass(frozen=True)
+class MonitorSettings:
+    """What the monitor remembers; each field is changed by a key in the app."""
+
+    interval_s: float = 1.0
+    """Seconds between samples (+/-)."""
+    timebase_s: float = 600.0
+    """History graphs' span (t)."""
+    graph: str = "util"
+    """``util`` (utilisation and VRAM) or ``power`` (power and temperature) (g)."""
+    theme: str = "textual-dark"
+    """Textual theme (c)."""
+    sort_by: str = "GPU mem"
+    """Process table column (s, a header click)."""
+    sort_reverse: bool = True
+    """Largest first (r)."""
+
+
+def default_path() -> Path:
+    """``monitor.json`` in the user's config folder (``~/.config/rocmtui`` on Linux)."""
+    import platformdirs  # a dependency of textual; imported only when the UI runs
+
+    return Path(platformdirs.user_config_dir("rocmtui")) / FILE_NAME
+
+
+def load(path: Path) -> tuple[MonitorSettings, str | None]:
+    """The saved settings and None, or the defaults and why the file could not be used."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return MonitorSettings(), None
+    except OSError as err:
+        return MonitorSettings(), f"settings not read from {path}: {err.strerror or err}"
+    try:
+        return decode_json(data, MonitorSettings, what="settings"), None
+    except CodecError as err:
+        return MonitorSettings(), f"settings in {path} ignored: {err}"
+
+
+def save(path: Path, settings: MonitorSettings) -> str | None:
+    """Write ``settings``; None, or one line saying why it could not."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".monitor-", suffix=".json", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(encode_json(settings) + b"\n")
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as err:
+        return f"settings not saved to {path}: {err.strerror or err}"
+    return None

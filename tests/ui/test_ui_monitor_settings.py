@@ -1,0 +1,69 @@
+"""Monitor settings kept between sessions: saved on change, loaded at start, never fatal when damaged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ui_helpers import synthetic_gpu_sets
+
+from rocmtui.config import MonitorConfig
+from rocmtui.gpu.replay import ManualReplay
+from rocmtui.ui.app import create_monitor_app
+from rocmtui.ui.settings import MonitorSettings, default_path, load, save
+
+
+def test_saved_settings_load_back(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "monitor.json"
+    wanted = MonitorSettings(interval_s=2.0, timebase_s=3600.0, graph="power", theme="nord", sort_by="PID")
+    assert save(path, wanted) is None
+    assert load(path) == (wanted, None)
+    assert [p.name for p in path.parent.iterdir()] == ["monitor.json"]  # no temporary file left behind
+
+
+def test_missing_or_damaged_settings_give_the_defaults(tmp_path: Path) -> None:
+    assert load(tmp_path / "none.json") == (MonitorSettings(), None)
+    damaged = tmp_path / "monitor.json"
+    damaged.write_text('{"interval_s": "fast"}')
+    settings, problem = load(damaged)
+    assert settings == MonitorSettings() and problem is not None and "interval_s" in problem
+    assert problem.count("\n") == 0
+
+
+def test_an_unwritable_folder_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    problem = save(blocker / "monitor.json", MonitorSettings())
+    assert problem is not None and problem.startswith("settings not saved to")
+
+
+def test_the_config_folder_follows_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert default_path() == tmp_path / "rocmtui" / "monitor.json"
+
+
+async def test_changes_in_the_app_are_saved_and_restored(tmp_path: Path) -> None:
+    path = tmp_path / "monitor.json"
+    source = ManualReplay(synthetic_gpu_sets(2))
+    app = create_monitor_app(MonitorConfig(), source, settings_path=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        source.step()
+        await pilot.pause()
+        await pilot.press("t", "g", "s", "plus", "c")
+        await pilot.pause()
+    saved = json.loads(path.read_text())
+    assert saved["timebase_s"] == 3600.0 and saved["graph"] == "power"
+    assert saved["sort_by"] == "GPU%" and saved["interval_s"] == 2.0
+    assert saved["theme"] != MonitorConfig.theme
+
+    settings, _ = load(path)
+    source = ManualReplay(synthetic_gpu_sets(2))
+    app = create_monitor_app(MonitorConfig(theme=settings.theme), source, settings=settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        source.step()
+        await pilot.pause()
+        screen = app.monitor_screen
+        assert screen.panel.view.span_s == 3600.0 and screen.panel.view.metrics == ("power", "temp")
+        assert screen.processes.sort_by == "GPU%"
+        assert app.theme == settings.theme
