@@ -106,14 +106,16 @@ def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
 def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[str]) -> int:
     from rocmtui.cli.run_commands import print_lines
     from rocmtui.config import TrainConfig
-    from rocmtui.gpu.detect import open_sampler
+    from rocmtui.gpu.tail_source import TailSource
+    from rocmtui.run.samples import SampleTail
     from rocmtui.tracking.launch import ScriptLauncher
     from rocmtui.ui.app import check_theme
     from rocmtui.ui.train_app import create_train_app, run_train_app
 
     check_theme(args.theme)
     launcher = ScriptLauncher(run_dir, name, command)
-    sampler = open_sampler(MonitorConfig(theme=args.theme))
+    # One GPU poller per run: the supervisor records the samples in the folder; the UI reads them, as watch does.
+    sampler = TailSource(SampleTail(run_dir).poll, history_len=3600)
     app = create_train_app(TrainConfig(), launcher, sampler, detachable=True, theme=args.theme)
     code, lines = run_train_app(app)
     returncode = launcher.returncode
