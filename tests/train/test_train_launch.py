@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rocmtui.cli.main import main
 from rocmtui.config import TrainConfig
 from rocmtui.events import LogMessage, RunControl, RunFailed, RunFinished, RunStarted, StepsCompleted, TrainEvent
 from rocmtui.run.control import send_command
@@ -22,6 +23,7 @@ from rocmtui.run.stream import read_events
 from rocmtui.train.launch import LaunchedTrainer
 
 pytestmark = pytest.mark.slow  # functional tier: real processes
+
 
 @pytest.fixture(autouse=True)
 def no_trainer_left_behind(monkeypatch: pytest.MonkeyPatch):
@@ -58,6 +60,7 @@ def test_the_viewer_process_never_loads_torch(tmp_path: Path) -> None:
     code = f"""
 import sys
 from pathlib import Path
+from rocmtui.cli.main import main
 from rocmtui.config import TrainConfig
 from rocmtui.events import RunControl
 from rocmtui.train.launch import LaunchedTrainer
@@ -101,22 +104,31 @@ def test_a_pause_reaches_the_trainer_through_the_folder(tmp_path: Path) -> None:
     assert not runner.is_alive() and isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
 
 
-def test_a_trainer_killed_with_sigkill_is_reported_lost_and_its_folder_resumable(tmp_path: Path) -> None:
+def test_a_trainer_killed_with_sigkill_is_reported_lost_and_its_folder_resumable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     trainer = LaunchedTrainer()
     events: list[TrainEvent] = []
 
     def emit(event: TrainEvent) -> None:
         events.append(event)
-        if isinstance(event, StepsCompleted) and event.step >= 6:
-            trainer.kill()
+        if isinstance(event, StepsCompleted) and event.epoch == 1 and event.epoch_step >= 3:
+            trainer.kill()  # mid-epoch 2, after epoch 1's checkpoint
 
-    final = trainer(replace(TINY, epochs=50, max_steps_per_epoch=None, runs_dir=tmp_path), emit, RunControl())
+    config = replace(TINY, epochs=50, max_steps_per_epoch=None, runs_dir=tmp_path)
+    final = trainer(config, emit, RunControl())
     assert isinstance(final, RunFailed) and "gone without a last word" in final.message
     run_dir = trainer.run_dir
     assert run_dir is not None and not is_locked(run_dir)
     status = read_status(run_dir)
     assert status is not None and status.state == "running"  # as written: readers call it "lost"
-    assert read_events(run_dir)  # every line whole
+    assert main(["runs", "--runs-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("lost")
+    argv = ["train", "cifar", "--headless", "--device", "cpu", "--resume", str(run_dir), "--epochs", "2"]
+    assert main(argv) == 0  # --resume continues the lost run in its folder
+    resumed = read_events(run_dir)
+    assert isinstance(resumed[-1], RunFinished) and resumed[-1].epochs_completed == 2
+    assert sum(isinstance(e, RunStarted) for e in resumed) == 2
 
 
 def test_bad_data_before_the_folder_is_one_line_and_kind_data(tmp_path: Path) -> None:
