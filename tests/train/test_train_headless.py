@@ -68,7 +68,7 @@ def test_a_failed_run_exits_1(tmp_path: Path) -> None:
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1
     # failures go to stderr, so that `--headless > train.log` still shows them at the terminal
-    assert "failed (nan): the loss became NaN or infinite at step " in err and "failed" not in out
+    assert "failed (nan): the loss became NaN or infinite at step " in err and "failed (nan)" not in out
 
 
 @pytest.mark.slow
