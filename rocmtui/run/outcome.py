@@ -27,10 +27,9 @@ def result_lines(final: RunFinished | RunFailed | None, run_dir: str | None) -> 
     """One or two plain lines: the result (or the error) and the run folder."""
     where = [f"run folder: {run_dir}"] if run_dir else []
     if isinstance(final, RunFinished):
-        head = (
-            f"rocmtui: {final.reason}: {final.epochs_completed} epoch(s), best test accuracy "
-            f"{_pct(final.best_test_acc)}, {final.total_s:.1f}s"
-        )
+        best = "" if final.best_test_acc is None else f", best test accuracy {_pct(final.best_test_acc)}"
+        epochs = f"{final.epochs_completed} epoch(s)" if final.epochs_completed else "done"
+        head = f"rocmtui: {final.reason}: {epochs}{best}, {final.total_s:.1f}s"
         return [head, *where]
     if isinstance(final, RunFailed):
         return [f"rocmtui: failed ({final.kind}): {final.message}", *where]

@@ -15,12 +15,15 @@ from pathlib import Path
 
 from rocmtui.events import (
     EpochCompleted,
+    EpochMetrics,
     LogMessage,
+    MetricsLogged,
     RunControl,
     RunFailed,
     RunFinished,
     RunStarted,
     StepsCompleted,
+    TrackStarted,
     TrainEvent,
 )
 from rocmtui.run.control import CommandReader, create_channel, remove_channel
@@ -63,7 +66,7 @@ class RunSession:
     def emit(self, event: TrainEvent) -> None:
         """Append ``event`` and fold it into the status. OSError (a full disk) reaches the caller."""
         self.events.write(event)
-        durable = isinstance(event, RunStarted | EpochCompleted | RunFinished | RunFailed)
+        durable = isinstance(event, RunStarted | TrackStarted | EpochCompleted | EpochMetrics | RunFinished | RunFailed)
         if durable:
             self.events.sync()
         self._update(event, durable)
@@ -74,8 +77,12 @@ class RunSession:
             if isinstance(event, RunStarted):
                 s = replace(s, state="running", device_name=event.device_name, epoch=event.start_epoch)
                 s = replace(s, epochs=event.config.epochs)
-            elif isinstance(event, StepsCompleted):
+            elif isinstance(event, TrackStarted):  # a script reporting through rocmtui.track()
+                s = replace(s, state="running", name=event.name or s.name)
+            elif isinstance(event, StepsCompleted | MetricsLogged):
                 s = replace(s, elapsed_s=event.elapsed_s)
+            elif isinstance(event, EpochMetrics):
+                s = replace(s, epoch=s.epoch + 1, elapsed_s=event.elapsed_s)
             elif isinstance(event, EpochCompleted):
                 best = event.test_acc if s.best_acc is None else max(s.best_acc, event.test_acc)
                 s = replace(s, epoch=event.epoch + 1, epochs=event.epochs, best_acc=best)

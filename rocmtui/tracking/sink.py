@@ -19,8 +19,8 @@ from rocmtui.errors import UsageError
 from rocmtui.events import RunControl, TrainEvent, event_to_dict
 from rocmtui.run.files import write_json
 from rocmtui.run.layout import SUMMARY, create_run_dir, run_name
+from rocmtui.run.session import RunSession
 from rocmtui.tracking import env
-from rocmtui.tracking.session import TrackSession
 
 DEFAULT_RUNS_DIR = Path("runs")
 
@@ -36,12 +36,12 @@ class Sink(Protocol):
 
 
 class FolderSink:
-    """The script holds its run folder itself, through a TrackSession."""
+    """The script holds its run folder itself, through a RunSession."""
 
     def __init__(self, run_dir: Path, name: str) -> None:
         self.run_dir = run_dir
         self.control = RunControl()
-        self.session = TrackSession(run_dir, self.control, name=name)
+        self.session = RunSession(run_dir, self.control, name=name)
 
     def emit(self, event: TrainEvent) -> None:
         self.session.emit(event)

@@ -36,8 +36,8 @@ from rocmtui.events import (
 from rocmtui.run.files import write_json
 from rocmtui.run.layout import STDERR, SUMMARY
 from rocmtui.run.lines import last_line
+from rocmtui.run.session import RunSession
 from rocmtui.tracking import env
-from rocmtui.tracking.session import TrackSession
 
 if TYPE_CHECKING:
     from rocmtui.train.gpu_record import GpuRecorder
@@ -55,7 +55,7 @@ class Relay:
     A script may call ``track()`` more than once: an end followed by more events is only a log line.
     """
 
-    def __init__(self, session: TrackSession, fd: int) -> None:
+    def __init__(self, session: RunSession, fd: int) -> None:
         self.session = session
         self.final: RunFinished | RunFailed | None = None
         self.tracking = threading.Event()
@@ -137,7 +137,7 @@ def supervise(run_dir: Path, name: str, command: list[str]) -> int:
     control = RunControl()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: control.request_stop())
-    session = TrackSession(run_dir, control, name=name)
+    session = RunSession(run_dir, control, name=name)
     recorder = _recorder(run_dir)
     started = time.perf_counter()
     session.emit(TrackStarted(name, str(run_dir), {"command": shlex.join(command)}, started_at=time.time()))
@@ -180,7 +180,7 @@ def _recorder(run_dir: Path) -> GpuRecorder:
     return GpuRecorder(run_dir)
 
 
-def _end(session: TrackSession, event: TrainEvent) -> None:
+def _end(session: RunSession, event: TrainEvent) -> None:
     try:
         with contextlib.suppress(OSError):
             session.emit(event)
