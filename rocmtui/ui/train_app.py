@@ -157,6 +157,10 @@ class TrainApp(MonitorApp):
         if self.quitting or self.exit_on_finish or self.signal_code is not None:
             self.exit_now()
             return
+        self.show_finished()
+
+    def show_finished(self) -> None:
+        """The run's summary in a dialog over the screen (``rocmtui demo`` shows a card beside the curves)."""
         lines = summary_lines(self.state, self.peaks)
         dialog = FinishedScreen(lines, failed=self.state.failed is not None)
         self.train_screen.replot_now()  # the final curves, painted before the dialog covers them

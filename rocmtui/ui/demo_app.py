@@ -1,0 +1,134 @@
+"""``rocmtui demo``: a real recorded run replayed at a chosen pace, for a meetup's screen or a booth.
+
+The viewer app of ``watch``, with a high-contrast theme, taller plots, and at the end a closing card in
+place of the epoch table (the curves stay in view) instead of the summary dialog. ``--loop`` starts the
+recording over after ``hold_s`` seconds on the card.
+"""
+
+from __future__ import annotations
+
+from textual.theme import Theme
+
+from rocmtui.config import TrainConfig
+from rocmtui.events import Emit, RunControl, RunFinished, TrainEvent
+from rocmtui.run.pacing import Pace, paced_follow
+from rocmtui.ui.demo_card import ClosingCard, share_line
+from rocmtui.ui.demo_samples import PacedSamples
+from rocmtui.ui.screens.train import TrainScreen
+from rocmtui.ui.train_app import TrainApp
+from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
+
+HOLD_S = 15.0
+"""Seconds a ``--loop`` pass stays on its closing card before the recording starts over."""
+
+DEMO_THEME = Theme(
+    name="rocmtui-demo",
+    primary="#00d7ff",
+    secondary="#ffd75f",
+    accent="#ff5fd7",
+    warning="#ffd75f",
+    error="#ff5f5f",
+    success="#5fff87",
+    foreground="#ffffff",
+    background="#000000",
+    surface="#000000",
+    panel="#1c1c1c",
+    boost="#262626",
+    dark=True,
+)
+"""White on black, saturated colours: readable on a projector across a room."""
+
+
+class DemoTrainScreen(TrainScreen):
+    """The training screen with the plots taking the room the epoch table had."""
+
+    def relayout(self) -> None:
+        super().relayout()
+        if not self.has_class("-compact"):
+            self.query_one("#train-grid").styles.grid_rows = "1fr 7"
+
+
+class DemoApp(TrainApp):
+    """A TrainApp over a paced replay; q leaves at once (there is nothing to stop)."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        events: list[tuple[float, TrainEvent]],
+        samples: PacedSamples,
+        pace: Pace,
+        *,
+        loop: bool = False,
+        hold_s: float = HOLD_S,
+        plot_period_s: float = PLOT_PERIOD_S,
+    ) -> None:
+        super().__init__(samples, config, self._replay, detachable=True, plot_period_s=plot_period_s)
+        self.register_theme(DEMO_THEME)
+        self.theme = DEMO_THEME.name
+        self.events = events
+        self.pace = pace
+        self.loop = loop
+        self.hold_s = hold_s
+        self.plot_period_s = plot_period_s
+        self.train_screen = DemoTrainScreen(config, self.control, plot_period_s=plot_period_s)
+        self.card: ClosingCard | None = None
+        self.shared: str | None = None
+        """The last pass's shareable line."""
+
+    def _replay(self, config: TrainConfig, emit: Emit, control: RunControl) -> object:
+        return paced_follow(self.events, emit, control, self.pace)
+
+    def action_request_quit(self) -> None:
+        self.exit(0)
+
+    def show_finished(self) -> None:
+        screen = self.train_screen
+        screen.replot_now()
+        final = self.final
+        if isinstance(final, RunFinished):
+            self.peaks.update_all(self.sampler.history())
+            self.shared = share_line(screen.state.started, final, self.peaks.temperature_c)
+            text = f"{self.shared}\n\nreplayed at {self.pace.speed:g}x the pace it was recorded"
+        else:
+            text = "the recording ended without a result"
+        if self.loop:
+            text += f"; starting over in {self.hold_s:.0f} s"
+        self.card = ClosingCard(text, id="closing-card")
+        self.card.border_title = "Result"
+        screen.table.display = False
+        screen.log_view.display = False
+        screen.query_one("#train-grid").mount(self.card)
+        if self.loop:
+            self.set_timer(self.hold_s, self.next_pass)
+
+    async def next_pass(self) -> None:
+        """``--loop``: a fresh screen, and the recording from its start."""
+        if self.screen is not self.train_screen:  # the monitor (m) or help is on top: start over once closed
+            self.set_timer(1.0, self.next_pass)
+            return
+        old = self.train_screen
+        self.train_screen = DemoTrainScreen(self.config, self.control, plot_period_s=self.plot_period_s)
+        self.final, self.card = None, None
+        self.trainer_done.clear()
+        self.pace.restart()
+        await self.pop_screen()  # the old screen goes first: both have the id "train"
+        self.uninstall_screen(old)
+        await old.remove()
+        await self.push_screen(self.train_screen)
+        self.run_worker(self._follow, thread=True, name="run-source", exit_on_error=False)
+
+    def final_lines(self) -> list[str]:
+        return [self.shared] if self.shared else []
+
+
+def create_demo_app(
+    config: TrainConfig,
+    events: list[tuple[float, TrainEvent]],
+    samples: PacedSamples,
+    pace: Pace,
+    *,
+    loop: bool = False,
+    hold_s: float = HOLD_S,
+) -> DemoApp:
+    """The demo app, as the CLI, ``serve demo`` and the tests build it."""
+    return DemoApp(config, events, samples, pace, loop=loop, hold_s=hold_s)
