@@ -12,10 +12,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rocmtui.cli.demo_command import run_demo
+from rocmtui.cli.export_command import run_export
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.run_commands import print_lines, run_runs, run_stop, run_watch
 from rocmtui.cli.script_command import run_script
 from rocmtui.cli.train_options import config_from_args
+from rocmtui.cli.web_commands import run_serve
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError, first_line
 
@@ -163,6 +166,9 @@ COMMANDS = {
     "runs": run_runs,
     "stop": run_stop,
     "run": run_script,
+    "serve": run_serve,
+    "export": run_export,
+    "demo": run_demo,
 }
 
 

@@ -11,6 +11,7 @@ from rocmtui.cli import argtypes
 from rocmtui.cli.run_commands import add_run_parsers
 from rocmtui.cli.script_command import add_script_parser
 from rocmtui.cli.train_options import add_train_options, resume_note
+from rocmtui.cli.web_commands import add_web_parsers
 from rocmtui.config import BACKENDS, MODELS, MonitorConfig
 
 EXIT_USAGE = 2
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_doctor_parser(sub)
     add_run_parsers(sub)
     add_script_parser(sub)
+    add_web_parsers(sub)
     return parser
 
 

@@ -1,0 +1,90 @@
+"""The process ``rocmtui serve`` starts for each browser tab: one app, drawn through Textual's web driver.
+
+``python -m rocmtui.cli.served monitor | watch RUN | demo [--speed X] [--loop]``. It is not the user's
+command line: under textual-serve stdout is a pipe, where ``rocmtui monitor`` would print JSON lines and
+``watch`` would refuse, so this entry builds the same apps without those terminal checks. The arguments
+were checked by ``rocmtui serve`` before it listened.
+
+With ``ROCMTUI_SCREENSHOT_DIR`` set, F9 saves the app's own SVG screenshot there (``screen-N.svg``): the
+browser draws the terminal on a canvas, so this is how a test reads what the app shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+
+SCREENSHOT_ENV = "ROCMTUI_SCREENSHOT_DIR"
+SCREENSHOT_KEY = "f9"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m rocmtui.cli.served")
+    sub = parser.add_subparsers(dest="what", required=True)
+    sub.add_parser("monitor")
+    sub.add_parser("watch").add_argument("run", type=Path)
+    demo = sub.add_parser("demo")
+    demo.add_argument("--speed", type=float, default=0.1)
+    demo.add_argument("--loop", action="store_true")
+    return parser
+
+
+def build_app(args: argparse.Namespace) -> App[Any]:
+    """The app a tab gets."""
+    if args.what == "demo":
+        from rocmtui.cli.demo_command import build_demo_app
+
+        return build_demo_app(args.speed, args.loop)
+    if args.what == "watch":
+        from rocmtui.cli.run_commands import saved_config
+        from rocmtui.config import TrainConfig
+        from rocmtui.events import Emit, RunControl
+        from rocmtui.gpu.tail_source import TailSource
+        from rocmtui.run.follow import follow
+        from rocmtui.run.samples import SampleTail
+        from rocmtui.ui.train_app import create_train_app
+
+        run_dir: Path = args.run
+        samples = TailSource(SampleTail(run_dir).poll, history_len=3600)
+        samples.catch_up()
+
+        def source(config: TrainConfig, emit: Emit, control: RunControl) -> object:
+            return follow(run_dir, emit, control)
+
+        return create_train_app(saved_config(run_dir), source, samples, detachable=True)
+    from rocmtui.config import MonitorConfig
+    from rocmtui.gpu.detect import open_sampler
+    from rocmtui.ui.app import create_monitor_app
+
+    config = MonitorConfig()
+    return create_monitor_app(config, open_sampler(config))
+
+
+def enable_screenshot_key(app: App[Any], folder: Path) -> None:
+    """F9 writes ``folder/screen-N.svg`` (N counts from 1): the app's own picture of what it shows."""
+    shots = iter(range(1, 1_000_000))
+
+    def save() -> None:
+        app.save_screenshot(f"screen-{next(shots)}.svg", str(folder))
+
+    setattr(app, "action_rocmtui_screenshot", save)  # noqa: B010 an action added to this one app
+    app.bind(SCREENSHOT_KEY, "rocmtui_screenshot", show=False)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    app = build_app(_parser().parse_args(argv))
+    folder = os.environ.get(SCREENSHOT_ENV)
+    if folder:
+        enable_screenshot_key(app, Path(folder))
+    result = app.run()
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

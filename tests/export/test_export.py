@@ -1,0 +1,173 @@
+"""``rocmtui export``: scraped over HTTP on 127.0.0.1 and parsed with prometheus_client's own parser.
+
+The GPU readings are the real NVML samples of the H200 run, replayed; the runs are copies of that run
+folder, made live (its lock held), lost (live status, nobody holds the lock) or finished.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import socket
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from rocmtui.cli.main import main
+from rocmtui.export.server import serve
+from rocmtui.gpu.replay import ReplaySource
+from rocmtui.gpu.sample import SampleSet
+from rocmtui.run.lock import RunLock
+
+H200 = Path(__file__).resolve().parents[1] / "data" / "h200-fastnet-run"
+
+
+def scrape(port: int) -> dict[str, list]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {family.name: family.samples for family in text_string_to_metric_families(text)}
+
+
+def one(families, metric: str, /, **labels) -> float:
+    found = [s.value for s in families[metric] if all(s.labels.get(k) == v for k, v in labels.items())]
+    assert len(found) == 1, (metric, labels, families.get(metric))
+    return found[0]
+
+
+def copy_run(runs: Path, name: str, *, lines: int, state: str) -> Path:
+    run_dir = runs / name
+    run_dir.mkdir(parents=True)
+    shutil.copy(H200 / "config.json", run_dir)
+    events = (H200 / "metrics.jsonl").read_text().splitlines()[:lines]
+    (run_dir / "metrics.jsonl").write_text("\n".join(events) + "\n")
+    status = json.loads((H200 / "status.json").read_text())
+    status.update(host=socket.gethostname(), state=state, epoch=4, best_acc=0.8, heartbeat=time.time())
+    (run_dir / "status.json").write_text(json.dumps(status))
+    return run_dir
+
+
+@pytest.fixture
+def h200() -> ReplaySource:
+    source = ReplaySource.from_jsonl(H200 / "gpu.jsonl")
+    for _ in range(8):  # mid-run: the GPU under load
+        source.step()
+    return source
+
+
+@pytest.fixture
+def runs(tmp_path: Path):
+    runs = tmp_path / "runs"
+    live = copy_run(runs, "20261201-071828-cifar10-fastnet", lines=12, state="running")
+    copy_run(runs, "20261130-090000-cifar10-fastnet", lines=12, state="running")  # nobody holds it: lost
+    copy_run(runs, "20261129-090000-cifar10-fastnet", lines=23, state="finished")
+    lock = RunLock.acquire(live)
+    yield runs
+    lock.release()
+
+
+def test_gpu_metrics_carry_base_units_and_labels(h200, runs) -> None:
+    endpoint = serve(lambda: h200.latest, host="127.0.0.1", port=0, runs_dir=runs, hostname="box")
+    try:
+        families = scrape(endpoint.port)
+    finally:
+        endpoint.close()
+    gpu = h200.latest.gpus[0]
+    labels = {"gpu": "0", "name": "NVIDIA H200", "hostname": "box"}
+    assert one(families, "rocmtui_gpu_utilization_ratio", **labels) == pytest.approx(gpu.utilization_pct / 100)
+    assert one(families, "rocmtui_gpu_memory_used_bytes", **labels) == gpu.memory_used_bytes
+    assert one(families, "rocmtui_gpu_memory_total_bytes", **labels) == 150754820096
+    assert one(families, "rocmtui_gpu_power_watts", **labels) == pytest.approx(gpu.power_w)
+    assert one(families, "rocmtui_gpu_power_limit_watts", **labels) == 700.0
+    assert one(families, "rocmtui_gpu_graphics_clock_hertz", **labels) == pytest.approx(gpu.sclk_mhz * 1e6)
+    assert one(families, "rocmtui_gpu_memory_clock_hertz", **labels) == pytest.approx(3201e6)
+    assert one(families, "rocmtui_gpu_temperature_celsius", sensor="gpu", **labels) == dict(gpu.temperatures_c)["gpu"]
+    assert one(families, "rocmtui_gpu_up", **labels) == 1.0
+    assert "rocmtui_gpu_fan_speed_rpm" not in families or not families["rocmtui_gpu_fan_speed_rpm"]  # N/A: absent
+    assert one(families, "rocmtui_host_memory_total_bytes", hostname="box") == 135128870912
+    assert one(families, "rocmtui_sample_timestamp_seconds", hostname="box") == h200.latest.timestamp
+    info = one(families, "rocmtui_exporter_info", backend="nvml", hostname="box")
+    assert info == 1.0
+
+
+def test_live_and_lost_runs_are_exported_and_finished_ones_are_not(h200, runs) -> None:
+    endpoint = serve(lambda: h200.latest, host="127.0.0.1", port=0, runs_dir=runs, hostname="box")
+    try:
+        families = scrape(endpoint.port)
+        again = scrape(endpoint.port)  # the second scrape reads from the cached tails: same values
+    finally:
+        endpoint.close()
+    live = {"run": "20261201-071828-cifar10-fastnet", "name": "cifar10 fastnet"}
+    assert one(families, "rocmtui_run_state", state="running", **live) == 1.0
+    assert one(families, "rocmtui_run_state", state="paused", **live) == 0.0
+    lost = {"run": "20261130-090000-cifar10-fastnet"}
+    assert one(families, "rocmtui_run_state", state="lost", **lost) == 1.0
+    runs_seen = {s.labels["run"] for s in families["rocmtui_run_state"]}
+    assert "20261129-090000-cifar10-fastnet" not in runs_seen
+    assert one(families, "rocmtui_run_epochs_completed", **live) == 4
+    assert one(families, "rocmtui_run_epochs", **live) == 10
+    assert one(families, "rocmtui_run_best_accuracy_ratio", **live) == 0.8
+    stream = [json.loads(line) for line in (H200 / "metrics.jsonl").read_text().splitlines()[:12]]
+    last_steps = [e for e in stream if e.get("event") == "StepsCompleted"][-1]
+    assert one(families, "rocmtui_run_loss", **live) == pytest.approx(last_steps["losses"][-1])
+    assert one(families, "rocmtui_run_images_per_second", **live) == pytest.approx(last_steps["images_per_s"])
+    assert one(families, "rocmtui_run_step", **live) == last_steps["step"]
+    assert one(again, "rocmtui_run_loss", **live) == one(families, "rocmtui_run_loss", **live)
+
+
+def test_nothing_is_exported_before_the_first_sample(tmp_path) -> None:
+    endpoint = serve(lambda: None, host="127.0.0.1", port=0, runs_dir=tmp_path, hostname="box")
+    try:
+        families = scrape(endpoint.port)
+    finally:
+        endpoint.close()
+    assert "rocmtui_gpu_utilization_ratio" not in families
+    assert one(families, "rocmtui_exporter_info", backend="none") == 1.0
+
+
+def test_uuid_and_bus_id_labels_where_the_sample_has_them(h200) -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Identified:
+        index: int = 0
+        name: str = "GPU"
+        error: str | None = None
+        uuid: str = "GPU-1234"
+        pci_bus_id: str = "0000:41:00.0"
+        temperatures_c: tuple = ()
+
+        def __getattr__(self, _: str):
+            return None
+
+    sample = dataclasses.replace(h200.latest, gpus=(Identified(),))  # type: ignore[arg-type]
+    assert isinstance(sample, SampleSet)
+    endpoint = serve(lambda: sample, host="127.0.0.1", port=0, runs_dir=None, hostname="box")
+    try:
+        families = scrape(endpoint.port)
+    finally:
+        endpoint.close()
+    assert one(families, "rocmtui_gpu_up", uuid="GPU-1234", pci_bus_id="0000:41:00.0") == 1.0
+
+
+def test_export_command_warns_beyond_localhost_and_refuses_a_taken_port(capsys, monkeypatch) -> None:
+    from rocmtui.cli import export_command
+    from rocmtui.gpu import detect
+
+    monkeypatch.setattr(detect, "open_sampler", lambda config: ReplaySource([]))
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        assert main(["export", "--port", str(taken.getsockname()[1]), "--backend", "host"]) == 2
+    finally:
+        taken.close()
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+    stop = threading.Event()
+    stop.set()
+    args = main.__globals__["build_parser"]().parse_args(["export", "--host", "0.0.0.0", "--port", "0"])
+    assert export_command.run_export(args, stop) == 0
+    err = capsys.readouterr().err
+    assert "no authentication" in err.splitlines()[0]
