@@ -7,6 +7,9 @@ it apart from the widgets lets the plots redraw at their own rate from one share
 from __future__ import annotations
 
 import math
+import statistics
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -86,6 +89,11 @@ class RunState:
     """A script reporting through ``rocmtui.track()`` (no RunStarted, no TrainConfig)."""
     scalars: Scalars = field(default_factory=_scalars)
     """The series a tracked script logs (``rocmtui.ui.scalars``)."""
+    clock: Callable[[], float] = time.monotonic
+    """Where the running clock reads the time (tests give a fake one)."""
+    _clocked_at: float | None = None
+    """``clock()`` when ``_anchor_s`` was taken: the elapsed clock runs on from there."""
+    _anchor_s: float = 0.0
 
     def apply(self, event: TrainEvent) -> None:
         """Fold one event into the state."""
@@ -116,6 +124,7 @@ class RunState:
 
     def _add_steps(self, event: StepsCompleted) -> None:
         self.last_steps = event
+        self._anchor_s, self._clocked_at = event.elapsed_s, self.clock()
         spe = max(1, event.steps_per_epoch)
         first = event.step - len(event.losses) + 1
         self.loss.cut_from(first / spe)  # order by step: steps trained again after a resume replace the old ones
@@ -151,19 +160,52 @@ class RunState:
         return self.started.start_epoch if self.started else 0
 
     @property
+    def testing(self) -> bool:
+        """True between an epoch's last step and its EpochCompleted: the test pass runs."""
+        steps = self.last_steps
+        if self.phase != "training" or steps is None or steps.epoch_step < steps.steps_per_epoch:
+            return False
+        return not self.epochs or self.epochs[-1].epoch < steps.epoch
+
+    @property
     def elapsed_s(self) -> float | None:
-        """Training time from the events themselves (never the wall clock): pauses excluded."""
+        """Training time, pauses excluded: the run's own figure, running on between its reports.
+
+        The clock keeps going through test passes and between throttled reports (it used to stop for
+        the whole test pass); it holds while paused and ends at the run's total.
+        """
         if self.finished is not None:
             return self.finished.total_s
         if self.last_steps is None and self.scalars.last is not None:  # a tracked script
             return self.scalars.last.elapsed_s
-        return self.last_steps.elapsed_s if self.last_steps else None
+        if self.last_steps is None:
+            return None
+        if self._clocked_at is None or self.phase not in ("training", "stopping"):
+            return self._anchor_s
+        return self._anchor_s + max(0.0, self.clock() - self._clocked_at)
+
+    def pause(self) -> None:
+        """The viewer paused the run: the clock holds where it is."""
+        if self.last_steps is not None:
+            self._anchor_s = self.elapsed_s or 0.0
+        self.phase = "paused"
+
+    def resume(self) -> None:
+        self.phase = "training"
+        self._clocked_at = self.clock()
 
     @property
     def eta_s(self) -> float | None:
-        """Remaining training time at the latest step rate; None until it is known."""
+        """Remaining time, test passes included: whole epochs as the recent ones took (training and test),
+        less the part of this epoch already trained; before the first epoch ends, the step rate's guess."""
         steps, started = self.last_steps, self.started
-        if steps is None or started is None or not self.running or steps.images_per_s <= 0:
+        if steps is None or started is None or not self.running:
             return None
-        remaining = (self.total_epochs - steps.epoch) * steps.steps_per_epoch - steps.epoch_step
-        return max(0, remaining) * started.config.batch_size / steps.images_per_s
+        done_now = steps.epoch_step / max(1, steps.steps_per_epoch) if steps.epoch >= self.epochs_done else 0.0
+        left = max(0.0, self.total_epochs - self.epochs_done - done_now)
+        recent = [e.seconds for e in self.epochs[-3:] if e.seconds > 0]
+        if recent:
+            return left * statistics.median(recent)
+        if steps.images_per_s <= 0:
+            return None
+        return left * steps.steps_per_epoch * started.config.batch_size / steps.images_per_s

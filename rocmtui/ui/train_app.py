@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -56,6 +57,7 @@ class TrainApp(MonitorApp):
         stop_on_hangup: bool = True,
         theme: str = MonitorConfig.theme,
         plot_period_s: float = PLOT_PERIOD_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(sampler, theme=theme)
         self.config = config
@@ -65,7 +67,7 @@ class TrainApp(MonitorApp):
         self.detachable = detachable
         """The run lives in its own process: leaving the app leaves it running."""
         self.stop_on_hangup = stop_on_hangup
-        self.train_screen = TrainScreen(config, self.control, plot_period_s=plot_period_s)
+        self.train_screen = TrainScreen(config, self.control, plot_period_s=plot_period_s, clock=clock)
         self.quitting = False
         self.detached = False
         self.signal_code: int | None = None
@@ -247,8 +249,10 @@ def create_train_app(
     theme: str = MonitorConfig.theme,
     control: RunControl | None = None,
     plot_period_s: float = PLOT_PERIOD_S,
+    clock: Callable[[], float] = time.monotonic,
 ) -> TrainApp:
-    """The training app, as the CLI, the tests and the screenshot script build it."""
+    """The training app, as the CLI, the tests and the screenshot script build it (``clock``: the running
+    elapsed clock's time source; snapshot tests stop it)."""
     check_theme(theme)
     return TrainApp(
         sampler,
@@ -260,6 +264,7 @@ def create_train_app(
         stop_on_hangup=stop_on_hangup,
         theme=theme,
         plot_period_s=plot_period_s,
+        clock=clock,
     )
 
 

@@ -19,13 +19,19 @@ from rocmtui.ui.train_app import create_train_app
 
 pytestmark = pytest.mark.snapshot
 
+
+def stopped_clock() -> float:
+    """A clock that never moves: the elapsed time shown is the run's own, whenever the picture is taken."""
+    return 0.0
+
+
 NEVER = 3600.0
 
 
 def train_app(hold_at: int | None, theme: str = "textual-dark") -> tuple[MonitorApp, ReplayTrainer, ManualReplay]:
     trainer = ReplayTrainer(recorded_events(), hold_at=hold_at)
     source = ManualReplay(host_recording())
-    app = create_train_app(recorded_config(), trainer, source, theme=theme, plot_period_s=NEVER)
+    app = create_train_app(recorded_config(), trainer, source, theme=theme, plot_period_s=NEVER, clock=stopped_clock)
     return app, trainer, source
 
 

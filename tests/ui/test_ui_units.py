@@ -161,3 +161,58 @@ def test_a_run_that_never_started_shows_no_epoch_counts() -> None:
     state.apply(RunFailed(message="checkpoint has already trained 2 of 2 epochs", kind="data"))
     assert "epochs              -" in summary_lines(state, Peaks())
     assert progress_lines(state, 80)[0].startswith("Epoch -/- ")
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _steps(epoch: int, epoch_step: int, elapsed: float, spe: int = 10) -> StepsCompleted:
+    return StepsCompleted(epoch, epoch * spe + epoch_step, epoch_step, spe, (1.0,), 640.0, 1e-3, elapsed)
+
+
+def _epoch_done(epoch: int, seconds: float) -> EpochCompleted:
+    return EpochCompleted(epoch, 5, 1.0, 0.5, 1.0, 0.5, 1e-3, seconds, 640.0, False)
+
+
+def test_the_elapsed_clock_runs_through_a_test_pass_and_holds_while_paused() -> None:
+    clock = FakeClock()
+    state = RunState(clock=clock)
+    started = recorded_events()[0]
+    assert isinstance(started, RunStarted)
+    state.apply(started)
+    state.apply(_steps(0, 10, elapsed=4.0))  # the epoch's last step: its test pass runs now
+    assert state.testing
+    assert "testing" in progress_lines(state, 80)[0]
+    clock.now += 6.0  # a 6 s test pass sends no event...
+    assert state.elapsed_s == 10.0  # ...and the clock runs on
+    state.apply(_epoch_done(0, seconds=10.0))
+    assert not state.testing
+    clock.now += 1.0
+    state.pause()
+    clock.now += 60.0
+    assert state.elapsed_s == 11.0  # held while paused
+    state.resume()
+    clock.now += 2.0
+    assert state.elapsed_s == 13.0
+
+
+def test_the_eta_counts_test_passes_and_does_not_jump() -> None:
+    clock = FakeClock()
+    state = RunState(clock=clock)
+    started = recorded_events()[0]
+    assert isinstance(started, RunStarted)
+    state.apply(msgspec.structs.replace(started, config=dataclasses.replace(started.config, epochs=5)))
+    etas = []
+    for epoch in range(3):
+        for step in (5, 10):
+            state.apply(_steps(epoch, step, elapsed=10.0 * epoch + 0.4 * step))
+            etas.append(state.eta_s)
+        state.apply(_epoch_done(epoch, seconds=10.0))  # 4 s of training, 6 s of testing
+        etas.append(state.eta_s)
+    assert etas[2] == 40.0  # 4 epochs left at 10 s each, test passes included
+    assert etas[3:] == [35.0, 30.0, 30.0, 25.0, 20.0, 20.0]  # steady, never a jump back up

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -58,9 +58,16 @@ class TrainScreen(Screen[None]):
         Binding("n", "next_series", "Next series", show=False),
     ]
 
-    def __init__(self, config: TrainConfig, control: RunControl, *, plot_period_s: float = PLOT_PERIOD_S) -> None:
+    def __init__(
+        self,
+        config: TrainConfig,
+        control: RunControl,
+        *,
+        plot_period_s: float = PLOT_PERIOD_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__(id="train")
-        self.state = state = RunState()
+        self.state = state = RunState(clock=clock)
         """The run as this screen shows it: only ``apply`` and this screen's keys change it."""
         self.control = control
         self.info = RunInfo(config, id="run-info")
@@ -150,10 +157,10 @@ class TrainScreen(Screen[None]):
             return
         if self.control.paused:
             self.control.resume()
-            self.state.phase = "training"
+            self.state.resume()
         else:
             self.control.pause()
-            self.state.phase = "paused"
+            self.state.pause()
         self.progress.refresh()
 
     def action_save_now(self) -> None:
@@ -208,8 +215,8 @@ class TrainScreen(Screen[None]):
 
     def flush_text(self) -> None:
         """Progress lines, epoch rows, log lines and GPU readings that changed since the last flush."""
-        if self.progress_seen != self.state.version:
-            self.progress_seen = self.state.version
+        if self.progress_seen != self.state.version or self.state.phase == "training":
+            self.progress_seen = self.state.version  # while training the clock runs: two cheap lines a frame
             self.progress.refresh()
         self.table.show(self.state.epochs)
         self.log_view.flush()

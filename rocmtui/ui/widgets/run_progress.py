@@ -43,7 +43,7 @@ def progress_lines(state: RunState, width: int) -> list[str]:
     steps = state.last_steps
     total = max(1, state.total_epochs)
     epoch_no = min(state.current_epoch + 1, total)
-    phase = PHASE_TEXT[state.phase]
+    phase = "◐ testing" if state.testing else PHASE_TEXT[state.phase]
     head = f"Epoch {epoch_no}/{total} " if state.total_epochs else "Epoch -/- "
     line1 = f"{head}{bar(state.epochs_done / total, max(4, width - len(head) - len(phase) - 2))}  {phase}"
     step, spe = (
