@@ -71,7 +71,9 @@ def enable_screenshot_key(app: App[Any], folder: Path) -> None:
     shots = iter(range(1, 1_000_000))
 
     def save() -> None:
-        app.save_screenshot(f"screen-{next(shots)}.svg", str(folder))
+        name = f"screen-{next(shots)}.svg"
+        written = app.save_screenshot(f".{name}.part", str(folder))
+        os.replace(written, folder / name)  # whole, or not there: a reader never sees half a picture
 
     setattr(app, "action_rocmtui_screenshot", save)  # noqa: B010 an action added to this one app
     app.bind(SCREENSHOT_KEY, "rocmtui_screenshot", show=False)

@@ -1,0 +1,64 @@
+"""A served rocmtui in a real headless Chromium (Debian's, driven by Playwright): start, wait, read the app's SVG."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+def start_serve(args: list[str], port: int, shots: Path) -> subprocess.Popen[bytes]:
+    """``rocmtui serve --port PORT ARGS`` with F9 saving screenshots into ``shots``; returns once it answers."""
+    env = {**os.environ, "ROCMTUI_SCREENSHOT_DIR": str(shots)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rocmtui", "serve", "--port", str(port), *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        wait_until(lambda: process.poll() is not None or answers(f"http://127.0.0.1:{port}/"), 30, "serve")
+    except AssertionError:
+        process.kill()
+        raise
+    if process.poll() is not None:
+        raise AssertionError(f"serve exited: {process.stderr.read().decode() if process.stderr else ''}")
+    return process
+
+
+def svg_text(path: Path) -> str:
+    """The text an app's SVG screenshot shows, one string (spaces as spaces)."""
+    parts = re.findall(r"<text[^>]*>(.*?)</text>", path.read_text(encoding="utf-8"), flags=re.S)
+    return "".join(html.unescape(re.sub(r"<[^>]+>", "", part)) for part in parts).replace("\xa0", " ")

@@ -1,0 +1,90 @@
+"""``rocmtui serve`` in a real headless Chromium: the page loads, keys reach the app, the app shows the run.
+
+The terminal draws to a canvas, so what the app shows is read from its own SVG screenshot (F9 under
+``ROCMTUI_SCREENSHOT_DIR``, see ``rocmtui.cli.served``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from browser import CHROMIUM, free_port, start_serve, svg_text, wait_until
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
+]
+
+
+@pytest.fixture
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def serve_demo(tmp_path: Path):
+    port = free_port()
+    process = start_serve(["demo", "--speed", "50"], port, tmp_path)
+    yield f"http://127.0.0.1:{port}/", tmp_path, process.pid
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=30)
+
+
+def shoot(page, shots: Path) -> str:
+    """F9 in the page: the app saves its SVG screenshot; returns the text it shows."""
+    before = len(list(shots.glob("screen-*.svg")))
+    page.keyboard.press("F9")
+    path = shots / f"screen-{before + 1}.svg"
+    wait_until(path.exists, 20, "a screenshot")
+    return svg_text(path)
+
+
+def showing(page, shots: Path, wanted: str, timeout: float = 30) -> str:
+    """Screenshots until one shows ``wanted``; returns its text."""
+    seen: list[str] = []
+    wait_until(lambda: wanted in (seen.append(shoot(page, shots)) or seen[-1]), timeout, repr(wanted))
+    return seen[-1]
+
+
+def test_the_demo_in_a_browser_takes_keys_and_shows_the_h200_run(browser, serve_demo) -> None:
+    url, shots, _ = serve_demo
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.goto(url, wait_until="commit")
+    page.wait_for_selector("body.-first-byte", state="attached", timeout=20_000)  # the app's first bytes drew
+    page.locator(".textual-terminal").click()
+    text = showing(page, shots, "Result")  # the closing card of the replayed run
+    assert "NVIDIA H200" in text
+    assert "93.57%" in text
+    page.keyboard.press("m")  # another key: the monitor
+    monitor = showing(page, shots, "rocmtui monitor")
+    assert "Result" not in monitor
+    assert "GPU 0 · NVIDIA H200" in showing(page, shots, "GPU 0 · NVIDIA H200")  # the recorded NVML samples
+
+
+def test_two_tabs_get_two_apps(browser, serve_demo) -> None:
+    url, _, serve_pid = serve_demo
+    pages = [browser.new_page() for _ in range(2)]
+    for page in pages:
+        page.goto(url, wait_until="commit")
+    for page in pages:
+        page.wait_for_selector("body.-first-byte", state="attached", timeout=20_000)
+    served = [int(p) for p in os.listdir("/proc") if p.isdigit() and _is_served_app(int(p), serve_pid)]
+    assert len(served) >= 2
+    for page in pages:
+        page.close()
+
+
+def _is_served_app(pid: int, serve_pid: int) -> bool:
+    """An app process that this test's serve started (its session is serve's)."""
+    try:
+        return os.getsid(pid) == serve_pid and b"rocmtui.cli.served" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
