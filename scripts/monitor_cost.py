@@ -67,7 +67,9 @@ def measure(args: argparse.Namespace, cols: int, rows: int, extra: list[str]) ->
     if pid == 0:
         os.environ["TERM"] = "xterm-256color"
         if args.source:
-            os.environ["PYTHONPATH"] = os.path.abspath(args.source)
+            os.environ["PYTHONPATH"] = os.pathsep.join(
+                p for p in (os.path.abspath(args.source), os.environ.get("PYTHONPATH", "")) if p
+            )
             os.chdir(args.source)
         os.execv(sys.executable, argv)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))

@@ -7,17 +7,18 @@ import signal
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from ui_helpers import synthetic_gpu_sets
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.kill import refusal, send
 from rocmtui.gpu.proc_stats import ProcessStats
-from rocmtui.gpu.replay import ManualReplay
+from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.app import create_monitor_app
 from rocmtui.ui.screens.signal_confirm import SignalConfirm
-from rocmtui.ui.widgets.process_table import matches, one_line, ordered
+from rocmtui.ui.widgets.process_table import fmt_elapsed, matches, one_line, ordered
 
 
 def proc(pid: int, **fields: object) -> GpuProcess:
@@ -113,3 +114,38 @@ async def test_kill_asks_first_for_the_users_own_process() -> None:
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+H200_RECORDING = Path(__file__).resolve().parent / "data" / "monitor-h200-nvml.jsonl"
+"""A real capture: ``rocmtui monitor --json --count 30`` on one NVIDIA H200 (driver 580.159.04) under a bf16
+matrix-product load holding 31 GiB, 2026-12-01; NVML slowdown/shutdown thresholds 89/95 °C."""
+
+
+def test_elapsed_reads_to_the_minute() -> None:
+    assert [fmt_elapsed(s) for s in (None, 5, 61, 3600 + 300, 3 * 86400 + 7200)] == [
+        "N/A",
+        "<1m",
+        "1m",
+        "1h05m",
+        "3d02h",
+    ]
+
+
+async def test_a_real_recording_fills_the_table_and_updates_cells_in_place() -> None:
+    source = ManualReplay(ReplaySource.from_jsonl(H200_RECORDING).samples)
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(3):
+            source.step()
+        await pilot.pause()
+        table = app.monitor_screen.processes
+        assert len(table.listed) == 1 and table.listed[0].user == "root"
+        first = table.get_row_at(0)
+        for _ in range(20):
+            source.step()
+        await pilot.pause()
+        later = table.get_row_at(0)
+        assert later[0] == first[0]  # the same process, its row kept
+        assert later[5] != "N/A" and later[6].endswith("MiB")  # CPU % known from the second reading; RSS
+        gpu = app.monitor_screen.last.gpus[0] if app.monitor_screen.last else None
+        assert gpu is not None and gpu.temp_crit_c == 89.0

@@ -7,10 +7,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from rocmtui.gpu.sample import GpuProcess
 from rocmtui.gpu.units import fmt_gpu_index
-from rocmtui.ui.format import NA, fmt_bytes, fmt_duration
+from rocmtui.ui.format import NA, fmt_bytes
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,22 @@ def _num(value: float | None) -> float:
 
 def _pct(value: float | None) -> str:
     return NA if value is None else f"{value:.0f}%"
+
+
+def fmt_elapsed(seconds: float | None) -> str:
+    """``<1m``, ``12m``, ``3h05m``, ``2d03h``: to the minute, so the column changes once a minute, not per sample."""
+    if seconds is None:
+        return NA
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "<1m"
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h{minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours:02d}h"
 
 
 def _elapsed(proc: GpuProcess, now: float) -> float | None:
@@ -56,7 +73,7 @@ COLUMNS = (
     Column(
         "elapsed",
         8,
-        lambda p, now: NA if _elapsed(p, now) is None else fmt_duration(_elapsed(p, now)),
+        lambda p, now: fmt_elapsed(_elapsed(p, now)),
         lambda p, now: _num(_elapsed(p, now)),
     ),
 )
@@ -147,17 +164,41 @@ class ProcessTable(DataTable[str]):
         rows = tuple((*(c.text(p, self.now) for c in COLUMNS), one_line(p.command)) for p in listed)
         if rows == self.rows_shown:
             return
+        keys = [row_key(p) for p in listed]
+        if self.rows_shown is not None and keys == [row_key(p) for p in self.listed] and rows:
+            self._update_cells(rows)  # same processes in the same order: rewrite only the changed rows
+            self.listed = listed
+            return
         keep = self.selected
         self.rows_shown = rows
         self.listed = listed
         self.clear()
-        for row in rows:
-            self.add_row(*row)
+        for key, row in zip(keys, rows, strict=True):
+            self.add_row(*row, key=key)
         if not rows:
             note = "no process matches the filter" if self.processes else "no GPU processes reported"
             self.add_row(*(["-"] * len(COLUMNS)), note)
         if keep is not None:
             for index, proc in enumerate(listed):
-                if (proc.pid, proc.gpu_index) == (keep.pid, keep.gpu_index):
+                if row_key(proc) == row_key(keep):
                     self.move_cursor(row=index, animate=False)
                     break
+
+    def _update_cells(self, rows: tuple[tuple[str, ...], ...]) -> None:
+        """Change cells in place and repaint only their rows (DataTable.update_cell repaints the whole table,
+        which at 120x40 cost more bytes than everything else on the screen)."""
+        old = self.rows_shown or ()
+        labels = [*(c.label for c in COLUMNS), COMMAND]
+        for index, (before, after) in enumerate(zip(old, rows, strict=True)):
+            if before == after:
+                continue
+            key = RowKey(row_key(self.listed[index]))
+            for label, value in zip(labels, after, strict=True):
+                self._data[key][ColumnKey(label)] = value
+            self._update_count += 1  # DataTable's render caches are keyed by it
+            self.refresh_row(index)
+        self.rows_shown = rows
+
+
+def row_key(proc: GpuProcess) -> str:
+    return f"{proc.gpu_index}:{proc.pid}"
