@@ -17,6 +17,7 @@ from rocmtui.train import models
 from rocmtui.train.data import Arrays
 from rocmtui.train.gpudata import DeviceData, Normalizer, batch_indices, permutation, to_device
 from rocmtui.train.optim import build_optimizer
+from rocmtui.train.optimizer import FunctionalOptimizer
 from rocmtui.train.stats import Stats
 from rocmtui.train.step import EagerStep, GraphStep
 
@@ -58,7 +59,7 @@ class Engine:
     device: torch.device
     data: DeviceData
     model: nn.Module
-    optimizer: torch.optim.Optimizer
+    optimizer: FunctionalOptimizer
     eager: EagerStep
     step: EagerStep | GraphStep
     gen: torch.Generator

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from rocmtui.config import TrainConfig
+from rocmtui.train.optimizer import FunctionalOptimizer
 
 BN_BIAS_LR_SCALE = 64.0
 """fastnet's BatchNorm shifts (their scales are frozen) learn this much faster, with as much less decay."""
@@ -27,7 +28,7 @@ def param_groups(model: nn.Module, config: TrainConfig) -> list[dict[str, Any]]:
     ]
 
 
-def build_optimizer(model: nn.Module, config: TrainConfig, device: torch.device, graph: bool) -> torch.optim.Optimizer:
+def build_optimizer(model: nn.Module, config: TrainConfig, device: torch.device, graph: bool) -> FunctionalOptimizer:
     """Adam, AdamW or Nesterov SGD over the trainable parameters.
 
     The fused kernels are used (one launch per step on a GPU, one pass on the CPU). For a CUDA graph the optimizer is
@@ -37,14 +38,12 @@ def build_optimizer(model: nn.Module, config: TrainConfig, device: torch.device,
     for group in groups:
         value = config.lr * group["lr_scale"]
         group["lr"] = torch.tensor(value, device=device) if graph else value
-    if config.optimizer == "sgd":
-        return torch.optim.SGD(
-            groups, lr=config.lr, momentum=0.9, nesterov=True, weight_decay=config.weight_decay, fused=True
-        )
-    cls = torch.optim.AdamW if config.optimizer == "adamw" else torch.optim.Adam
-    if graph:
-        return cls(groups, lr=config.lr, weight_decay=config.weight_decay, capturable=True, foreach=True)
-    return cls(groups, lr=config.lr, weight_decay=config.weight_decay, fused=True)
+    kind = config.optimizer
+    if kind == "sgd" or not graph:
+        return FunctionalOptimizer(kind, groups, lr=config.lr, weight_decay=config.weight_decay, fused=True)
+    return FunctionalOptimizer(
+        kind, groups, lr=config.lr, weight_decay=config.weight_decay, fused=False, capturable=True, foreach=True
+    )
 
 
 def lr_at(config: TrainConfig, step: int, total_steps: int) -> float:
@@ -64,7 +63,7 @@ def lr_at(config: TrainConfig, step: int, total_steps: int) -> float:
     return config.lr * (1.0 - 0.99 * (frac - warm) / (1.0 - warm))
 
 
-def set_lr(optimizer: torch.optim.Optimizer, value: float) -> None:
+def set_lr(optimizer: FunctionalOptimizer, value: float) -> None:
     """Set every group's learning rate (times its scale); a tensor lr (CUDA graph) is filled in place."""
     for group in optimizer.param_groups:
         lr, scaled = group["lr"], value * group.get("lr_scale", 1.0)

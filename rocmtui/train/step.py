@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager, nullcontext
 import torch
 from torch import nn
 
+from rocmtui.train.optimizer import FunctionalOptimizer
 from rocmtui.train.stats import Stats
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -30,7 +31,7 @@ class EagerStep:
     def __init__(  # noqa: PLR0917 - each part of a step is its own argument
         self,
         model: nn.Module,
-        optimizer: torch.optim.Optimizer,
+        optimizer: FunctionalOptimizer,
         loss_fn: LossFn,
         prepare: Callable[[torch.Tensor], torch.Tensor],
         device: torch.device,
@@ -47,7 +48,7 @@ class EagerStep:
         self.optimizer.zero_grad(set_to_none=True)
         if self.scaler.is_enabled():
             self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
-            self.scaler.step(self.optimizer)
+            self.scaler.step(self.optimizer)  # type: ignore[arg-type]  # duck-typed: param_groups and step()
             self.scaler.update()
         else:  # the scaler's bookkeeping costs Python time on every step even when disabled
             loss.backward()  # type: ignore[no-untyped-call]
@@ -105,7 +106,7 @@ class GraphStep:
 @torch.no_grad()
 def _restore(
     model: nn.Module,
-    optimizer: torch.optim.Optimizer,
+    optimizer: FunctionalOptimizer,
     saved_model: dict[str, torch.Tensor],
     saved_opt: dict[torch.Tensor, dict[str, torch.Tensor]],
 ) -> None:

@@ -1,0 +1,174 @@
+"""Adam, AdamW and Nesterov SGD through torch's own functional kernels, without ``torch.optim.Optimizer``.
+
+Why: constructing any ``torch.optim.Optimizer`` imports ``torch._dynamo`` (through the dynamo-disable
+wrappers on its methods): 2.3 s on the 2-core box, about 3 s on the H200, which every run waited for before
+its first step. The update itself is ``torch.optim.adam.adam`` / ``torch.optim.sgd.sgd``, the functions that
+``torch.optim.Adam``/``AdamW``/``SGD`` call with the same arguments (fused kernels, or foreach and
+capturable inside a CUDA graph), so the steps are the same to the bit (tested), and so is the state dict:
+checkpoints written through ``torch.optim`` load here, and the other way round.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Literal
+
+import torch
+from torch.optim.adam import adam
+from torch.optim.sgd import sgd
+
+Kind = Literal["adam", "adamw", "sgd"]
+SGD_MOMENTUM = 0.9
+
+
+class FunctionalOptimizer:
+    """The part of ``torch.optim.Optimizer`` the engine uses: param_groups, state, step, zero_grad, state dicts."""
+
+    _step_supports_amp_scaling = False
+    """A GradScaler unscales the gradients itself before ``step`` (the fp16 path)."""
+
+    def __init__(
+        self,
+        kind: Kind,
+        groups: list[dict[str, Any]],
+        *,
+        lr: float,
+        weight_decay: float,
+        fused: bool,
+        capturable: bool = False,
+        foreach: bool = False,
+    ) -> None:
+        self.kind = kind
+        defaults: dict[str, Any] = {
+            "lr": lr,
+            "weight_decay": weight_decay,
+            "maximize": False,
+            "foreach": foreach if not fused else None,
+            "differentiable": False,
+            "fused": fused,
+        }
+        if kind == "sgd":
+            defaults.update(momentum=SGD_MOMENTUM, dampening=0, nesterov=True)
+        else:
+            defaults.update(
+                betas=(0.9, 0.999),
+                eps=1e-8,
+                amsgrad=False,
+                capturable=capturable,
+                decoupled_weight_decay=kind == "adamw",
+            )
+        self.param_groups: list[dict[str, Any]] = [{**defaults, **group} for group in groups]
+        self.state: defaultdict[torch.Tensor, dict[str, Any]] = defaultdict(dict)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for param in group["params"]:
+                if param.grad is None:
+                    continue
+                if set_to_none:
+                    param.grad = None
+                else:
+                    param.grad.detach_().zero_()
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if params:
+                (self._sgd if self.kind == "sgd" else self._adam)(group, params)
+
+    def _adam(self, group: dict[str, Any], params: list[torch.Tensor]) -> None:
+        on_device = group["capturable"] or group["fused"]
+        for param in params:
+            state = self.state[param]
+            if not state:  # as torch.optim.Adam: the step count lives on the device only when it must
+                state["step"] = (
+                    torch.zeros((), dtype=torch.float32, device=param.device) if on_device else torch.tensor(0.0)
+                )
+                state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+                state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+        states = [self.state[p] for p in params]
+        beta1, beta2 = group["betas"]
+        adam(
+            params,
+            [p.grad for p in params],  # type: ignore[misc]  # filtered above: none is None
+            [s["exp_avg"] for s in states],
+            [s["exp_avg_sq"] for s in states],
+            [],
+            [s["step"] for s in states],
+            foreach=group["foreach"],
+            capturable=group["capturable"],
+            differentiable=False,
+            fused=group["fused"],
+            grad_scale=None,
+            found_inf=None,
+            has_complex=False,
+            decoupled_weight_decay=group["decoupled_weight_decay"],
+            amsgrad=False,
+            beta1=beta1,
+            beta2=beta2,
+            lr=group["lr"],
+            weight_decay=group["weight_decay"],
+            eps=group["eps"],
+            maximize=False,
+        )
+
+    def _sgd(self, group: dict[str, Any], params: list[torch.Tensor]) -> None:
+        buffers: list[torch.Tensor | None] = [self.state[p].get("momentum_buffer") for p in params]
+        sgd(
+            params,
+            [p.grad for p in params],  # type: ignore[misc]  # filtered above: none is None
+            buffers,
+            has_sparse_grad=False,
+            foreach=group["foreach"],
+            fused=group["fused"],
+            grad_scale=None,
+            found_inf=None,
+            weight_decay=group["weight_decay"],
+            momentum=group["momentum"],
+            lr=group["lr"],
+            dampening=group["dampening"],
+            nesterov=group["nesterov"],
+            maximize=False,
+        )
+        for param, buffer in zip(params, buffers, strict=True):  # the first step fills the list in place
+            if buffer is not None:
+                self.state[param]["momentum_buffer"] = buffer
+
+    def state_dict(self) -> dict[str, Any]:
+        """``torch.optim``'s format: state by parameter index, groups with their parameters' indexes."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: dict(values) for p, values in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state dict of this class or of the matching ``torch.optim`` class; ValueError when it does not fit."""
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups) or any(
+            len(s["params"]) != len(g["params"]) for s, g in zip(saved_groups, self.param_groups, strict=True)
+        ):
+            raise ValueError("the saved optimizer has other parameter groups than this model")
+        by_index: dict[int, tuple[torch.Tensor, dict[str, Any]]] = {}
+        for saved, group in zip(saved_groups, self.param_groups, strict=True):
+            for number, param in zip(saved["params"], group["params"], strict=True):
+                by_index[int(number)] = (param, group)
+            group.update({k: v for k, v in saved.items() if k != "params"})
+        self.state = defaultdict(dict)
+        for number, values in state_dict["state"].items():
+            param, group = by_index[int(number)]
+            self.state[param] = {key: _placed(param, group, key, value) for key, value in values.items()}
+
+
+def _placed(param: torch.Tensor, group: dict[str, Any], key: str, value: Any) -> Any:
+    """A loaded state value where ``torch.optim`` would put it (device and dtype of its parameter)."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if key == "step":
+        on_device = group.get("capturable") or group.get("fused")
+        return value.to(dtype=torch.float32, device=param.device) if on_device else value
+    return value.to(dtype=param.dtype, device=param.device) if param.is_floating_point() else value.to(param.device)
