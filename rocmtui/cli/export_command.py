@@ -13,7 +13,8 @@ from typing import Any
 
 from rocmtui.cli import argtypes
 from rocmtui.cli.run_commands import RUNS_DIR
-from rocmtui.config import BACKENDS, MonitorConfig
+from rocmtui.cli.telemetry_flags import add_telemetry_flags
+from rocmtui.config import MonitorConfig
 from rocmtui.errors import UsageError
 
 DEFAULT_PORT = 9400
@@ -43,19 +44,7 @@ def add_export_parser(sub: Any) -> None:
         "--port", type=argtypes.non_negative_int, default=DEFAULT_PORT, help="TCP port (default: %(default)s)"
     )
     export.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where runs are (default: %(default)s)")
-    defaults = MonitorConfig()
-    export.add_argument(
-        "--backend",
-        type=argtypes.choice(BACKENDS, "backend"),
-        default=defaults.backend,
-        help=f"telemetry backend: {', '.join(BACKENDS)} (default: %(default)s)",
-    )
-    export.add_argument(
-        "--interval",
-        type=argtypes.interval,
-        default=defaults.interval_s,
-        help="seconds between GPU samples, 0.1 to 60 (default: %(default)s)",
-    )
+    add_telemetry_flags(export, history=False)
 
 
 def run_export(args: argparse.Namespace, stop: threading.Event | None = None) -> int:

@@ -10,9 +10,10 @@ from rocmtui import __version__
 from rocmtui.cli import argtypes
 from rocmtui.cli.run_commands import add_run_parsers
 from rocmtui.cli.script_command import add_script_parser
+from rocmtui.cli.telemetry_flags import add_telemetry_flags
 from rocmtui.cli.train_options import add_train_options, resume_note
 from rocmtui.cli.web_commands import add_web_parsers
-from rocmtui.config import BACKENDS, MODELS, MonitorConfig
+from rocmtui.config import MODELS, MonitorConfig
 
 EXIT_USAGE = 2
 
@@ -104,7 +105,7 @@ def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--detach", action="store_true", help="with --headless: train on when the terminal goes away (SIGHUP)"
     )
     train.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
-    _add_telemetry_flags(train)
+    add_telemetry_flags(train)
 
 
 def _add_monitor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -141,7 +142,7 @@ def _add_monitor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         default=None,
         help="with --replay: play X times as fast as recorded (default: 1)",
     )
-    _add_telemetry_flags(monitor)
+    add_telemetry_flags(monitor)
 
 
 def _add_bench_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -184,25 +185,3 @@ def _add_doctor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
     doctor.description = "Check this machine for training and monitoring; exit 0 when nothing FAILs."
     doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
-
-
-def _add_telemetry_flags(parser: argparse.ArgumentParser) -> None:
-    defaults = MonitorConfig()
-    parser.add_argument(
-        "--backend",
-        type=argtypes.choice(BACKENDS, "backend"),
-        default=defaults.backend,
-        help=f"telemetry backend: {', '.join(BACKENDS)} (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--interval",
-        type=argtypes.interval,
-        default=defaults.interval_s,
-        help="seconds between GPU samples, 0.1 to 60 (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--history",
-        type=argtypes.positive_int,
-        default=defaults.history_len,
-        help="samples of history kept per GPU (default: %(default)s)",
-    )
