@@ -31,39 +31,74 @@ if TYPE_CHECKING:
 
 Phase = Literal["starting", "training", "paused", "stopping", "finished", "failed"]
 EMA_BETA = 0.98
-"""Smoothing of the per-step loss line (about the last 50 steps)."""
+"""Default smoothing of the per-step loss line (about the last 50 steps); the view may choose another."""
+SMOOTHING_WEIGHTS = (0.0, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
+"""The EMA weights the smoothing keys step through, as TensorBoard's slider (0: no smoothing)."""
+
+
+def debiased_ema(
+    values: list[float], weight: float, state: float = 0.0, count: int = 0
+) -> tuple[list[float], float, int]:
+    """The bias-corrected EMA of ``values`` and its state (uncorrected EMA, count), to go on from later.
+
+    ``state`` and ``count``: where an earlier call left off (zero: from the start)."""
+    smoothed: list[float] = []
+    for value in values:
+        count += 1
+        state = weight * state + (1.0 - weight) * value
+        smoothed.append(state / (1.0 - weight**count))
+    return smoothed, state, count
 
 
 @dataclass
 class LossSeries:
-    """Per-step loss against fractional epochs, with a bias-corrected EMA beside it."""
+    """Per-step loss against fractional epochs; its smoothed line is computed when a view asks for it.
+
+    ``smoothed(weight)`` is the bias-corrected EMA (as TensorBoard's: the EMA started from zero, divided
+    by ``1 - weight**n``, so the first point is the first loss and a constant stays constant). It is
+    cached for one weight and extended as points arrive, so a redraw costs only the new points and a
+    change of weight one pass over the series.
+    """
 
     x: list[float] = field(default_factory=list)
     raw: list[float] = field(default_factory=list)
-    ema: list[float] = field(default_factory=list)
-    _ema: float = 0.0
+    _weight: float | None = None
+    _smoothed: list[float] = field(default_factory=list)
+    _state: float = 0.0
     _count: int = 0
+
+    def forget_smoothing(self) -> None:
+        """The points changed other than at the end (a cut, a thinning): recompute at the next ask."""
+        self._weight = None
 
     def cut_from(self, epoch_x: float) -> None:
         """Forget the points at or after ``epoch_x``: a run resumed from an earlier checkpoint trains them again."""
         keep = next((i for i, x in enumerate(self.x) if x >= epoch_x), len(self.x))
         if keep == len(self.x):
             return
-        raw = self.raw[:keep]
-        del self.x[keep:], self.raw[keep:], self.ema[keep:]
-        self._count, self._ema = 0, 0.0
-        for loss in raw:  # the EMA state as it was at the cut
-            self._count += 1
-            self._ema = EMA_BETA * self._ema + (1.0 - EMA_BETA) * loss
+        del self.x[keep:], self.raw[keep:]
+        self.forget_smoothing()
 
     def add(self, epoch_x: float, loss: float) -> None:
         if not math.isfinite(loss):
             return  # a NaN step is reported by RunFailed; it would only break the axes here
-        self._count += 1
-        self._ema = EMA_BETA * self._ema + (1.0 - EMA_BETA) * loss
         self.x.append(epoch_x)
         self.raw.append(loss)
-        self.ema.append(self._ema / (1.0 - EMA_BETA**self._count))
+
+    def smoothed(self, weight: float = EMA_BETA) -> list[float]:
+        """The bias-corrected EMA at ``weight``, one point per raw point (``weight`` 0: the raw points)."""
+        if weight != self._weight or self._count > len(self.raw):
+            self._smoothed, self._state, self._count = debiased_ema(self.raw, weight)
+            self._weight = weight
+        elif self._count < len(self.raw):  # points arrived since: only they are computed
+            more, self._state, self._count = debiased_ema(self.raw[self._count :], weight, self._state, self._count)
+            self._smoothed.extend(more)
+        return self._smoothed
+
+    @property
+    def ema(self) -> list[float]:
+        """The smoothed line at the default weight."""
+        return self.smoothed(EMA_BETA)
 
 
 def _scalars() -> Scalars:

@@ -22,8 +22,9 @@ class ScalarSeries(LossSeries):
         super().add(epoch_x, loss)
         if len(self.x) > MAX_POINTS:
             half = len(self.x) // 2
-            for values in (self.x, self.raw, self.ema):
+            for values in (self.x, self.raw):
                 del values[:half:2]
+            self.forget_smoothing()
 
 
 def is_loss(name: str) -> bool:

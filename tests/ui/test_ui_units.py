@@ -15,7 +15,7 @@ from rocmtui.gpu.sample import BackendStatus, HostSample, SampleSet
 from rocmtui.ui.format import bar, fmt_duration, fmt_span, fmt_used_total, meter
 from rocmtui.ui.messages import SampleRelay
 from rocmtui.ui.peaks import Peaks
-from rocmtui.ui.run_state import RunState
+from rocmtui.ui.run_state import SMOOTHING_WEIGHTS, LossSeries, RunState
 from rocmtui.ui.screens.finished import summary_lines
 from rocmtui.ui.signals import stop_on_signals
 from rocmtui.ui.widgets import accuracy_plot, loss_plot
@@ -216,3 +216,35 @@ def test_the_eta_counts_test_passes_and_does_not_jump() -> None:
         etas.append(state.eta_s)
     assert etas[2] == 40.0  # 4 epochs left at 10 s each, test passes included
     assert etas[3:] == [35.0, 30.0, 30.0, 25.0, 20.0, 20.0]  # steady, never a jump back up
+
+
+def test_smoothed_line_is_the_debiased_ema_at_any_weight_and_grows_with_the_points() -> None:
+    losses = [3.0, 1.0, 2.5, 0.5, 2.0, 1.5, 0.25]
+    series = LossSeries()
+    for i, loss in enumerate(losses[:4]):
+        series.add(float(i), loss)
+    assert series.smoothed(0.0) == losses[:4]  # no smoothing: the raw points
+    first = list(series.smoothed(0.9))
+    for i, loss in enumerate(losses[4:], start=4):
+        series.add(float(i), loss)
+    grown = series.smoothed(0.9)  # extended from the kept state
+    assert grown[:4] == first
+    for n, value in enumerate(grown, start=1):  # sum of w^(n-i) (1-w) v_i over 1 - w^n
+        weights = [0.9 ** (n - i) * 0.1 for i in range(1, n + 1)]
+        expected = sum(w * v for w, v in zip(weights, losses[:n], strict=True)) / sum(weights)
+        assert abs(value - expected) < 1e-12
+    series.cut_from(3.0)
+    assert series.smoothed(0.9) == first[:3]
+
+
+def test_smoothed_line_lags_a_falling_loss_by_the_weights_span_and_no_more() -> None:
+    """Bias correction: no pull towards zero at the start, and the steady lag of an EMA, w / (1 - w) steps."""
+    for weight in SMOOTHING_WEIGHTS[1:]:
+        series = LossSeries()
+        for i in range(5000):
+            series.add(float(i), 10.0 - 0.001 * i)
+        smoothed = series.smoothed(weight)
+        assert smoothed[0] == 10.0
+        lag_steps = (smoothed[-1] - series.raw[-1]) / 0.001
+        assert abs(lag_steps - weight / (1 - weight)) < 0.01 * weight / (1 - weight) + 1e-6
+        assert all(s >= r for s, r in zip(smoothed, series.raw, strict=True))  # above a falling line, never below

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import bisect
+
 from textual.reactive import reactive
 
-from rocmtui.ui.run_state import RunState
+from rocmtui.ui.run_state import SMOOTHING_WEIGHTS, RunState
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
-COLORS = {"step": "gray", "EMA": "cyan+", "train": "orange", "test": "magenta+"}
-"""Plotext colour of each line; the legend in the title uses the same names."""
+COLORS = {"EMA": "cyan+", "step": "gray", "train": "orange", "test": "magenta+"}
+"""Plotext colour of each line; the legend in the title uses the same names (the EMA first, with its weight:
+at 80 columns the end of the legend is cut)."""
 
 MAX_POINTS = 500
 """Most points drawn per line; plotext's cost grows with points, and braille shows two per cell."""
@@ -23,19 +26,62 @@ def thin(xs: list[float], ys: list[float], limit: int = MAX_POINTS) -> tuple[lis
     return [xs[i] for i in idx], [ys[i] for i in idx]
 
 
+WINDOWS: tuple[float | None, ...] = (None, 5.0, 1.0)
+"""The zoom key's cycle: epochs shown, newest last (None: the whole run)."""
+
+
+def window_name(window: float | None) -> str:
+    """Short: it shares the plot's title with the legend (at 80 columns, about 40 columns)."""
+    return "all" if window is None else f"last {window:g} ep"
+
+
+def smoothing_name(weight: float) -> str:
+    return f"EMA {weight:g}" if weight > 0 else "EMA off"
+
+
 class LossPlot(ThrottledPlot):
-    """Loss against epochs; ``log_scale`` switches the y axis."""
+    """Loss against epochs; ``log_scale`` switches the y axis, ``smoothing`` weighs the EMA line,
+    ``window`` zooms on the newest epochs. The keys change them; each change redraws at once."""
 
     log_scale: reactive[bool] = reactive(False, init=False)
 
     def __init__(self, state: RunState, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.state = state
-        self.set_legend("Loss", COLORS)
+        self.window: float | None = None
+        """Epochs shown, newest last (``WINDOWS``); None: the whole run."""
+        self.show_legend()
 
     def watch_log_scale(self, log_scale: bool) -> None:
-        self.set_legend("Loss (log)" if log_scale else "Loss", COLORS)
+        self.show_legend()
         self.replot()
+
+    def step_smoothing(self, steps: int) -> None:
+        """The next weight up (``steps`` 1) or down (-1) of ``SMOOTHING_WEIGHTS``, as a slider."""
+        index = min(range(len(SMOOTHING_WEIGHTS)), key=lambda i: abs(SMOOTHING_WEIGHTS[i] - self.smoothing))
+        index = max(0, min(len(SMOOTHING_WEIGHTS) - 1, index + steps))
+        if SMOOTHING_WEIGHTS[index] != self.smoothing:
+            self.smoothing = SMOOTHING_WEIGHTS[index]
+            self.show_legend()
+            self.replot()
+
+    def next_window(self) -> None:
+        """Zoom: all, the last 5 epochs, the last one, and round again."""
+        self.window = WINDOWS[(WINDOWS.index(self.window) + 1) % len(WINDOWS)]
+        self.show_legend()
+        self.replot()
+
+    def show_legend(self) -> None:
+        if self.tracked:
+            from rocmtui.ui.widgets.scalar_plot import loss_legend
+
+            title, colors = loss_legend(self.state.scalars, self.log_scale)
+        else:
+            what = [window_name(self.window)] if self.window is not None else []
+            what += ["log"] if self.log_scale else []
+            title = f"Loss ({', '.join(what)})" if what else "Loss"
+            colors = dict(COLORS)
+        self.set_legend(title, {smoothing_name(self.smoothing) if k == "EMA" else k: c for k, c in colors.items()})
 
     @property
     def tracked(self) -> bool:
@@ -44,9 +90,7 @@ class LossPlot(ThrottledPlot):
 
     def replot(self) -> None:
         if self.tracked:
-            from rocmtui.ui.widgets.scalar_plot import loss_legend
-
-            self.set_legend(*loss_legend(self.state.scalars, self.log_scale))
+            self.show_legend()
         super().replot()
 
     def draw(self) -> None:
@@ -57,16 +101,24 @@ class LossPlot(ThrottledPlot):
             return
         plt, state = self.plt, self.state
         series = state.loss
+        last_x = series.x[-1] if series.x else float(state.epochs_done)
+        low = max(0.0, last_x - self.window) if self.window is not None else 0.0
         if series.raw:
+            first = bisect.bisect_left(series.x, low)  # the smoothed line is of the whole run, then cut
             limit = min(MAX_POINTS, max(50, 2 * self.size.width))
-            xs, raw = thin(series.x, series.raw, limit)
-            _, ema = thin(series.x, series.ema, limit)
-            plt.plot(xs, raw, color=COLORS["step"], marker="braille")
+            xs, raw = thin(series.x[first:], series.raw[first:], limit)
+            _, ema = thin(series.x[first:], series.smoothed(self.smoothing)[first:], limit)
+            if self.smoothing > 0:  # at 0 the smoothed line is the raw one
+                plt.plot(xs, raw, color=COLORS["step"], marker="braille")
             plt.plot(xs, ema, color=COLORS["EMA"], marker="braille")
-        if state.epochs:
-            ex = [float(e.epoch + 1) for e in state.epochs]
-            self.epoch_line(ex, [e.train_loss for e in state.epochs], COLORS["train"])
-            self.epoch_line(ex, [e.test_loss for e in state.epochs], COLORS["test"])
+        epochs = [e for e in state.epochs if e.epoch + 1 >= low]
+        if epochs:
+            ex = [float(e.epoch + 1) for e in epochs]
+            self.epoch_line(ex, [e.train_loss for e in epochs], COLORS["train"])
+            self.epoch_line(ex, [e.test_loss for e in epochs], COLORS["test"])
         if self.log_scale:
             plt.yscale("log")
-        self.epoch_axis(state.total_epochs, series.x[-1] if series.x else 0.0)
+        if self.window is None:
+            self.epoch_axis(state.total_epochs, last_x)
+        else:
+            self.window_axis(low, last_x if last_x > low else low + self.window)

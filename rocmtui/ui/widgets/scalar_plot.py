@@ -38,7 +38,7 @@ def series_legend(scalars: Scalars, index: int) -> tuple[str, dict[str, str]]:
 def _step_line(plot: ThrottledPlot, series: ScalarSeries, colors: dict[str, str]) -> None:
     limit = min(MAX_POINTS, max(50, 2 * plot.size.width))
     xs, raw = thin(series.x, series.raw, limit)
-    _, ema = thin(series.x, series.ema, limit)
+    _, ema = thin(series.x, series.smoothed(plot.smoothing), limit)
     plot.plt.plot(xs, raw, color=colors["step"], marker="braille")
     plot.plt.plot(xs, ema, color=colors["EMA"], marker="braille")
     low, high = min(raw), max(raw)

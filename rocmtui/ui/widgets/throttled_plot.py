@@ -13,6 +13,8 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
+from rocmtui.ui.run_state import EMA_BETA
+
 PLOT_PERIOD_S = 2.0
 """Seconds between redraws of a plot whose data changed. A redraw of the loss plot costs 15-40 ms of
 the UI process (plotext build and parse, measured on a 2-core EPYC) and repaints every cell of the
@@ -38,6 +40,8 @@ class ThrottledPlot(PlotextPlot):
         self.dirty = True
         self.replots = 0
         """Redraws done so far (the cost report and tests read it)."""
+        self.smoothing = EMA_BETA
+        """Weight of the EMA drawn over a per-step line (``RunState``'s ``LossSeries.smoothed``)."""
 
     def mark_dirty(self) -> None:
         """The data changed; the next due frame redraws."""
@@ -84,6 +88,15 @@ class ThrottledPlot(PlotextPlot):
         step = max(1, math.ceil(end / 8))
         self.plt.xlim(0, end * 1.02)  # a little room so points at the last epoch stay inside the frame
         self.plt.xticks(list(range(0, math.ceil(end) + 1, step)))
+        self.plt.xlabel("epoch")
+
+    def window_axis(self, low: float, high: float) -> None:
+        """x over the zoomed part of the run only: ticks at whole epochs, or quarters in a window of about one."""
+        span = max(high - low, 1e-9)
+        step = 0.25 if span <= 1.5 else float(max(1, math.ceil(span / 8)))
+        ticks = [i * step for i in range(math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9) + 1)]
+        self.plt.xlim(low, low + span * 1.02)
+        self.plt.xticks(ticks, [f"{t:g}" for t in ticks])
         self.plt.xlabel("epoch")
 
     def draw(self) -> None:
