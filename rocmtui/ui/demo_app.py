@@ -1,7 +1,7 @@
 """``rocmtui demo``: a real recorded run replayed at a chosen pace, for a meetup's screen or a booth.
 
 The viewer app of ``watch``, with a high-contrast theme, taller plots, and at the end a closing card in
-place of the epoch table (the curves stay in view) instead of the summary dialog. ``--loop`` starts the
+place of the epoch table (the curves stay in view) instead of the summary card. ``--loop`` starts the
 recording over after ``hold_s`` seconds on the card.
 """
 
@@ -95,9 +95,7 @@ class DemoApp(TrainApp):
             text += f"; starting over in {self.hold_s:.0f} s"
         self.card = ClosingCard(text, id="closing-card")
         self.card.border_title = "Result"
-        screen.table.display = False
-        screen.log_view.display = False
-        screen.query_one("#train-grid").mount(self.card)
+        screen.show_card(self.card, keep_log=False)
         if self.loop:
             self.set_timer(self.hold_s, self.next_pass)
 

@@ -19,7 +19,7 @@ def share_line(started: RunStarted | None, done: RunFinished, peak_temp_c: float
 
 
 class ClosingCard(Static):
-    """Takes the place of the epoch table and the log at the end of a demo pass."""
+    """Takes the place of the epoch table and the log at the end of a demo pass (``TrainScreen.show_card``)."""
 
     DEFAULT_CSS = """
     ClosingCard {
@@ -33,5 +33,5 @@ class ClosingCard(Static):
         text-style: bold;
         background: $panel;
     }
-    TrainScreen.-compact ClosingCard { column-span: 2; border: none; padding: 0; }
+    TrainScreen.-compact ClosingCard { column-span: 2; row-span: 2; border: none; padding: 0; }
     """

@@ -26,7 +26,7 @@ from rocmtui.run.outcome import exit_code, result_lines
 from rocmtui.ui.app import MonitorApp, check_theme
 from rocmtui.ui.messages import TrainEventMessage
 from rocmtui.ui.run_state import RunState
-from rocmtui.ui.screens.finished import FinishedScreen, summary_lines
+from rocmtui.ui.screens.finished import SummaryCard, summary_lines
 from rocmtui.ui.screens.help import TRAIN_KEYS, HelpScreen
 from rocmtui.ui.screens.quit_confirm import QuitChoice, QuitConfirm
 from rocmtui.ui.screens.train import TrainScreen
@@ -162,11 +162,11 @@ class TrainApp(MonitorApp):
         self.show_finished()
 
     def show_finished(self) -> None:
-        """The run's summary in a dialog over the screen (``rocmtui demo`` shows a card beside the curves)."""
+        """The run's summary in a card in place of the epoch table, beside the curves (``rocmtui demo``
+        shows its closing line the same way)."""
         lines = summary_lines(self.state, self.peaks)
-        dialog = FinishedScreen(lines, failed=self.state.failed is not None)
-        self.train_screen.replot_now()  # the final curves, painted before the dialog covers them
-        self.call_after_refresh(self.push_screen, dialog)
+        self.train_screen.replot_now()  # the final curves
+        self.train_screen.show_card(SummaryCard(lines, failed=self.state.failed is not None))
 
     # -- the way out ----------------------------------------------------------------------
     def action_request_quit(self) -> None:

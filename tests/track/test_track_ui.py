@@ -11,7 +11,7 @@ from rocmtui.config import TrainConfig
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.run.follow import follow
 from rocmtui.tracking import env
-from rocmtui.ui.screens.finished import FinishedScreen
+from rocmtui.ui.screens.finished import SummaryCard
 from rocmtui.ui.train_app import create_train_app
 from rocmtui.ui.widgets.run_progress import progress_lines
 
@@ -54,8 +54,7 @@ async def test_a_tracked_run_shows_its_name_loss_and_other_series(tracked_folder
         assert f"tiny-llm · {tracked_folder}" in str(screen.info.line.render())
         assert progress_lines(state, 80)[0].startswith("step 40/40 ")
         assert str(screen.loss_plot.border_title).startswith("loss ")
-        assert isinstance(app.screen, FinishedScreen) and app.screen.lines[0] == "Run finished"
-        await pilot.press("escape")
+        assert screen.query_one(SummaryCard).lines[0] == "Run finished"
         first = str(screen.accuracy_plot.border_title)
         assert first.startswith("eval_acc per epoch (1/4")
         await pilot.press("n")

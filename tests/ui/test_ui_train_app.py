@@ -11,7 +11,7 @@ from ui_helpers import ReplayTrainer, recorded_config
 from rocmtui.errors import UsageError
 from rocmtui.events import LogMessage, RunFailed, RunFinished, RunStarted, StepsCompleted
 from rocmtui.gpu.replay import ManualReplay
-from rocmtui.ui.screens.finished import FinishedScreen
+from rocmtui.ui.screens.finished import SummaryCard
 from rocmtui.ui.screens.help import HelpScreen
 from rocmtui.ui.screens.monitor import MonitorScreen
 from rocmtui.ui.screens.quit_confirm import QuitConfirm
@@ -43,13 +43,15 @@ async def test_full_replay_fills_the_screen_and_shows_the_summary(events, host_s
         assert app.train_screen is not None
         assert app.train_screen.table.row_count == 3
         assert len(app.state.loss.raw) == 90  # every step of 3 x 30, none dropped
-        assert isinstance(app.screen, FinishedScreen)
-        assert "best test accuracy" in "\n".join(app.screen.lines)
+        assert isinstance(app.screen, TrainScreen)  # no dialog over the curves: a card in the table's place
+        card = app.train_screen.query_one(SummaryCard)
+        assert "best test accuracy" in "\n".join(card.lines)
         epoch_rates = sorted(e.images_per_s for e in app.state.epochs)
-        speed = next(line for line in app.screen.lines if line.startswith("training speed"))
+        speed = next(line for line in card.lines if line.startswith("training speed"))
         assert f"{epoch_rates[1]:,.0f} img/s" in speed  # the median of the three epochs, not the whole run's rate
-        await pilot.press("escape")
-        assert isinstance(app.screen, TrainScreen)
+        assert not app.train_screen.table.display and card.region.height > 0
+        plot = app.train_screen.loss_plot.region
+        assert plot.height > 0 and not plot.overlaps(card.region)
         await pilot.press("q")  # finished: no question asked
     assert app.return_value == 0
 
@@ -149,6 +151,52 @@ async def test_log_scale_monitor_and_help_keys(held_trainer, host_source) -> Non
         assert app.screen is screen
 
 
+async def test_smoothing_and_zoom_keys_redraw_the_loss_plot_at_once(held_trainer, host_source) -> None:
+    app = create_train_app(recorded_config(), held_trainer, host_source, plot_period_s=NEVER)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(held_trainer.holding)
+        await pilot.pause()
+        plot = app.train_screen.loss_plot
+        drawn = plot.replots
+        assert plot.smoothing == 0.98 and "EMA 0.98" in str(plot.border_title)
+        await pilot.press("right_square_bracket")
+        assert plot.smoothing == 0.99 and "EMA 0.99" in str(plot.border_title) and plot.replots == drawn + 1
+        await pilot.press(*["left_square_bracket"] * 9)  # stops at 0: no smoothing
+        assert plot.smoothing == 0.0 and "EMA off" in str(plot.border_title) and plot.replots == drawn + 7
+        await pilot.press("right_square_bracket")
+        assert plot.smoothing == 0.6
+        await pilot.press("z")
+        assert plot.window == 5.0 and "Loss (last 5 ep) ━ EMA 0.6" in Text.from_markup(str(plot.border_title)).plain
+        await pilot.press("z", "l")
+        assert plot.window == 1.0 and "Loss (last 1 ep, log)" in str(plot.border_title)
+        text = plot.render()
+        assert isinstance(text, Text) and "cannot draw" not in text.plain
+        await pilot.press("z")
+        assert plot.window is None and "Loss (log)" in str(plot.border_title)
+
+
+async def test_the_summary_leaves_the_curves_and_drops_pause_and_save_from_the_footer(
+    held_trainer, host_source
+) -> None:
+    app = create_train_app(recorded_config(), held_trainer, host_source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(held_trainer.holding)
+        await pilot.pause()
+        keys = {b.binding.key for b in app.screen.active_bindings.values()}
+        assert {"p", "s"} <= keys  # offered while the run goes on
+        held_trainer.release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        card = app.train_screen.query_one(SummaryCard)
+        keys = {b.binding.key for b in app.screen.active_bindings.values()}
+        assert not {"p", "s"} & keys and {"l", "z", "m"} <= keys
+        for plot in (app.train_screen.loss_plot, app.train_screen.accuracy_plot):
+            assert plot.region.height > 0 and not plot.region.overlaps(card.region)
+        assert card.region.height >= 6  # compact: the table's and the log's rows
+        await pilot.press("z", "right_square_bracket")  # the curves still answer their keys
+        assert app.train_screen.loss_plot.window == 5.0
+
+
 async def test_plots_redraw_at_their_own_rate_not_per_message(events, host_source) -> None:
     trainer = ReplayTrainer(events, hold_at=44)
     app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER)
@@ -182,7 +230,7 @@ async def test_q_on_the_summary_quits(events, host_source) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert isinstance(app.screen, FinishedScreen)
+        assert app.train_screen.query(SummaryCard)
         await pilot.press("q")
         await pilot.pause()
     assert app.return_value == 0
@@ -195,10 +243,10 @@ async def test_run_failure_is_shown_and_quit_returns_1(events, host_source) -> N
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.state.phase == "failed"
-        assert isinstance(app.screen, FinishedScreen) and app.screen.failed
-        assert "NaN" in app.screen.lines[0]
+        card = app.train_screen.query_one(SummaryCard)
+        assert card.failed and card.has_class("-failed") and "NaN" in card.lines[0]
         assert any("nan: loss became NaN" in line for line in app.train_screen.log_view.messages)
-        await pilot.press("escape", "q")
+        await pilot.press("q")
     assert app.return_value == 1
 
 
@@ -212,7 +260,7 @@ async def test_trainer_exception_becomes_a_failure(host_source) -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.state.failed is not None and "RuntimeError: boom" in app.state.failed.message
-        await pilot.press("escape", "q")
+        await pilot.press("q")
     assert app.return_value == 1
 
 
@@ -262,7 +310,7 @@ async def test_log_scale_plot_is_the_same_after_resizes(events, host_source) -> 
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
-        await pilot.press("escape", "l")
+        await pilot.press("l")
         await pilot.pause()
         plot = app.train_screen.loss_plot
         first = plot.render()

@@ -12,7 +12,7 @@ from rocmtui.gpu.tail_source import TailSource
 from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.stream import EventWriter
-from rocmtui.ui.screens.finished import FinishedScreen
+from rocmtui.ui.screens.finished import SummaryCard
 from rocmtui.ui.screens.train import TrainScreen
 from rocmtui.ui.train_app import TrainApp, create_train_app
 
@@ -46,7 +46,7 @@ async def test_a_finished_run_opens_with_its_whole_history_and_gpu(tmp_path: Pat
         assert app.state.phase == "finished" and app.train_screen.table.row_count == 3
         assert len(app.state.loss.raw) == 90
         assert len(samples.history()) == len(HOST_RECORDING.read_text().splitlines())
-        assert isinstance(app.screen, FinishedScreen)
+        assert app.train_screen.query_one(SummaryCard).lines[0] == "Training finished"
         await pilot.press("q")
     assert app.return_value == 0
     assert app.final_lines()[0].startswith("rocmtui: completed: 3 epoch(s)")

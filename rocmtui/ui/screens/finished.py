@@ -1,14 +1,9 @@
-"""The summary shown when a run ends: best accuracy, time, speed, peaks, run folder."""
+"""The summary shown when a run ends, beside the curves: best accuracy, time, speed, peaks, run folder."""
 
 from __future__ import annotations
 
 import statistics
-from typing import ClassVar
 
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span, fmt_temp
@@ -32,11 +27,11 @@ def tracked_summary(state: RunState, peaks: Peaks) -> list[str]:
     return [
         head,
         f"steps               {last.step if last else 0}",
-        *shown,
         f"total time          {fmt_span(done.total_s if done else state.elapsed_s)}",
+        f"run folder          {run_dir}",
+        *shown,
         f"peak VRAM           {fmt_bytes(peaks.vram_bytes)}",
         f"peak temperature    {fmt_temp(peaks.temperature_c)}",
-        f"run folder          {run_dir}",
     ]
 
 
@@ -68,31 +63,20 @@ def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
         else "epochs              -",
         f"total time          {fmt_span(done.total_s if done else state.elapsed_s)}",
         f"training speed      {fmt_rate(statistics.median(rates) if rates else None)} (median epoch)",
+        f"run folder          {run_dir}",  # before the peaks: at 80x24 the card shows 7 lines
         f"whole run           {fmt_rate(done.images_per_s if done else None)} (with test passes and saves)",
         f"peak VRAM           {vram}",
         f"peak temperature    {temp}",
-        f"run folder          {run_dir}",
     ]
 
 
-class FinishedScreen(ModalScreen[None]):
-    """Stays until dismissed (escape / enter); q quits the app from here too."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,enter", "close", "Close"),
-        Binding("q", "app.request_quit", "Quit"),  # a modal screen does not pass keys to the app's bindings
-    ]
+class SummaryCard(Static):
+    """The run's summary in place of the epoch table once it ended (``TrainScreen.show_card``): the curves
+    stay in view, and q quits."""
 
     def __init__(self, lines: list[str], failed: bool) -> None:
-        super().__init__()
+        super().__init__("\n".join(lines[1:]), id="summary-card", classes="-failed" if failed else "")
         self.lines = lines
         self.failed = failed
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog -failed" if self.failed else "dialog"):
-            yield Static(self.lines[0], classes="dialog-title")
-            yield Static("\n".join(self.lines[1:]))
-            yield Static("escape: back to the curves     q: quit", classes="dialog-hint")
-
-    def action_close(self) -> None:
-        self.dismiss(None)
+        self.border_title = lines[0]
+        self.border_subtitle = "q: quit"

@@ -11,9 +11,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 TRAIN_KEYS = (
-    ("p", "pause or resume training"),
-    ("s", "save a checkpoint now"),
+    ("p", "pause or resume training (while it runs)"),
+    ("s", "save a checkpoint now (while it runs)"),
     ("l", "loss plot: log or linear scale"),
+    ("[ ]", "loss plot: less or more smoothing (EMA 0, 0.6 ... 0.98 ... 0.995)"),
+    ("z", "loss plot: zoom to all, the last 5 epochs, the last epoch"),
     ("n", "a script's run (rocmtui run): the next series in the second plot"),
     ("m", "switch to the GPU monitor and back"),
     ("q", "quit (asks first while training; stops and saves a checkpoint)"),

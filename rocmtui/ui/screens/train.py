@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.events import Resize
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
 from rocmtui.config import TrainConfig
@@ -51,9 +52,12 @@ class TrainScreen(Screen[None]):
     """Receives events from the app (``apply``) and the newest samples (``show_samples``)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("p", "toggle_pause", "Pause/resume"),
+        Binding("p", "toggle_pause", "Pause"),
         Binding("s", "save_now", "Save"),
         Binding("l", "toggle_log", "Log scale"),
+        Binding("z", "zoom", "Zoom"),
+        Binding("right_square_bracket", "smoothing(1)", "Smooth", key_display="]"),
+        Binding("left_square_bracket", "smoothing(-1)", "Less smooth", key_display="[", show=False),
         Binding("m", "app.toggle_monitor", "Monitor"),
         Binding("n", "next_series", "Next series", show=False),
     ]
@@ -192,6 +196,27 @@ class TrainScreen(Screen[None]):
 
     def action_toggle_log(self) -> None:
         self.loss_plot.log_scale = not self.loss_plot.log_scale
+
+    def action_smoothing(self, steps: int) -> None:
+        """``]`` smooths more, ``[`` less: the next EMA weight, drawn at once."""
+        self.loss_plot.step_smoothing(steps)
+
+    def action_zoom(self) -> None:
+        self.loss_plot.next_window()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Pause and save are not offered once the run has ended (the footer drops them)."""
+        return self.state.running or action not in ("toggle_pause", "save_now")
+
+    def show_card(self, card: Widget, *, keep_log: bool = True) -> None:
+        """The run's ending (summary, or a demo's closing line) in place of the epoch table: the curves stay.
+
+        ``keep_log``: the card takes the table's place only; otherwise the log's as well.
+        """
+        self.add_class("-card")  # app.tcss hides the table (and the log) and places the card
+        self.set_class(not keep_log, "-card-wide")
+        self.query_one("#train-grid").mount(card, before=self.log_view)
+        self.refresh_bindings()
 
     def on_screen_resume(self) -> None:
         """Back from the monitor or a dialog: draw what changed meanwhile without waiting for a frame."""
