@@ -69,6 +69,21 @@ def test_train_finished(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
 
 
+def test_train_finished_compact_zoomed_and_smoothed(snap_compare) -> None:
+    """80x24 after the run: the summary card under the curves, the last epoch zoomed, EMA 0.9 in the legend."""
+    app, trainer, source = train_app(hold_at=45)
+    before = settle(app, source, trainer.holding)
+
+    async def run_before(pilot) -> None:
+        await before(pilot)
+        trainer.release.set()
+        assert await asyncio.to_thread(app.trainer_done.wait, 10)
+        await pilot.pause()
+        await pilot.press("z", "z", "left_square_bracket", "left_square_bracket")
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
 def test_train_light_theme_log_scale(snap_compare) -> None:
     app, trainer, source = train_app(hold_at=36, theme="textual-light")
     before = settle(app, source, trainer.holding)
