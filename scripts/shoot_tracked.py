@@ -25,7 +25,9 @@ from rocmtui.tracking.launch import ScriptLauncher
 from rocmtui.ui.train_app import create_train_app
 
 
-async def shoot(command: list[str], out: Path, name: str, *, size: tuple[int, int], after: int, timeout: float) -> None:
+async def shoot(
+    command: list[str], out: Path, name: str, *, size: tuple[int, int], after: int, timeout: float, series: str | None
+) -> None:
     run_dir = create_run_dir(Path("runs"), run_name("shot"))
     launcher = ScriptLauncher(run_dir, name, command)
     app = create_train_app(TrainConfig(), launcher, TailSource(SampleTail(run_dir).poll), detachable=True)
@@ -33,7 +35,9 @@ async def shoot(command: list[str], out: Path, name: str, *, size: tuple[int, in
         deadline = time.monotonic() + timeout
         while (app.state.scalars.last is None or app.state.scalars.last.step < after) and time.monotonic() < deadline:
             await pilot.pause(0.5)
-        await pilot.pause(2.5)  # one more plot period: the curves drawn with the newest points
+        others = app.state.scalars.others()
+        if series in others:  # the second plot shows this series (as pressing n until it does)
+            app.train_screen.accuracy_plot.series_index = others.index(series)
         app.train_screen.replot_now()
         await pilot.pause()
         svg = out / f"{name}.svg"
@@ -51,12 +55,17 @@ def main() -> int:
     parser.add_argument("--size", default="120x40")
     parser.add_argument("--after", type=int, default=150, help="steps logged before the picture is taken")
     parser.add_argument("--timeout", type=float, default=240.0)
+    parser.add_argument("--series", default=None, help="the series the second plot shows, e.g. tokens_per_s")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = [a for a in args.command if a != "--"] if args.command and args.command[0] == "--" else args.command
     cols, rows = (int(x) for x in args.size.split("x"))
     args.out.mkdir(parents=True, exist_ok=True)
-    asyncio.run(shoot(command, args.out, args.name, size=(cols, rows), after=args.after, timeout=args.timeout))
+    asyncio.run(
+        shoot(
+            command, args.out, args.name, size=(cols, rows), after=args.after, timeout=args.timeout, series=args.series
+        )
+    )
     return 0
 
 
