@@ -76,6 +76,12 @@ def is_amdgpu(device: Path) -> bool:
     return read_text(device / "vendor") == AMD_VENDOR_ID
 
 
+def unique_id(device: Path) -> str | None:
+    """The card's ``unique_id`` (a serial in hex, on GPUs whose firmware reports one), else None."""
+    text = read_text(device / "unique_id")
+    return text.lower() if text else None
+
+
 def card_name(device: Path) -> str:
     """``product_name`` when the driver offers it, else ``AMD GPU (0x744c)`` from the PCI device id."""
     product = read_text(device / "product_name")

@@ -52,6 +52,9 @@ class RocmBackend:
         self._pci = [drm_clients.pci_address(s.device) for s in sensors] if sensors is not None else None
         self._clients = drm_clients.ProcessScan(proc_root)
         self._names = [_name(rocml.smi_get_device_name(i), i) for i in range(count)]
+        self._uuids = [_uuid(rocml, i) for i in range(count)]
+        self._bus_ids = [(self._pci[i] if self._pci is not None else None) or _bus_id(rocml, i) for i in range(count)]
+        """Identities, read once at open: the sysfs card's PCI address where the cards match, else pyrsmi's BDF."""
         self._processes_supported = True
         self._closed = False
         self._stats = ProcessStats()
@@ -81,6 +84,8 @@ class RocmBackend:
             fan_rpm=_float(r.smi_get_device_fan_rpms(index, 0)),
             temp_crit_c=hwmon.temp_crit_c,
             temp_emergency_c=hwmon.temp_emergency_c,
+            uuid=self._uuids[index],
+            pci_bus_id=self._bus_ids[index],
         )
 
     def processes(self, index: int) -> tuple[GpuProcess, ...]:
@@ -176,6 +181,22 @@ def _int(value: object) -> int | None:
 def _pct(value: object) -> float | None:
     number = _float(value)
     return number if number is not None and number <= 100.0 else None
+
+
+def _uuid(rocml: Any, index: int) -> str | None:
+    """``smi_get_device_uuid`` (pyrsmi 1.1+: amdsmi's UUID, "" on error); None when absent or empty."""
+    getter = getattr(rocml, "smi_get_device_uuid", None)
+    value = getter(index) if getter is not None else None
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _bus_id(rocml: Any, index: int) -> str | None:
+    """``smi_get_device_pci_id`` (a 64-bit BDFID, -1 on error) as ``0000:03:00.0``; None when absent."""
+    getter = getattr(rocml, "smi_get_device_pci_id", None)
+    bdf = _int(getter(index)) if getter is not None else None
+    if bdf is None:
+        return None
+    return f"{bdf >> 32 & 0xFFFFFFFF:04x}:{bdf >> 8 & 0xFF:02x}:{bdf >> 3 & 0x1F:02x}.{bdf & 0x7:x}"
 
 
 def _name(value: object, index: int) -> str:

@@ -41,6 +41,10 @@ class GpuSample:
     (junction, else edge), NVML's slowdown threshold."""
     temp_emergency_c: float | None = None
     """Where the card shuts down: hwmon ``temp*_emergency``, NVML's shutdown threshold."""
+    uuid: str | None = None
+    """The device's own identity, fixed for its life: NVML's ``GPU-...`` UUID, amdgpu's ``unique_id``."""
+    pci_bus_id: str | None = None
+    """Where it sits on the PCI bus, as the backend names it: ``0000:03:00.0`` (NVML: ``00000000:1B:00.0``)."""
 
     @property
     def temperature_c(self) -> float | None:

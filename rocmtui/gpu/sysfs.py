@@ -28,6 +28,8 @@ class SysfsBackend:
         self._names = [files.card_name(d) for d in devices]
         self._sensors = [files.CardSensors(d) for d in devices]
         self._pci = [drm_clients.pci_address(d) for d in devices]
+        self._unique_ids = [files.unique_id(d) for d in devices]
+        """Read once at open, with the names: fixed for the card's life."""
         self._clients = drm_clients.ProcessScan(proc_root)
 
     def device_count(self) -> int:
@@ -60,6 +62,8 @@ class SysfsBackend:
             fan_rpm=sensors.fan_rpm,
             temp_crit_c=sensors.temp_crit_c,
             temp_emergency_c=sensors.temp_emergency_c,
+            uuid=self._unique_ids[index],
+            pci_bus_id=self._pci[index],
         )
 
     def processes(self, index: int) -> tuple[GpuProcess, ...]:

@@ -1,7 +1,7 @@
 """FAKE ``pyrsmi.rocml`` for tests: no AMD SMI library exists on the test machine.
 
 Keeps pyrsmi 1.1.0's real function names, signatures and conventions: getters return -1
-on error (the name getter ""), ``smi_initialize()`` raises ROCMLError_LibraryNotFound or
+on error (the name and UUID getters ""), ``smi_initialize()`` raises ROCMLError_LibraryNotFound or
 RuntimeError, an out-of-range device index gives -1 (pyrsmi catches its own ValueError),
 and ``smi_get_device_compute_process()`` raises AttributeError as it does over
 libamd_smi.so, which lacks the rsmi_compute_process_info_get symbol it calls.
@@ -37,6 +37,10 @@ class FakeDevice:
     memory_busy: int = 23
     power_w: float = 550.0
     fan_rpm: int = -1  # MI300X has no fan: pyrsmi returns -1
+    uuid: str = ""
+    """``smi_get_device_uuid``'s answer; "" is its error value."""
+    pci_id: int = -1
+    """``smi_get_device_pci_id``'s 64-bit BDFID: domain << 32 | bus << 8 | device << 3 | function; -1 on error."""
 
 
 @dataclass
@@ -113,6 +117,14 @@ class FakeRocml:
     def smi_get_device_fan_rpms(self, dev: int, index: int = 0) -> int:
         d = self._dev(dev)
         return d.fan_rpm if d else -1
+
+    def smi_get_device_uuid(self, dev: int, format: str = "roc") -> str:  # pyrsmi's names
+        d = self._dev(dev)
+        return d.uuid if d else ""
+
+    def smi_get_device_pci_id(self, dev: int) -> int:
+        d = self._dev(dev)
+        return d.pci_id if d else -1
 
     def smi_get_device_compute_process(self) -> list[int]:
         self.calls.append("compute_process")
