@@ -1,4 +1,4 @@
-"""GPU memory per process from the kernel's DRM fdinfo, for amdgpu when no SMI library lists processes.
+"""GPU memory and GPU % per process from the kernel's DRM fdinfo, for amdgpu when no SMI library lists processes.
 
 Every open DRM file has ``/proc/<pid>/fdinfo/<fd>`` with ``key: value`` lines (the kernel's
 Documentation/gpu/drm-usage-stats.rst), for example::
@@ -6,11 +6,16 @@ Documentation/gpu/drm-usage-stats.rst), for example::
     drm-driver:      amdgpu
     drm-pdev:        0000:03:00.0
     drm-client-id:   12
+    drm-engine-gfx:  1234567 ns         (time the client kept the graphics engine busy, cumulative)
     drm-memory-vram: 1048576 KiB        (amdgpu's own key)
     drm-total-vram:  1 GiB              (the generic key, newer kernels)
 
 Several descriptors can share one client (``dup``, ``fork``), so each client id counts once. Without
 privileges only the caller's own processes can be read; the others are left out, as nvtop does.
+
+GPU % is the engine time a client gained between two scans over the wall time between them, summed over
+a process's clients and capped at 100. Only ``drm-engine-gfx`` counts: ROCm compute work goes through KFD,
+which fdinfo does not show, so a ROCm training run reads 0 here.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rocmtui.gpu.host import describe_process
@@ -28,6 +33,7 @@ from rocmtui.gpu.sample import GpuProcess
 UNIT_BYTES = {"": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
 VRAM_KEYS = ("drm-total-vram", "drm-memory-vram")
 """Keys for the VRAM a client holds, in order of preference."""
+GFX_KEY = "drm-engine-gfx"
 SCAN_REUSE_S = 1.0
 """One /proc scan serves every card of a sampler tick (the sampler asks once per card)."""
 SCAN_CPU_SHARE = 0.01
@@ -44,6 +50,8 @@ class DrmClient:
     pdev: str
     client_id: str
     vram_bytes: int | None
+    gfx_ns: int | None = None
+    """Cumulative busy time on the graphics engine (``drm-engine-gfx``); None when not reported."""
 
 
 def parse_fdinfo(text: str) -> DrmClient | None:
@@ -57,7 +65,13 @@ def parse_fdinfo(text: str) -> DrmClient | None:
     if not (driver and pdev and client_id):
         return None
     vram = next((parse_amount(fields[key]) for key in VRAM_KEYS if key in fields), None)
-    return DrmClient(driver, pdev.lower(), client_id, vram)
+    return DrmClient(driver, pdev.lower(), client_id, vram, parse_ns(fields.get(GFX_KEY, "")))
+
+
+def parse_ns(value: str) -> int | None:
+    """``"1234 ns"`` -> 1234 (the kernel's engine counters); None for anything else."""
+    number, _, unit = value.partition(" ")
+    return int(number) if number.isdigit() and unit.strip() in ("ns", "") else None
 
 
 def parse_amount(value: str) -> int | None:
@@ -77,10 +91,10 @@ def pci_address(device: Path) -> str | None:
     return name if _PCI_ADDRESS.match(name) else None
 
 
-def scan(proc_root: Path, driver: str = "amdgpu") -> dict[str, dict[int, int | None]]:
-    """PCI address -> {pid: VRAM bytes (None if not reported)} over the processes we may read."""
+def scan_clients(proc_root: Path, driver: str = "amdgpu") -> list[tuple[int, DrmClient]]:
+    """(pid, client) for each DRM client of ``driver`` in the processes we may read, each once per process."""
     seen: set[tuple[int, str, str]] = set()
-    usage: dict[str, dict[int, int | None]] = {}
+    clients: list[tuple[int, DrmClient]] = []
     for pid, fd in _drm_descriptors(proc_root):
         try:
             text = (proc_root / str(pid) / "fdinfo" / fd).read_text(encoding="utf-8", errors="replace")
@@ -90,6 +104,19 @@ def scan(proc_root: Path, driver: str = "amdgpu") -> dict[str, dict[int, int | N
         if client is None or client.driver != driver or (pid, client.pdev, client.client_id) in seen:
             continue
         seen.add((pid, client.pdev, client.client_id))
+        clients.append((pid, client))
+    return clients
+
+
+def scan(proc_root: Path, driver: str = "amdgpu") -> dict[str, dict[int, int | None]]:
+    """PCI address -> {pid: VRAM bytes (None if not reported)} over the processes we may read."""
+    return vram_by_device(scan_clients(proc_root, driver))
+
+
+def vram_by_device(clients: list[tuple[int, DrmClient]]) -> dict[str, dict[int, int | None]]:
+    """PCI address -> {pid: VRAM bytes summed over its clients (None if none reports it)}."""
+    usage: dict[str, dict[int, int | None]] = {}
+    for pid, client in clients:
         per_pid = usage.setdefault(client.pdev, {})
         if client.vram_bytes is None:
             per_pid.setdefault(pid, None)
@@ -128,6 +155,10 @@ class ProcessScan:
         self.proc_root = proc_root
         self.driver = driver
         self._usage: dict[str, dict[int, int | None]] = {}
+        self._util: dict[str, dict[int, float]] = {}
+        """PCI address -> {pid: GPU %} over the last two scans (absent: not measurable yet)."""
+        self._gfx_ns: dict[tuple[str, str], int] = {}
+        """(PCI address, client id) -> its gfx counter at the last scan."""
         self._scanned_at = -SCAN_REUSE_S
         self._reuse_s = SCAN_REUSE_S
         self._stats = ProcessStats()
@@ -138,10 +169,37 @@ class ProcessScan:
             return ()
         if time.monotonic() - self._scanned_at >= self._reuse_s:
             started = time.monotonic()
-            self._usage = scan(self.proc_root, self.driver)
-            self._scanned_at = time.monotonic()
-            self._reuse_s = max(SCAN_REUSE_S, (self._scanned_at - started) / SCAN_CPU_SHARE)
+            clients = scan_clients(self.proc_root, self.driver)
+            self._usage = vram_by_device(clients)
+            self._util = self._utilization(clients, started - self._scanned_at)
+            self._scanned_at = started
+            self._reuse_s = max(SCAN_REUSE_S, (time.monotonic() - started) / SCAN_CPU_SHARE)
         per_pid = self._usage.get(pci, {})
+        util = self._util.get(pci, {})
         return tuple(
-            self._stats.enrich(describe_process(gpu_index, pid, vram)) for pid, vram in sorted(per_pid.items())
+            replace(self._stats.enrich(describe_process(gpu_index, pid, vram)), gpu_util_pct=util.get(pid))
+            for pid, vram in sorted(per_pid.items())
         )
+
+    def _utilization(self, clients: list[tuple[int, DrmClient]], wall_s: float) -> dict[str, dict[int, float]]:
+        """PCI address -> {pid: GPU %} from each client's gfx time since the previous scan, ``wall_s`` ago.
+
+        A process gets a figure once one of its clients was seen at both scans; a counter that went back
+        (the kernel allows a brief dip) counts as idle.
+        """
+        previous, self._gfx_ns = self._gfx_ns, {}
+        busy_ns: dict[str, dict[int, int]] = {}
+        for pid, client in clients:
+            if client.gfx_ns is None:
+                continue
+            key = (client.pdev, client.client_id)
+            self._gfx_ns[key] = client.gfx_ns
+            if key in previous:
+                per_pid = busy_ns.setdefault(client.pdev, {})
+                per_pid[pid] = per_pid.get(pid, 0) + max(0, client.gfx_ns - previous[key])
+        if wall_s <= 0:
+            return {}
+        return {
+            pdev: {pid: min(100.0, 100.0 * ns / (wall_s * 1e9)) for pid, ns in per_pid.items()}
+            for pdev, per_pid in busy_ns.items()
+        }

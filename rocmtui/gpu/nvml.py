@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -20,6 +21,9 @@ from rocmtui.gpu.proc_stats import ProcessStats
 from rocmtui.gpu.sample import GpuProcess, GpuSample
 
 _T = TypeVar("_T")
+
+UTIL_FIRST_WINDOW_US = 1_000_000
+"""How far back the first per-process utilisation query of a device looks (NVML keeps a few seconds)."""
 
 
 class NvmlBackend:
@@ -33,10 +37,10 @@ class NvmlBackend:
         self._names = [_text(self._field(partial(pynvml.nvmlDeviceGetName, h))) or "NVIDIA GPU" for h in self._handles]
         self._limits = [self._temp_limits(h) for h in self._handles]
         """(slowdown, shutdown) °C per device: fixed by the card, read once."""
-        self._identities = [self._identity(h) for h in self._handles]
-        """(UUID, PCI bus id) per device: fixed, read once at open, never per tick."""
         self._closed = False
         self._stats = ProcessStats()
+        self._util_seen: dict[int, int] = {}
+        """Per device, the newest per-process utilisation sample read (NVML's µs timestamp)."""
 
     def device_count(self) -> int:
         return len(self._handles)
@@ -64,16 +68,7 @@ class NvmlBackend:
             fan_pct=_maybe_float(field(lambda: nv.nvmlDeviceGetFanSpeed(h))),
             temp_crit_c=self._limits[index][0],
             temp_emergency_c=self._limits[index][1],
-            uuid=self._identities[index][0],
-            pci_bus_id=self._identities[index][1],
         )
-
-    def _identity(self, handle: Any) -> tuple[str | None, str | None]:
-        nv = self._nvml
-        uuid = _text(self._field(lambda: nv.nvmlDeviceGetUUID(handle)))
-        pci = self._field(lambda: nv.nvmlDeviceGetPciInfo(handle))
-        bus_id = None if pci is None else _text(getattr(pci, "busId", None))
-        return uuid or None, bus_id or None  # as NVML (and the DCGM exporter) spell it: 00000000:1B:00.0
 
     def _temp_limits(self, handle: Any) -> tuple[float | None, float | None]:
         nv = self._nvml
@@ -86,14 +81,41 @@ class NvmlBackend:
         return _maybe_float(slowdown), _maybe_float(shutdown)
 
     def processes(self, index: int) -> tuple[GpuProcess, ...]:
-        """Compute processes with their GPU memory (None where NVML cannot say, e.g. in containers)."""
+        """Compute processes with their GPU memory (None where NVML cannot say, e.g. in containers) and
+        their SM utilisation (None where NVML does not sample processes, e.g. under MIG)."""
         procs = self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handles[index])
+        util = self._process_utilization(index)
         return tuple(
-            self._stats.enrich(
-                describe_process(index, int(p.pid), None if p.usedGpuMemory is None else int(p.usedGpuMemory))
+            replace(
+                self._stats.enrich(
+                    describe_process(index, int(p.pid), None if p.usedGpuMemory is None else int(p.usedGpuMemory))
+                ),
+                gpu_util_pct=None if util is None else util.get(int(p.pid), 0.0),
             )
             for p in procs
         )
+
+    def _process_utilization(self, index: int) -> dict[int, float] | None:
+        """PID -> SM % from NVML's newest sample per process since the last call; None when NVML cannot say.
+
+        NVML keeps samples of the processes that ran work; a process with none since the last call was idle
+        (0%), and NVMLError_NotFound means that no process has any: every process idle, not an error.
+        """
+        nv = self._nvml
+        since = self._util_seen.get(index, int(time.time() * 1e6) - UTIL_FIRST_WINDOW_US)
+        try:
+            samples = nv.nvmlDeviceGetProcessUtilization(self._handles[index], since)
+        except nv.NVMLError as err:
+            if not isinstance(err, getattr(nv, "NVMLError_NotFound", ())):
+                return None  # NOT_SUPPORTED (MIG, older GPUs), NO_PERMISSION, ...
+            samples = []
+        newest: dict[int, tuple[int, float]] = {}
+        for s in samples:
+            stamp, pid = int(s.timeStamp), int(s.pid)
+            if stamp > since and (pid not in newest or stamp >= newest[pid][0]):
+                newest[pid] = (stamp, min(100.0, max(0.0, float(s.smUtil))))
+        self._util_seen[index] = max([since, *(stamp for stamp, _ in newest.values())])
+        return {pid: pct for pid, (_, pct) in newest.items()}
 
     def close(self) -> None:
         if not self._closed:

@@ -139,7 +139,12 @@ def test_nvml_without_the_library_is_unavailable_with_nvml_s_reason() -> None:
 def test_nvml_backend_uses_only_names_that_exist_in_nvidia_ml_py() -> None:
     source = Path(nvml.__file__).read_text()
     names = set(re.findall(r"\b(nvml[A-Z]\w+|NVML_[A-Z_]+|NVMLError)\b", source))
-    used = {"nvmlDeviceGetPowerUsage", "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetComputeRunningProcesses"}
+    used = {
+        "nvmlDeviceGetPowerUsage",
+        "nvmlDeviceGetEnforcedPowerLimit",
+        "nvmlDeviceGetComputeRunningProcesses",
+        "nvmlDeviceGetProcessUtilization",
+    }
     assert used <= names
     missing = sorted(n for n in names if not hasattr(pynvml, n))
     assert missing == []
