@@ -48,16 +48,14 @@ GPU_GAUGES: tuple[tuple[str, str, GpuValue], ...] = (
     ("rocmtui_gpu_temperature_shutdown_celsius", "Where the card shuts down", lambda g: g.temp_emergency_c),
 )
 
-OPTIONAL_LABELS = ("uuid", "pci_bus_id")
-"""Device identities, exported when the sample has them (GpuSample has neither yet)."""
-
 
 def gpu_labels(gpu: GpuSample, hostname: str) -> dict[str, str]:
+    """``gpu``, ``name``, ``hostname``, and the device's ``uuid`` and ``pci_bus_id`` where the backend reads them."""
     labels = {"gpu": str(gpu.index), "name": gpu.name, "hostname": hostname}
-    for key in OPTIONAL_LABELS:
-        value = getattr(gpu, key, None)
-        if value:
-            labels[key] = str(value)
+    if gpu.uuid:
+        labels["uuid"] = gpu.uuid
+    if gpu.pci_bus_id:
+        labels["pci_bus_id"] = gpu.pci_bus_id
     return labels
 
 

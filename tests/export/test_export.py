@@ -21,7 +21,6 @@ from prometheus_client.parser import text_string_to_metric_families
 from rocmtui.cli.main import main
 from rocmtui.export.server import serve
 from rocmtui.gpu.replay import ReplaySource
-from rocmtui.gpu.sample import SampleSet
 from rocmtui.run.lock import RunLock
 
 H200 = Path(__file__).resolve().parents[1] / "data" / "h200-fastnet-run"
@@ -130,26 +129,21 @@ def test_nothing_is_exported_before_the_first_sample(tmp_path) -> None:
 
 
 def test_uuid_and_bus_id_labels_where_the_sample_has_them(h200) -> None:
-    @dataclasses.dataclass(frozen=True)
-    class Identified:
-        index: int = 0
-        name: str = "GPU"
-        error: str | None = None
-        uuid: str = "GPU-1234"
-        pci_bus_id: str = "0000:41:00.0"
-        temperatures_c: tuple = ()
-
-        def __getattr__(self, _: str):
-            return None
-
-    sample = dataclasses.replace(h200.latest, gpus=(Identified(),))  # type: ignore[arg-type]
-    assert isinstance(sample, SampleSet)
+    """Two GPUs: one whose backend read its identity, one whose did not (the label is then empty)."""
+    gpu = h200.latest.gpus[0]
+    identified = dataclasses.replace(gpu, uuid="GPU-5d3e7a10-1b2c", pci_bus_id="00000000:1B:00.0")
+    anonymous = dataclasses.replace(gpu, index=1)
+    sample = dataclasses.replace(h200.latest, gpus=(identified, anonymous))
     endpoint = serve(lambda: sample, host="127.0.0.1", port=0, runs_dir=None, hostname="box")
     try:
         families = scrape(endpoint.port)
     finally:
         endpoint.close()
-    assert one(families, "rocmtui_gpu_up", uuid="GPU-1234", pci_bus_id="0000:41:00.0") == 1.0
+    labels = {"gpu": "0", "uuid": "GPU-5d3e7a10-1b2c", "pci_bus_id": "00000000:1B:00.0", "hostname": "box"}
+    assert one(families, "rocmtui_gpu_up", **labels) == 1.0
+    assert one(families, "rocmtui_gpu_power_watts", **labels) == pytest.approx(gpu.power_w)
+    assert one(families, "rocmtui_gpu_temperature_celsius", sensor="gpu", **labels) == dict(gpu.temperatures_c)["gpu"]
+    assert one(families, "rocmtui_gpu_up", gpu="1", uuid="", pci_bus_id="") == 1.0
 
 
 def test_export_command_warns_beyond_localhost_and_refuses_a_taken_port(capsys, monkeypatch) -> None:
