@@ -1,6 +1,8 @@
 """``rocmtui export``: Prometheus metrics of this machine's GPUs and of the live runs under --runs-dir.
 
-One sampler polls the GPUs at ``--interval``; a scrape reads its newest sample and causes no GPU read.
+While a run on this machine is live under --runs-dir and records GPU samples, those samples are served
+(its trainer already polls the GPU: no second poller); otherwise one sampler polls the GPUs at ``--interval``.
+Either way a scrape reads the newest sample and causes no GPU read.
 """
 
 from __future__ import annotations
@@ -54,15 +56,17 @@ def run_export(args: argparse.Namespace, stop: threading.Event | None = None) ->
     except ImportError:
         raise UsageError("export needs prometheus_client: pip install 'rocmtui[export]'") from None
     from rocmtui.cli.web_commands import warn_if_exposed
+    from rocmtui.export.gpu_source import ExportSamples
     from rocmtui.gpu.detect import open_sampler
 
-    sampler = open_sampler(MonitorConfig(interval_s=args.interval, backend=args.backend))
+    config = MonitorConfig(interval_s=args.interval, backend=args.backend)
+    samples = ExportSamples(args.runs_dir, lambda: open_sampler(config))
     try:
-        endpoint = serve(lambda: sampler.latest, host=args.host, port=args.port, runs_dir=args.runs_dir)
+        endpoint = serve(samples.latest, host=args.host, port=args.port, runs_dir=args.runs_dir)
     except OSError as err:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
     warn_if_exposed("export", args.host, endpoint.port)
-    sampler.start()
+    samples.start()
     print(f"rocmtui export: http://{args.host}:{endpoint.port}/metrics (Ctrl-C stops)", file=sys.stderr)
     try:
         (stop or threading.Event()).wait()
@@ -70,5 +74,5 @@ def run_export(args: argparse.Namespace, stop: threading.Event | None = None) ->
         pass
     finally:
         endpoint.close()
-        sampler.stop()
+        samples.stop()
     return 0
