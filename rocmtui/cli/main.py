@@ -101,7 +101,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
         from rocmtui.gpu import report
 
         return report.print_once(config) if args.once else report.stream_json(config, args.count)
-    from rocmtui.gpu.detect import open_sampler
+    from rocmtui.gpu.detect import DetectingSampler
     from rocmtui.gpu.recorder import Recorder
     from rocmtui.gpu.replay import load_replay
     from rocmtui.ui import settings as saved
@@ -118,7 +118,8 @@ def _run_monitor(args: argparse.Namespace) -> int:
     settings = dataclasses.replace(settings, interval_s=config.interval_s, theme=config.theme)
     check_theme(config.theme)  # one line, before a file is opened or the terminal taken
     try:
-        source = load_replay(Path(args.replay), args.speed or 1.0) if args.replay else open_sampler(config)
+        # live: the backend is detected on the sampler's thread, once the first frame is on screen
+        source = load_replay(Path(args.replay), args.speed or 1.0) if args.replay else DetectingSampler(config)
         recorder = Recorder(Path(args.record)) if args.record else None
     except (OSError, ValueError) as err:  # a missing or unreadable file, a bad line (CodecError names it)
         raise UsageError(

@@ -12,11 +12,15 @@ from collections.abc import Callable
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.backend import BackendUnavailable, GpuBackend, describe_error, release_quietly
 from rocmtui.gpu.call_runner import CallRunner
+from rocmtui.gpu.feed import Feed
 from rocmtui.gpu.sample import BackendStatus
 from rocmtui.gpu.sampler import Sampler
 
 AUTO_ORDER: tuple[str, ...] = ("rocm", "sysfs", "nvml")
 OPEN_TIMEOUT_S = 15.0
+
+Detected = tuple[GpuBackend | None, tuple[BackendStatus, ...]]
+"""What detection finds: the backend (None: host only) and every backend's status."""
 
 
 def _open_rocm(config: MonitorConfig) -> GpuBackend:
@@ -120,3 +124,55 @@ def open_sampler(config: MonitorConfig) -> Sampler:
     """A Sampler over the detected backend (host only when none works); not started: call ``start()``."""
     backend, statuses = detect(config)
     return Sampler(backend, statuses, interval_s=config.interval_s, history_len=config.history_len)
+
+
+class DetectingSampler(Feed):
+    """A Sampler that detects its backend on its own thread, at its first tick.
+
+    ``rocmtui monitor`` paints its first frame before any vendor library is loaded or initialised
+    (NVML's init, a ROCm import, a sysfs walk: 0.1 s on a GPU-less VM, more on a GPU host); the
+    readings fill in when the first sample arrives. Same contract as a Sampler: history, listeners
+    and the interval are this feed's; the detected Sampler only reads.
+    """
+
+    thread_name = "rocmtui-sampler"
+
+    def __init__(self, config: MonitorConfig, *, detector: Callable[[MonitorConfig], Detected] | None = None) -> None:
+        super().__init__(config.interval_s, config.history_len)
+        self._config = config
+        self._detector = detector or detect
+        self._sampler: Sampler | None = None
+        self._sampler_lock = threading.Lock()
+
+    @property
+    def sampler(self) -> Sampler | None:
+        """The Sampler over the detected backend; None until the first tick has detected it."""
+        return self._sampler
+
+    def _tick(self) -> None:
+        sampler = self._sampler
+        if sampler is None:
+            backend, statuses = self._detector(self._config)
+            sampler = Sampler(backend, statuses, interval_s=self._config.interval_s, history_len=1)
+            with self._sampler_lock:
+                if self.stopped:  # stopped while detecting: nobody will read this backend
+                    sampler.stop()
+                    return
+                self._sampler = sampler
+        sample_set = sampler.read()
+        if not self.stopped:  # a tick cut short by stop() is not worth showing
+            self._publish(sample_set)
+
+    def stop(self) -> None:
+        """Stop ticking and close the detected backend (promptly, even mid-call on a hung one).
+
+        While detection still runs (a wedged driver can hold it for ``OPEN_TIMEOUT_S`` per backend), stop
+        does not wait for it: the thread is a daemon and closes what it opens once it sees the stop.
+        """
+        with self._sampler_lock:
+            self._stop_event.set()
+            self._wake.set()
+            sampler = self._sampler
+        if sampler is not None:
+            sampler.stop()
+            super().stop()

@@ -85,6 +85,10 @@ class Sampler(Feed):
         if not self._stop_event.is_set():  # a tick cut short by stop() is not worth showing
             self._publish(sample_set)
 
+    def read(self) -> SampleSet:
+        """One tick's readings, not published: for a feed that keeps the history itself (DetectingSampler)."""
+        return self._read_all()
+
     def _read_all(self) -> SampleSet:
         with self._tick_lock:  # sample_now() from another thread waits for the running tick
             return self._read_all_locked()

@@ -76,10 +76,11 @@ class MonitorApp(App[int]):
         self.monitor_screen.interval_s = self.sampler.interval_s
         self.monitor_screen.apply_settings(self.settings)
         self.sampler.subscribe(self.relay.offer)
-        self.sampler.start()
         history = self.sampler.history()
         if history:
             self.relay.offer(history[-1])
+        # The first frame first: a live source loads and initialises its vendor library at its first tick.
+        self.call_after_refresh(self.sampler.start)
 
     def first_screen(self) -> str:
         return "monitor"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pynvml
@@ -168,3 +169,57 @@ def test_a_backend_opened_after_the_timeout_is_closed(monkeypatch) -> None:
     assert backend is None and "timed out" in (statuses[0].reason or "")
     release.set()  # the open now finishes on its abandoned thread, with nobody to use the backend
     assert closed.wait(10)
+
+
+def _detected(backend: ScriptedBackend, entered: threading.Event | None = None, release: threading.Event | None = None):
+    statuses = (BackendStatus("rocm", False, "no"), BackendStatus(backend.name, True, "1 GPU"))
+
+    def detector(_config: MonitorConfig) -> detect.Detected:
+        if entered is not None and release is not None:
+            entered.set()
+            release.wait()
+        return backend, statuses
+
+    return detector
+
+
+def test_detecting_sampler_detects_on_its_own_thread_at_the_first_tick() -> None:
+    backend = ScriptedBackend(count=1, name="nvml")
+    detected_on: list[str] = []
+    found = _detected(backend)
+
+    def detector(config: MonitorConfig) -> detect.Detected:
+        detected_on.append(threading.current_thread().name)
+        return found(config)
+
+    source = detect.DetectingSampler(MonitorConfig(interval_s=0.1), detector=detector)
+    assert detected_on == [] and source.sampler is None and source.history() == ()  # nothing at construction
+    first = threading.Event()
+    source.subscribe(lambda _sample_set: first.set())
+    source.start()
+    assert first.wait(10)
+    source.stop()
+    assert detected_on == ["rocmtui-sampler"]
+    (sample_set, *_) = source.history()
+    assert sample_set.backend == "nvml" and [g.utilization_pct for g in sample_set.gpus] == [0.0]
+    assert [s.name for s in sample_set.statuses] == ["rocm", "nvml"]
+    assert backend.closed
+
+
+def test_detecting_sampler_stops_without_waiting_for_a_wedged_detection() -> None:
+    backend = ScriptedBackend(count=1)
+    entered, release = threading.Event(), threading.Event()
+    source = detect.DetectingSampler(MonitorConfig(), detector=_detected(backend, entered, release))
+    published: list[object] = []
+    source.subscribe(published.append)
+    source.start()
+    assert entered.wait(10)
+    stopping = threading.Thread(target=source.stop)
+    stopping.start()
+    stopping.join(10)
+    assert not stopping.is_alive()  # stop() returned while detection was still blocked
+    assert not backend.closed
+    release.set()
+    assert source._thread is not None
+    source._thread.join(10)
+    assert backend.closed and published == [] and source.sampler is None  # opened late: closed, never read
