@@ -74,6 +74,8 @@ class EpochTable(Widget, can_focus=True):
         """Which run's rows are shown (the compare view switches runs)."""
         self.top: int | None = None
         """Index of the first row shown; None: follow the newest row."""
+        self.caption = ""
+        """Whose rows these are, at the end of the header (the compare view; seen also without a border)."""
 
     @property
     def row_count(self) -> int:
@@ -102,6 +104,7 @@ class EpochTable(Widget, can_focus=True):
         elif len(epochs) == len(self.epochs) and (not epochs or epochs[-1] is self.epochs[-1]):
             return
         self.epochs = tuple(epochs)
+        self.show_where()
         self.refresh()
 
     def scroll_rows_to(self, top: int) -> None:
@@ -109,7 +112,24 @@ class EpochTable(Widget, can_focus=True):
         last_top = max(0, len(self.epochs) - self.page)
         top = max(0, top)
         self.top = None if top >= last_top else top
+        self.show_where()
         self.refresh()
+
+    @property
+    def where(self) -> str:
+        """Which rows are shown, when not all fit (``3-7/20``); the way back when scrolled."""
+        first, page = self.first_visible, self.page
+        if first == 0 and first + page >= len(self.epochs):
+            return ""
+        where = f"{first + 1}-{min(len(self.epochs), first + page)}/{len(self.epochs)}"
+        return where if self.following else f"{where} (End: newest)"
+
+    def show_where(self) -> None:
+        """In the bottom border (a compact layout draws none: then at the end of the header)."""
+        self.border_subtitle = self.where
+
+    def on_resize(self) -> None:
+        self.show_where()
 
     def action_scroll_rows(self, rows: int) -> None:
         self.scroll_rows_to(self.first_visible + rows)
@@ -138,13 +158,14 @@ class EpochTable(Widget, can_focus=True):
 
     def render(self) -> Text:
         header = table_line([label for label, _ in COLUMNS])
+        if self.caption:
+            header = f"{header}  {self.caption}"
         first, page = self.first_visible, self.page
-        if first > 0 or first + page < len(self.epochs):  # scrolled, or more rows than fit: say where
-            where = f"{first + 1}-{min(len(self.epochs), first + page)}/{len(self.epochs)}"
-            where += "" if self.following else " (End: newest)"
-            header = f"{header}  {where}"
-        text = Text(header, style="bold", no_wrap=True, overflow="crop")
+        if self.where and self.styles.border_bottom[0] in ("", "none", "hidden"):
+            header = f"{header}  {self.where}"
+        width = self.content_size.width or len(header)  # each line cut to the width: none may wrap
+        text = Text(header[:width], style="bold", no_wrap=True, overflow="crop")
         for row in self.rows()[first : first + page]:
             text.append("\n")
-            text.append(row, style="bold" if row.startswith("*") else "")
+            text.append(row[:width], style="bold" if row.startswith("*") else "")
         return text
