@@ -24,6 +24,7 @@ WATCH_EXAMPLES = """\
 examples:
   rocmtui watch                 the newest live run under ./runs (or the newest run)
   rocmtui watch runs/20261201-101500-cifar10-simplecnn
+  rocmtui watch RUN1 RUN2 RUN3  compare: the curves of each run overlaid; r: the next run's epochs
   rocmtui watch --runs-dir ~/exp
 """
 
@@ -38,7 +39,15 @@ def add_run_parsers(sub: Any) -> None:
         "Show a run's whole history (every epoch, the curves from step 0, the GPU samples) and follow it live. "
         "q leaves the run training; p, s and a confirmed stop reach a run you own."
     )
-    _run_argument(watch, "the run folder (default: the newest live run, else the newest run)")
+    watch.add_argument(
+        "run",
+        metavar="RUN",
+        nargs="*",
+        default=[],
+        help="the run folder (default: the newest live run, else the newest run); several: compare them, "
+        "the first is the one followed (progress, GPU, keys)",
+    )
+    watch.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where runs are (default: %(default)s)")
     watch.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
 
     runs = sub.add_parser("runs", help="list the runs under --runs-dir, newest first")
@@ -69,9 +78,12 @@ def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
     from rocmtui.run.samples import SampleTail
+    from rocmtui.ui.compare import run_labels
     from rocmtui.ui.train_app import create_train_app, run_train_app
 
-    run_dir = find_run(args.run, args.runs_dir)
+    specs: list[str | None] = list(args.run) or [None]
+    run_dirs = [find_run(spec, args.runs_dir) for spec in specs]
+    run_dir = run_dirs[0]
     if not sys.stdout.isatty():
         raise UsageError("watch draws in a terminal; for scripts use 'rocmtui runs --json'")
     samples = TailSource(SampleTail(run_dir).poll, history_len=3600)
@@ -80,7 +92,14 @@ def run_watch(args: argparse.Namespace) -> int:
     def source(config: TrainConfig, emit: Any, control: Any) -> object:
         return follow(run_dir, emit, control)
 
-    app = create_train_app(saved_config(run_dir), source, samples, detachable=True, theme=args.theme)
+    def other(path: Path) -> Any:
+        return lambda emit, control: follow(path, emit, control)
+
+    labels = run_labels(run_dirs)
+    compare = [(name, other(path)) for name, path in zip(labels[1:], run_dirs[1:], strict=True)]
+    app = create_train_app(
+        saved_config(run_dir), source, samples, detachable=True, theme=args.theme, compare=compare, label=labels[0]
+    )
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))
     return code

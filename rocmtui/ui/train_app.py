@@ -12,7 +12,7 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
@@ -24,6 +24,7 @@ from rocmtui.events import Emit, FailureKind, RunControl, RunFailed, RunFinished
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.run.outcome import exit_code, result_lines
 from rocmtui.ui.app import MonitorApp, check_theme
+from rocmtui.ui.compare import OtherRunEvent, OtherSource
 from rocmtui.ui.messages import TrainEventMessage
 from rocmtui.ui.run_state import RunState
 from rocmtui.ui.screens.finished import SummaryCard, summary_lines
@@ -58,6 +59,8 @@ class TrainApp(MonitorApp):
         theme: str = MonitorConfig.theme,
         plot_period_s: float = PLOT_PERIOD_S,
         clock: Callable[[], float] = time.monotonic,
+        compare: Sequence[tuple[str, OtherSource]] = (),
+        label: str = "",
     ) -> None:
         super().__init__(sampler, theme=theme)
         self.config = config
@@ -67,7 +70,12 @@ class TrainApp(MonitorApp):
         self.detachable = detachable
         """The run lives in its own process: leaving the app leaves it running."""
         self.stop_on_hangup = stop_on_hangup
-        self.train_screen = TrainScreen(config, self.control, plot_period_s=plot_period_s, clock=clock)
+        self.others = list(compare)
+        """Runs compared with the main one: (legend name, source), each followed on its own worker."""
+        self.others_control = RunControl()
+        """The other runs' sources only ever see ``leave``: nothing is sent to those runs."""
+        labels = [label, *(name for name, _ in self.others)] if self.others else []
+        self.train_screen = TrainScreen(config, self.control, plot_period_s=plot_period_s, clock=clock, labels=labels)
         self.quitting = False
         self.detached = False
         self.signal_code: int | None = None
@@ -89,11 +97,19 @@ class TrainApp(MonitorApp):
         self._loop = asyncio.get_running_loop()
         self.install_screen(self.train_screen, "train")
         self.run_worker(self._follow, thread=True, name="run-source", exit_on_error=False)
+        for index, (_, other) in enumerate(self.others, start=1):
+            self.run_worker(
+                lambda index=index, other=other: self._follow_other(index, other),
+                thread=True,
+                name=f"compare-{index}",
+                exit_on_error=False,
+            )
 
     def first_screen(self) -> str:
         return "train"
 
     def on_unmount(self) -> None:
+        self.others_control.leave.set()
         if self.detachable:
             self.control.leave.set()  # a viewer going away leaves the run going (a stop asked for is sent first)
         else:
@@ -109,6 +125,20 @@ class TrainApp(MonitorApp):
         finally:
             self.trainer_done.set()
             self.post_message(TrainerExited())
+
+    def _follow_other(self, index: int, source: OtherSource) -> None:
+        """Runs on a worker thread: one compared run's events, posted as ``OtherRunEvent``."""
+
+        def emit(event: TrainEvent) -> None:
+            self.post_message(OtherRunEvent(index, event))
+
+        try:
+            source(emit, self.others_control)
+        except Exception as err:  # shown in that run's state; the main run goes on
+            emit(RunFailed(message=f"{type(err).__name__}: {err}", kind="error"))
+
+    def on_other_run_event(self, message: OtherRunEvent) -> None:
+        self.train_screen.apply_other(message.index, message.event)
 
     def emit(self, event: TrainEvent) -> None:
         """The ``emit`` handed to the source: thread-safe, never blocks it."""
@@ -250,9 +280,12 @@ def create_train_app(
     control: RunControl | None = None,
     plot_period_s: float = PLOT_PERIOD_S,
     clock: Callable[[], float] = time.monotonic,
+    compare: Sequence[tuple[str, OtherSource]] = (),
+    label: str = "",
 ) -> TrainApp:
     """The training app, as the CLI, the tests and the screenshot script build it (``clock``: the running
-    elapsed clock's time source; snapshot tests stop it)."""
+    elapsed clock's time source; snapshot tests stop it; ``compare``: other runs to overlay, as (legend name,
+    source), ``label`` naming the main run)."""
     check_theme(theme)
     return TrainApp(
         sampler,
@@ -265,6 +298,8 @@ def create_train_app(
         theme=theme,
         plot_period_s=plot_period_s,
         clock=clock,
+        compare=compare,
+        label=label,
     )
 
 

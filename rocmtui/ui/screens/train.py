@@ -28,6 +28,7 @@ from rocmtui.events import (
     TrainEvent,
 )
 from rocmtui.gpu.sample import SampleSet
+from rocmtui.ui.compare import ComparedRun
 from rocmtui.ui.format import fmt_acc
 from rocmtui.ui.run_state import RunState
 from rocmtui.ui.widgets.accuracy_plot import AccuracyPlot
@@ -60,6 +61,7 @@ class TrainScreen(Screen[None]):
         Binding("left_square_bracket", "smoothing(-1)", "Less smooth", key_display="[", show=False),
         Binding("m", "app.toggle_monitor", "Monitor"),
         Binding("n", "next_series", "Next series", show=False),
+        Binding("r", "next_run", "Next run"),
     ]
 
     def __init__(
@@ -69,18 +71,26 @@ class TrainScreen(Screen[None]):
         *,
         plot_period_s: float = PLOT_PERIOD_S,
         clock: Callable[[], float] = time.monotonic,
+        labels: Sequence[str] = (),
     ) -> None:
+        """``labels``: to compare runs, each run's legend name, the main run's first."""
         super().__init__(id="train")
         self.state = state = RunState(clock=clock)
         """The run as this screen shows it: only ``apply`` and this screen's keys change it."""
+        self.runs = [ComparedRun(labels[0] if labels else "", state)]
+        self.runs += [ComparedRun(label, RunState(clock=clock)) for label in labels[1:]]
+        """Every run shown, the main one first (more than one: the plots compare them)."""
+        self.table_run = 0
+        """Index in ``runs`` of the run whose epochs the table shows (``r`` switches)."""
         self.control = control
         self.info = RunInfo(config, id="run-info")
         self.progress = RunProgress(state, id="progress")
-        self.loss_plot = LossPlot(state, id="loss-plot")
-        self.accuracy_plot = AccuracyPlot(state, id="accuracy-plot")
+        self.loss_plot = LossPlot(state, id="loss-plot", runs=self.runs)
+        self.accuracy_plot = AccuracyPlot(state, id="accuracy-plot", runs=self.runs)
         self.gpu_panel = GpuPanel(id="train-gpu")
         self.table = EpochTable(id="epochs")
-        self.table.border_title = "Epochs"
+        self.table.border_title = self.table_title()
+        self.table.caption = self.table_caption()
         self.log_view = LogPanel(id="log")
         self.log_view.border_title = "Log"
         self.progress_seen = -1
@@ -105,6 +115,7 @@ class TrainScreen(Screen[None]):
         compact = event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT
         self.set_class(compact, "-compact")
         self.gpu_panel.set_compact(compact)
+        self.table.caption = self.table_caption()
         self.relayout()
 
     def relayout(self) -> None:
@@ -138,6 +149,43 @@ class TrainScreen(Screen[None]):
         elif isinstance(event, MetricsLogged | EpochMetrics):
             self.accuracy_plot.mark_dirty()
         self.loss_plot.mark_dirty()  # plots and progress repaint on their own timers, not here
+
+    @property
+    def comparing(self) -> bool:
+        return len(self.runs) > 1
+
+    def apply_other(self, index: int, event: TrainEvent) -> None:
+        """Fold an event of another run (``runs[index]``) into its state; the plots get dirty."""
+        self.runs[index].state.apply(event)
+        if isinstance(event, EpochCompleted):
+            self.accuracy_plot.mark_dirty()
+        self.loss_plot.mark_dirty()
+
+    def table_title(self) -> str:
+        if not self.comparing:
+            return "Epochs"
+        return f"Epochs: {self.runs[self.table_run].label} ({self.table_run + 1}/{len(self.runs)}, r: next)"
+
+    def table_caption(self) -> str:
+        """Whose epochs the table shows, when runs are compared and the table has no border (compact)."""
+        if not self.comparing or not self.has_class("-compact"):
+            return ""
+        return f"{self.runs[self.table_run].label} ({self.table_run + 1}/{len(self.runs)})"
+
+    def action_next_run(self) -> None:
+        """The epoch table shows the next run's epochs; a finished run's summary card is one step of the round."""
+        if not self.comparing:
+            return
+        if self.has_class("-card") and not self.has_class("-table"):
+            self.add_class("-table")  # the card steps aside for the table, at the main run
+            self.table_run = 0
+        elif self.has_class("-card") and self.table_run == len(self.runs) - 1:
+            self.remove_class("-table")  # round again: the summary card
+        else:
+            self.table_run = (self.table_run + 1) % len(self.runs)
+        self.table.border_title = self.table_title()
+        self.table.caption = self.table_caption()
+        self.flush_text()
 
     def note(self, message: str, level: str = "info") -> None:
         self.log_view.add(message, level, self.state.elapsed_s)
@@ -206,6 +254,8 @@ class TrainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pause and save are not offered once the run has ended (the footer drops them)."""
+        if action == "next_run":
+            return self.comparing
         return self.state.running or action not in ("toggle_pause", "save_now")
 
     def show_card(self, card: Widget, *, keep_log: bool = True) -> None:
@@ -243,7 +293,7 @@ class TrainScreen(Screen[None]):
         if self.progress_seen != self.state.version or self.state.phase == "training":
             self.progress_seen = self.state.version  # while training the clock runs: two cheap lines a frame
             self.progress.refresh()
-        self.table.show(self.state.epochs)
+        self.table.show(self.runs[self.table_run].state.epochs, key=self.table_run)
         self.log_view.flush()
         self.flush_samples()
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from rocmtui.ui.compare import ComparedRun, run_color
 from rocmtui.ui.run_state import RunState
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
@@ -11,10 +14,15 @@ COLORS = {"train": "orange", "test": "green+"}
 class AccuracyPlot(ThrottledPlot):
     """Accuracy (%) against epochs; changes once per epoch, so it rarely redraws."""
 
-    def __init__(self, state: RunState, *, id: str | None = None) -> None:
+    def __init__(self, state: RunState, *, id: str | None = None, runs: Sequence[ComparedRun] = ()) -> None:
         super().__init__(id=id)
         self.state = state
-        self.set_legend("Acc %", COLORS)
+        self.runs = runs
+        """Runs compared (more than one: each run's test accuracy in its colour)."""
+        if len(runs) > 1:
+            self.set_legend("Test %", {run.label: run_color(i) for i, run in enumerate(runs)})
+        else:
+            self.set_legend("Acc %", COLORS)
         self.series_index = 0
         """Which of a tracked script's other series is shown (``next_series``)."""
 
@@ -42,6 +50,9 @@ class AccuracyPlot(ThrottledPlot):
 
             draw_series(self, self.state.scalars, self.series_index)
             return
+        if len(self.runs) > 1:
+            self.draw_compared()
+            return
         plt, epochs = self.plt, self.state.epochs
         if epochs:
             ex = [float(e.epoch + 1) for e in epochs]
@@ -49,3 +60,14 @@ class AccuracyPlot(ThrottledPlot):
             self.epoch_line(ex, [100.0 * e.test_acc for e in epochs], COLORS["test"])
         self.epoch_axis(self.state.total_epochs, 0.0)
         plt.ylim(0, 100)
+
+    def draw_compared(self) -> None:
+        """Each run's test accuracy per epoch, in the run's colour."""
+        for index, run in enumerate(self.runs):
+            epochs = run.state.epochs
+            if epochs:
+                ex = [float(e.epoch + 1) for e in epochs]
+                self.epoch_line(ex, [100.0 * e.test_acc for e in epochs], run_color(index))
+        last = max((float(run.state.epochs_done) for run in self.runs), default=0.0)
+        self.epoch_axis(max(run.state.total_epochs for run in self.runs), last)
+        self.plt.ylim(0, 100)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 
 from textual.reactive import reactive
 
+from rocmtui.ui.compare import ComparedRun, run_color
 from rocmtui.ui.run_state import SMOOTHING_WEIGHTS, RunState
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
@@ -45,9 +47,11 @@ class LossPlot(ThrottledPlot):
 
     log_scale: reactive[bool] = reactive(False, init=False)
 
-    def __init__(self, state: RunState, *, id: str | None = None) -> None:
+    def __init__(self, state: RunState, *, id: str | None = None, runs: Sequence[ComparedRun] = ()) -> None:
         super().__init__(id=id)
         self.state = state
+        self.runs = runs
+        """Runs compared (more than one: each run's smoothed loss and test loss in its colour)."""
         self.window: float | None = None
         """Epochs shown, newest last (``WINDOWS``); None: the whole run."""
         self.show_legend()
@@ -76,6 +80,13 @@ class LossPlot(ThrottledPlot):
             from rocmtui.ui.widgets.scalar_plot import loss_legend
 
             title, colors = loss_legend(self.state.scalars, self.log_scale)
+        elif self.comparing:
+            what = [smoothing_name(self.smoothing), "● test"]
+            what += [window_name(self.window)] if self.window is not None else []
+            what += ["log"] if self.log_scale else []
+            title = f"Loss ({', '.join(what)})"
+            self.set_legend(title, {run.label: run_color(i) for i, run in enumerate(self.runs)})
+            return
         else:
             what = [window_name(self.window)] if self.window is not None else []
             what += ["log"] if self.log_scale else []
@@ -88,6 +99,10 @@ class LossPlot(ThrottledPlot):
         """A script's run (``rocmtui.track()``): its own series against the step."""
         return self.state.started is None and self.state.scalars.any
 
+    @property
+    def comparing(self) -> bool:
+        return len(self.runs) > 1 and not self.tracked
+
     def replot(self) -> None:
         if self.tracked:
             self.show_legend()
@@ -98,6 +113,9 @@ class LossPlot(ThrottledPlot):
             from rocmtui.ui.widgets.scalar_plot import draw_loss
 
             draw_loss(self, self.state.scalars, self.log_scale)
+            return
+        if self.comparing:
+            self.draw_compared()
             return
         plt, state = self.plt, self.state
         series = state.loss
@@ -120,5 +138,31 @@ class LossPlot(ThrottledPlot):
             plt.yscale("log")
         if self.window is None:
             self.epoch_axis(state.total_epochs, last_x)
+        else:
+            self.window_axis(low, last_x if last_x > low else low + self.window)
+
+    def draw_compared(self) -> None:
+        """Each run's smoothed per-step loss and its per-epoch test loss, in the run's colour."""
+        plt = self.plt
+        last_x = max((run.state.loss.x[-1] for run in self.runs if run.state.loss.x), default=0.0)
+        last_x = max([last_x, *(float(run.state.epochs_done) for run in self.runs)])
+        low = max(0.0, last_x - self.window) if self.window is not None else 0.0
+        limit = min(MAX_POINTS, max(50, 2 * self.size.width))
+        for index, run in enumerate(self.runs):
+            color, series = run_color(index), run.state.loss
+            if series.raw:
+                first = bisect.bisect_left(series.x, low)
+                xs, ema = thin(series.x[first:], series.smoothed(self.smoothing)[first:], limit)
+                if xs:
+                    plt.plot(xs, ema, color=color, marker="braille")
+            epochs = [e for e in run.state.epochs if e.epoch + 1 >= low]
+            if epochs:
+                plt.scatter(
+                    [float(e.epoch + 1) for e in epochs], [e.test_loss for e in epochs], color=color, marker="●"
+                )
+        if self.log_scale:
+            plt.yscale("log")
+        if self.window is None:
+            self.epoch_axis(max(run.state.total_epochs for run in self.runs), last_x)
         else:
             self.window_axis(low, last_x if last_x > low else low + self.window)

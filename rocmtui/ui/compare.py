@@ -1,0 +1,69 @@
+"""Comparing runs (``rocmtui watch RUN1 RUN2 ...``): the other runs beside the main one.
+
+The first run is the main one: its progress, GPU samples and controls. Each other run is followed by
+its own source on its own thread worker (``follow`` over its folder, with a control of its own that
+only ever asks it to leave: nothing is sent to those runs), and folded into its own ``RunState``. The
+plots overlay every run's curves; the epoch table shows one run at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.message import Message
+
+from rocmtui.events import Emit, RunControl, TrainEvent
+from rocmtui.ui.run_state import RunState
+
+OtherSource = Callable[[Emit, RunControl], object]
+"""Follows one other run: emits its events until it ends or ``control.leave`` is set."""
+
+RUN_COLORS = ("cyan+", "orange", "magenta+", "green+")
+"""Plotext colour of each run, main first (they repeat after four runs)."""
+
+LABEL_WIDTH = 18
+_STAMP = re.compile(r"^\d{8}-(\d{6})-")
+
+
+def run_color(index: int) -> str:
+    return RUN_COLORS[index % len(RUN_COLORS)]
+
+
+def _middle_cut(text: str, width: int) -> str:
+    """``text`` in ``width`` columns, cut in the middle (both ends tell runs apart: recipe, ``-2`` suffix)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return f"{text[:head]}…{text[len(text) - (width - 1 - head) :]}"
+
+
+def run_labels(folders: Sequence[str | Path], width: int = LABEL_WIDTH) -> list[str]:
+    """Short legend names: each folder's name without its date and time stamp, or with the time when two
+    names would be the same otherwise, cut to ``width``."""
+    names = [Path(folder).name or str(folder) for folder in folders]
+    short = [_STAMP.sub("", name) or name for name in names]
+    if len(set(short)) < len(short):
+        short = [re.sub(r"^\d{8}-", "", name) for name in names]
+    if len(set(short)) < len(short):
+        short = names
+    return [_middle_cut(name, width) for name in short]
+
+
+@dataclass
+class ComparedRun:
+    """One run of the comparison, as the screen shows it."""
+
+    label: str
+    state: RunState
+
+
+class OtherRunEvent(Message):
+    """An event of the ``index``-th other run (1: the first after the main one)."""
+
+    def __init__(self, index: int, event: TrainEvent) -> None:
+        super().__init__()
+        self.index = index
+        self.event = event

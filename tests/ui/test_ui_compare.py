@@ -1,0 +1,168 @@
+"""Comparing runs (``rocmtui watch RUN1 RUN2 ...``): run folders written from the recorded CPU run and the
+H200 recording, followed side by side; the curves overlaid, the epoch table switched with ``r``."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from ui_helpers import DATA, HOST_RECORDING, recorded_config, recorded_events
+
+from rocmtui.cli.parser import build_parser
+from rocmtui.events import Emit, RunControl, TrainEvent
+from rocmtui.gpu.tail_source import TailSource
+from rocmtui.run.follow import follow
+from rocmtui.run.samples import SampleTail
+from rocmtui.run.stream import EventWriter
+from rocmtui.ui.compare import run_labels
+from rocmtui.ui.screens.finished import SummaryCard
+from rocmtui.ui.train_app import TrainApp, create_train_app
+
+H200_RUN = DATA / "h200-fastnet-run"
+SIZES = [(80, 24), (120, 40)]
+
+
+def cpu_folder(run_dir: Path) -> Path:
+    run_dir.mkdir()
+    writer = EventWriter(run_dir)
+    for event in recorded_events():
+        writer.write(event)
+    writer.close()
+    (run_dir / "gpu.jsonl").write_bytes(HOST_RECORDING.read_bytes())
+    return run_dir
+
+
+def h200_folder(run_dir: Path, lines: int | None = None) -> Path:
+    """The H200 run's folder; ``lines``: only the stream's first lines (a run still going)."""
+    shutil.copytree(H200_RUN, run_dir)
+    if lines is not None:
+        kept = (H200_RUN / "metrics.jsonl").read_text().splitlines(keepends=True)[:lines]
+        (run_dir / "metrics.jsonl").write_text("".join(kept))
+    return run_dir
+
+
+def compare_app(main: Path, others: list[tuple[str, object]]) -> TrainApp:
+    samples = TailSource(SampleTail(main).poll, history_len=3600)
+    samples.catch_up()
+
+    def source(config, emit, control) -> object:
+        return follow(main, emit, control, poll_s=0.01)
+
+    return create_train_app(recorded_config(), source, samples, detachable=True, compare=others, label="cpu")  # type: ignore[arg-type]
+
+
+def folder_source(run_dir: Path):
+    def source(emit: Emit, control: RunControl) -> object:
+        return follow(run_dir, emit, control, poll_s=0.01)
+
+    return source
+
+
+def whose(screen) -> str:
+    """Where the table names its run: its border title, or (compact: no border) its header line."""
+    header = str(screen.table.render()).splitlines()[0]
+    assert len(header) <= screen.table.content_size.width  # cut, never wrapped
+    return header if screen.has_class("-compact") else str(screen.table.border_title)
+
+
+def drawn(plot) -> str:
+    return str(plot.render())
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_two_finished_runs_overlay_and_the_table_switches(tmp_path: Path, size) -> None:
+    main = cpu_folder(tmp_path / "cpu")
+    app = compare_app(main, [("h200", folder_source(h200_folder(tmp_path / "h200")))])
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.train_screen
+        main_run, other = screen.runs
+        assert main_run.state is app.state and app.state.phase == "finished"
+        assert other.state.finished is not None and other.state.finished.best_test_acc == 0.9357
+        assert len(other.state.epochs) == 10 and len(other.state.loss.raw) > 0
+        for plot in (screen.loss_plot, screen.accuracy_plot):
+            assert "━ cpu" in str(plot.border_title) and "━ h200" in str(plot.border_title)
+        screen.replot_now()
+        await pilot.pause()
+        assert "cannot draw" not in drawn(screen.loss_plot) and "cannot draw" not in drawn(screen.accuracy_plot)
+        card = screen.query_one(SummaryCard)
+        assert card.region.height > 0 and not screen.table.display  # finished: the summary first
+        assert app.screen.active_bindings["r"].enabled
+
+        await pilot.press("r")  # the card steps aside: the main run's epochs
+        assert screen.table.region.height > 0 and card.region.height == 0
+        assert screen.table.row_count == 3 and "cpu (1/2" in whose(screen)
+        await pilot.press("r")
+        assert screen.table.row_count == 10 and "h200 (2/2" in whose(screen)
+        assert str(screen.table.render()).splitlines()[-1].startswith(("*", " "))  # the newest rows drawn
+        await pilot.press("r")  # round again: the summary
+        assert card.region.height > 0 and screen.table.region.height == 0
+        await pilot.press("q")
+    assert app.return_value == 0
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_live_run_beside_a_finished_one_is_followed_and_never_commanded(tmp_path: Path, size) -> None:
+    other_dir = h200_folder(tmp_path / "live", lines=12)  # header and 11 events: mid-run, no final event
+    (other_dir / "control").write_bytes(b"")
+    (other_dir / "control").chmod(0o600)
+    events: list[TrainEvent] = []
+    caught_up, returned = threading.Event(), threading.Event()
+
+    def live(emit: Emit, control: RunControl) -> object:
+        def counting(event: TrainEvent) -> None:
+            emit(event)
+            events.append(event)
+            if len(events) == 11:
+                caught_up.set()
+
+        try:
+            return follow(other_dir, counting, control, writer_alive=lambda: True, poll_s=0.01)
+        finally:
+            returned.set()
+
+    app = compare_app(cpu_folder(tmp_path / "cpu"), [("live", live)])
+    async with app.run_test(size=size) as pilot:
+        assert await asyncio.to_thread(caught_up.wait, 10)
+        await pilot.pause()
+        other = app.train_screen.runs[1].state
+        assert other.running and other.epochs and len(other.epochs) < 10
+        assert other.last_steps is not None and len(other.loss.raw) > 0
+        await pilot.press("p")  # pause belongs to the main run (finished here): nothing reaches the other
+        await pilot.press("q")
+    assert app.return_value == 0
+    assert returned.wait(5)  # leaving the app ends the other run's follower
+    assert (other_dir / "control").read_bytes() == b""
+
+
+async def test_one_run_offers_no_run_switch(tmp_path: Path) -> None:
+    app = compare_app(cpu_folder(tmp_path / "cpu"), [])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not app.train_screen.comparing
+        assert "r" not in app.screen.active_bindings
+        assert app.train_screen.table.border_title == "Epochs"
+        assert app.train_screen.loss_plot.border_title.startswith("Loss ")  # type: ignore[union-attr]
+        await pilot.press("q")
+
+
+def test_labels_drop_the_stamp_and_stay_apart() -> None:
+    assert run_labels(["runs/20261201-101500-cifar10-fastnet", "runs/20261202-090000-cifar10-simplecnn"]) == [
+        "cifar10-fastnet",
+        "cifar10-simplecnn",
+    ]
+    same = run_labels(["r/20261201-101500-cifar10-fastnet", "r/20261202-090000-cifar10-fastnet"])
+    assert same == ["101500-c…0-fastnet", "090000-c…0-fastnet"]  # the same recipe: the time tells them apart
+    cut = run_labels(["r/20261201-101500-imagenet-resnet50-long-name-2"])[0]
+    assert len(cut) == 18 and cut.endswith("name-2") and "…" in cut
+
+
+def test_watch_takes_several_runs() -> None:
+    args = build_parser().parse_args(["watch", "runs/a", "runs/b", "runs/c"])
+    assert args.run == ["runs/a", "runs/b", "runs/c"]
+    assert build_parser().parse_args(["watch"]).run == []
