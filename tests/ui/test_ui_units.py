@@ -248,3 +248,16 @@ def test_smoothed_line_lags_a_falling_loss_by_the_weights_span_and_no_more() -> 
         lag_steps = (smoothed[-1] - series.raw[-1]) / 0.001
         assert abs(lag_steps - weight / (1 - weight)) < 0.01 * weight / (1 - weight) + 1e-6
         assert all(s >= r for s, r in zip(smoothed, series.raw, strict=True))  # above a falling line, never below
+
+
+def test_time_to_accuracy_names_when_each_top_percent_was_first_reached() -> None:
+    from rocmtui.ui.screens.finished import time_to_accuracy
+
+    epochs = [
+        EpochCompleted(0, 4, 1.0, 0.5, 1.0, 0.905, 1e-3, 0.5, 1000.0, True),
+        EpochCompleted(1, 4, 1.0, 0.5, 1.0, 0.93, 1e-3, 0.4, 1000.0, True),
+        EpochCompleted(2, 4, 1.0, 0.5, 1.0, 0.925, 1e-3, 0.4, 1000.0, False),
+        EpochCompleted(3, 4, 1.0, 0.5, 1.0, 0.9412, 1e-3, 0.4, 1000.0, True),
+    ]
+    assert time_to_accuracy(epochs) == "92% at 0.90s, 93% at 0.90s, 94% at 1.70s"
+    assert time_to_accuracy([]) == "N/A"

@@ -6,6 +6,7 @@ import statistics
 
 from textual.widgets import Static
 
+from rocmtui.events import EpochCompleted
 from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span, fmt_temp
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
@@ -35,6 +36,27 @@ def tracked_summary(state: RunState, peaks: Peaks) -> list[str]:
     ]
 
 
+def time_to_accuracy(epochs: list[EpochCompleted], milestones: int = 3) -> str:
+    """``41% at 1.2s, 42% at 1.5s``: when the test accuracy first reached each of the top whole percents.
+
+    The time is the run's own clock at the end of that epoch (training and test passes, pauses excluded).
+    """
+    reached: list[tuple[int, float]] = []
+    clock = 0.0
+    for epoch in epochs:
+        clock += epoch.seconds
+        reached.append((int(100 * epoch.test_acc + 1e-9), clock))
+    if not reached:
+        return NA
+    top = max(pct for pct, _ in reached)
+    firsts = []
+    for pct in range(max(0, top - milestones + 1), top + 1):
+        first = next((at for got, at in reached if got >= pct), None)
+        if first is not None:
+            firsts.append(f"{pct}% at {fmt_span(first)}")
+    return ", ".join(firsts)
+
+
 def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
     """The finished (or failed) run in a few labelled lines."""
     if state.started is None and (state.tracked is not None or state.scalars.any):
@@ -58,6 +80,7 @@ def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
     return [
         head,
         f"best test accuracy  {fmt_acc(best_acc)}" + (f" (epoch {best.epoch + 1})" if best else ""),
+        f"time to accuracy    {time_to_accuracy(state.epochs)}",
         f"epochs              {state.epochs_done}/{state.total_epochs}"
         if state.total_epochs
         else "epochs              -",
