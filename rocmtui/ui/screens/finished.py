@@ -49,12 +49,12 @@ def time_to_accuracy(epochs: list[EpochCompleted], milestones: int = 3) -> str:
     if not reached:
         return NA
     top = max(pct for pct, _ in reached)
-    firsts = []
+    firsts: dict[float, int] = {}  # time -> the highest percent first reached then (one entry per moment)
     for pct in range(max(0, top - milestones + 1), top + 1):
         first = next((at for got, at in reached if got >= pct), None)
         if first is not None:
-            firsts.append(f"{pct}% at {fmt_span(first)}")
-    return ", ".join(firsts)
+            firsts[first] = pct
+    return ", ".join(f"{pct}% at {fmt_span(at)}" for at, pct in firsts.items())
 
 
 def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
