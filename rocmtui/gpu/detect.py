@@ -1,5 +1,8 @@
 """Which telemetry backend works here: ``auto`` tries rocm, sysfs, nvml in turn; ``--backend`` forces one.
 
+The sampler and the call runner are imported where they are used, so that ``rocmtui monitor`` can import
+this module before its first frame without loading psutil.
+
 Every attempt is recorded as a BackendStatus (the panel's and doctor's "unavailable because").
 Opening runs under a timeout too, so a wedged driver cannot hang start-up.
 """
@@ -8,13 +11,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.backend import BackendUnavailable, GpuBackend, describe_error, release_quietly
-from rocmtui.gpu.call_runner import CallRunner
 from rocmtui.gpu.feed import Feed
 from rocmtui.gpu.sample import BackendStatus
-from rocmtui.gpu.sampler import Sampler
+
+if TYPE_CHECKING:
+    from rocmtui.gpu.sampler import Sampler
 
 AUTO_ORDER: tuple[str, ...] = ("rocm", "sysfs", "nvml")
 OPEN_TIMEOUT_S = 15.0
@@ -51,6 +56,8 @@ OPENERS: dict[str, Callable[[MonitorConfig], GpuBackend]] = {
 
 def probe(name: str, config: MonitorConfig) -> tuple[GpuBackend | None, BackendStatus]:
     """Open backend ``name``; (backend, available status) or (None, the reason it cannot run)."""
+    from rocmtui.gpu.call_runner import CallRunner
+
     worker = CallRunner(name=f"rocmtui-open-{name}")
     opening = _Opening(lambda: OPENERS[name](config))
     try:
@@ -122,6 +129,8 @@ def detect(config: MonitorConfig) -> tuple[GpuBackend | None, tuple[BackendStatu
 
 def open_sampler(config: MonitorConfig) -> Sampler:
     """A Sampler over the detected backend (host only when none works); not started: call ``start()``."""
+    from rocmtui.gpu.sampler import Sampler
+
     backend, statuses = detect(config)
     return Sampler(backend, statuses, interval_s=config.interval_s, history_len=config.history_len)
 
@@ -152,6 +161,8 @@ class DetectingSampler(Feed):
     def _tick(self) -> None:
         sampler = self._sampler
         if sampler is None:
+            from rocmtui.gpu.sampler import Sampler  # psutil and the call runner: after the first frame
+
             backend, statuses = self._detector(self._config)
             sampler = Sampler(backend, statuses, interval_s=self._config.interval_s, history_len=1)
             with self._sampler_lock:

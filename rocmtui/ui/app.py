@@ -23,7 +23,6 @@ from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.ui.messages import GpuSampled, SampleRelay
 from rocmtui.ui.peaks import Peaks
-from rocmtui.ui.screens.help import MONITOR_KEYS, HelpScreen
 from rocmtui.ui.screens.monitor import MonitorScreen, next_interval
 from rocmtui.ui.settings import MonitorSettings
 from rocmtui.ui.settings import save as save_settings
@@ -136,6 +135,8 @@ class MonitorApp(App[int]):
                 self.notify(problem, severity="warning")
 
     def action_help(self) -> None:
+        from rocmtui.ui.screens.help import MONITOR_KEYS, HelpScreen  # not needed for the first frame
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen("rocmtui monitor: keys", MONITOR_KEYS))
 

@@ -15,9 +15,7 @@ from textual.widgets import Footer, Input, Static
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import TIMEBASES_S, timebase_label
-from rocmtui.gpu.kill import refusal, send
 from rocmtui.gpu.sample import SampleSet
-from rocmtui.ui.screens.signal_confirm import SignalConfirm
 from rocmtui.ui.settings import MonitorSettings
 from rocmtui.ui.widgets.gpu_graph_card import GRAPHS
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
@@ -154,6 +152,10 @@ class MonitorScreen(Screen[None]):
         if self.replaying:
             self.notify("a replay: its processes are not on this machine, nothing to signal", severity="warning")
             return
+        # loaded at the first signal: the first frame does not need psutil or the dialog (BENCHMARKS.md)
+        from rocmtui.gpu.kill import refusal, send
+        from rocmtui.ui.screens.signal_confirm import SignalConfirm
+
         reason = refusal(proc)
         if reason is not None:
             self.notify(reason, severity="warning")
