@@ -149,3 +149,16 @@ async def test_a_real_recording_fills_the_table_and_updates_cells_in_place() -> 
         assert later[5] != "N/A" and later[6].endswith("MiB")  # CPU % known from the second reading; RSS
         gpu = app.monitor_screen.last.gpus[0] if app.monitor_screen.last else None
         assert gpu is not None and gpu.temp_crit_c == 89.0
+
+
+async def test_gpu_percent_per_process_is_shown_and_n_a_where_the_backend_cannot_say() -> None:
+    sets = synthetic_gpu_sets(1, count=1)
+    measured = (proc(4100, gpu_memory_bytes=2**30, gpu_util_pct=75.4), proc(4101, gpu_memory_bytes=2**20))
+    source = ManualReplay([replace(sets[0], processes=measured)])
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        source.step()
+        await pilot.pause()
+        table = app.monitor_screen.processes
+        gpu_pct = {table.get_row_at(i)[0]: table.get_row_at(i)[4] for i in range(2)}
+        assert gpu_pct == {"4100": "75%", "4101": "N/A"}
