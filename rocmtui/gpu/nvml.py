@@ -37,6 +37,8 @@ class NvmlBackend:
         self._names = [_text(self._field(partial(pynvml.nvmlDeviceGetName, h))) or "NVIDIA GPU" for h in self._handles]
         self._limits = [self._temp_limits(h) for h in self._handles]
         """(slowdown, shutdown) °C per device: fixed by the card, read once."""
+        self._identities = [self._identity(h) for h in self._handles]
+        """(UUID, PCI bus id) per device: fixed, read once at open, never per tick."""
         self._closed = False
         self._stats = ProcessStats()
         self._util_seen: dict[int, int] = {}
@@ -68,7 +70,16 @@ class NvmlBackend:
             fan_pct=_maybe_float(field(lambda: nv.nvmlDeviceGetFanSpeed(h))),
             temp_crit_c=self._limits[index][0],
             temp_emergency_c=self._limits[index][1],
+            uuid=self._identities[index][0],
+            pci_bus_id=self._identities[index][1],
         )
+
+    def _identity(self, handle: Any) -> tuple[str | None, str | None]:
+        nv = self._nvml
+        uuid = _text(self._field(lambda: nv.nvmlDeviceGetUUID(handle)))
+        pci = self._field(lambda: nv.nvmlDeviceGetPciInfo(handle))
+        bus_id = None if pci is None else _text(getattr(pci, "busId", None))
+        return uuid or None, bus_id or None  # as NVML (and the DCGM exporter) spell it: 00000000:1B:00.0
 
     def _temp_limits(self, handle: Any) -> tuple[float | None, float | None]:
         nv = self._nvml
