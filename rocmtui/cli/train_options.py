@@ -14,7 +14,8 @@ from dataclasses import fields
 from typing import Any, get_args, get_type_hints
 
 from rocmtui.cli import argtypes
-from rocmtui.config import DATASETS, Option, ParseAs, TrainConfig, train_options
+from rocmtui.config import DATASETS, RECIPES, Option, ParseAs, TrainConfig, train_options
+from rocmtui.errors import UsageError
 
 PARSERS: dict[ParseAs, Callable[[str], Any]] = {
     "device": argtypes.device,
@@ -51,6 +52,17 @@ def _type(name: str, option: Option) -> Callable[[str], Any]:
     if option.parse in ("choice", "dataset"):
         return argtypes.choice(choices(name, option), option.what or name.replace("_", " "))
     return PARSERS[option.parse]
+
+
+def add_recipe_option(parser: argparse.ArgumentParser) -> None:
+    """``--recipe NAME``: a named set of the options below (``rocmtui.config.RECIPES``)."""
+    listed = "; ".join(f"{name}: {recipe.reaches}" for name, recipe in RECIPES.items())
+    parser.add_argument(
+        "--recipe",
+        type=argtypes.choice(tuple(RECIPES), "recipe"),
+        default=None,
+        help=f"start from a named set of settings; options given as well win ({listed})".replace("%", "%%"),
+    )
 
 
 def add_train_options(parser: argparse.ArgumentParser) -> None:
@@ -95,6 +107,11 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     """
     values = given(args)
     typed = tuple(name for name, option in train_options().items() if name in values and option.parse != "dataset")
+    recipe = getattr(args, "recipe", None)
+    if recipe is not None:
+        if values.get("resume") is not None:
+            raise UsageError("--recipe starts a new run; a resumed run keeps its own settings (leave --recipe out)")
+        values = {**RECIPES[recipe].settings, **values}  # what was typed wins over the recipe
     if "dataset" in values:
         values["dataset"] = DATASETS[values["dataset"]]
     if values.get("resume") is not None and "epochs" not in values:

@@ -33,13 +33,19 @@ def resolve_device(config: TrainConfig) -> torch.device:
             raise UsageError(f"--device {config.device}: torch sees no GPU here (a CPU-only build?); use --device cpu")
         if device.index is not None and device.index >= torch.cuda.device_count():
             raise UsageError(f"--device {config.device}: only {torch.cuda.device_count()} GPU(s) are visible")
-    if config.cuda_graph and device.type != "cuda":
+    if config.cuda_graph and device.type != "cuda" and "cuda_graph" in config.given:
         raise UsageError("--cuda-graph needs a GPU; drop it to train on the CPU")
     if config.cuda_graph and config.compile:
         raise UsageError("choose one of --cuda-graph and --compile")
     if config.cuda_graph and config.amp == "fp16":
         raise UsageError("--cuda-graph cannot run with --amp fp16 (its GradScaler syncs); use --amp bf16")
     return device
+
+
+def fit_to_device(config: TrainConfig, device: torch.device) -> TrainConfig:
+    """A recipe's CUDA graph where there is no GPU: the run trains without it (typed on the command line, it is
+    refused by ``resolve_device`` instead)."""
+    return replace(config, cuda_graph=False) if config.cuda_graph and device.type != "cuda" else config
 
 
 def describe_device(device: torch.device) -> tuple[str, str]:

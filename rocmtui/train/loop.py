@@ -36,7 +36,7 @@ from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.session import RunSession
 from rocmtui.train import runs
 from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
-from rocmtui.train.engine import Engine, build_engine, capture_graph, describe_device, resolve_device
+from rocmtui.train.engine import Engine, build_engine, capture_graph, describe_device, fit_to_device, resolve_device
 from rocmtui.train.evaluate import evaluate
 from rocmtui.train.gpu_record import GpuRecorder
 from rocmtui.train.gpudata import augment, batch_indices, permutation
@@ -93,6 +93,7 @@ def train(
         plan = prepare_resume(config)
         config, state, resume_path = plan.config, plan.state, plan.checkpoint
         device = resolve_device(config)
+        config = fit_to_device(config, device)
         source = resolve_source(config)
         arrays = load_arrays(source)
         plan.check_data(arrays)  # before any folder is made or touched

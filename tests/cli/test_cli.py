@@ -174,3 +174,33 @@ def test_every_train_option_is_derived_from_the_table(capsys: pytest.CaptureFixt
         if "{default}" in option.help:
             assert f"default: {getattr(defaults, name)}" in " ".join(out.split())
     assert "With --resume, a run keeps its own settings: only --epochs, --data-dir" in " ".join(out.split())
+
+
+def test_a_recipe_fills_the_settings_and_typed_options_win() -> None:
+    from rocmtui.config import RECIPES
+
+    config = train_config(build_parser().parse_args(["train", "cifar", "--recipe", "fast", "--epochs", "12"]))
+    fast = RECIPES["fast"].settings
+    assert (config.model, config.batch_size, config.lr, config.cuda_graph) == (
+        fast["model"],
+        fast["batch_size"],
+        fast["lr"],
+        True,
+    )
+    assert config.epochs == 12 and config.given == ("epochs",)  # recipe values are not "given"
+    guide = train_config(build_parser().parse_args(["train", "cifar", "--recipe", "guide"]))
+    assert guide == train_config(build_parser().parse_args(["train", "cifar"]))
+
+
+def test_a_recipe_with_resume_is_one_line_and_exit_2(tmp_path, capsys) -> None:
+    (tmp_path / "run").mkdir()
+    assert main(["train", "cifar", "--recipe", "fast", "--resume", str(tmp_path / "run"), "--headless"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--recipe starts a new run" in err
+
+
+def test_the_help_lists_the_recipes_with_what_they_reach(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--recipe" in out and "fast: fastnet, 10 epochs: 93.6%" in out and "guide:" in out

@@ -75,7 +75,7 @@ def test_schedules() -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"cuda_graph": True}, "needs a GPU"),
+        ({"cuda_graph": True, "given": ("cuda_graph",)}, "needs a GPU"),  # typed: refused
         ({"device": "cuda"}, "torch sees no GPU"),
     ],
 )
@@ -93,3 +93,12 @@ def test_unsafe_graph_combinations_are_refused(monkeypatch: pytest.MonkeyPatch) 
         resolve_device(TrainConfig(device="cuda", cuda_graph=True, amp="fp16"))
     with pytest.raises(UsageError, match="one of --cuda-graph and --compile"):
         resolve_device(TrainConfig(device="cuda", cuda_graph=True, compile=True))
+
+
+def test_a_recipes_cuda_graph_is_left_out_on_the_cpu_not_refused(small) -> None:
+    """``--recipe fast`` on a machine without a GPU trains without the graph (one typed would be refused)."""
+    from rocmtui.train.engine import fit_to_device
+
+    config = small(cuda_graph=True)  # from a recipe: not in ``given``
+    device = resolve_device(config)
+    assert device.type == "cpu" and not fit_to_device(config, device).cuda_graph
