@@ -23,9 +23,6 @@ ScheduleName = Literal["constant", "onecycle", "linear"]
 AmpMode = Literal["off", "bf16", "fp16"]
 BackendName = Literal["auto", "rocm", "sysfs", "nvml", "host"]
 MODELS: tuple[str, ...] = get_args(ModelName)
-OPTIMIZERS: tuple[str, ...] = get_args(OptimizerName)
-SCHEDULES: tuple[str, ...] = get_args(ScheduleName)
-AMP_MODES: tuple[str, ...] = get_args(AmpMode)
 BACKENDS: tuple[str, ...] = get_args(BackendName)
 
 OnResume = Literal["keep", "may change"]
@@ -110,11 +107,11 @@ class TrainConfig:
         default="adam",
         metadata=option("choice", "optimizer: {choices} (sgd is Nesterov, momentum 0.9; default: {default})", "keep"),
     )
-    """One of ``OPTIMIZERS``; ``sgd`` uses Nesterov momentum 0.9."""
+    """One of ``OptimizerName``; ``sgd`` uses Nesterov momentum 0.9."""
     schedule: ScheduleName = field(
         default="constant", metadata=option("choice", "learning-rate schedule: {choices} (default: {default})", "keep")
     )
-    """Learning-rate schedule, one of ``SCHEDULES``."""
+    """Learning-rate schedule, one of ``ScheduleName``."""
     weight_decay: float = field(
         default=0.0, metadata=option("non_negative_float", "weight decay, 0 or more (default: {default})", "keep")
     )
@@ -137,7 +134,7 @@ class TrainConfig:
             what="amp mode",
         ),
     )
-    """Autocast dtype, one of ``AMP_MODES``; fp16 adds a GradScaler."""
+    """Autocast dtype, one of ``AmpMode``; fp16 adds a GradScaler."""
     channels_last: bool = field(default=False, metadata=option("switch", "use the channels_last memory format", "keep"))
     """Use the channels_last memory format for model and batches."""
     compile: bool = field(default=False, metadata=option("switch", "compile the model with torch.compile", "keep"))

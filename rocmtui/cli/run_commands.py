@@ -14,6 +14,7 @@ from typing import Any
 
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
+from rocmtui.gpu.units import fmt_span
 from rocmtui.run.layout import CONFIG
 from rocmtui.run.listing import RunInfo, find_run, list_runs, run_info
 
@@ -132,16 +133,8 @@ def _row(info: RunInfo) -> tuple[str, ...]:
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started_at)) if info.started_at else "-"
     epochs = f"{info.epoch}/{info.epochs}" if info.epochs else "-"
     best = "-" if info.best_acc is None else f"{100 * info.best_acc:.2f}%"
-    span = _span(info.elapsed_s)
+    span = fmt_span(info.elapsed_s)
     return info.state, started, info.name or "-", epochs, best, span, info.device_name or "-", info.folder
-
-
-def _span(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def run_stop(args: argparse.Namespace) -> int:

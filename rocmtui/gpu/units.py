@@ -6,6 +6,8 @@ Memory in binary units (GiB, MiB), temperatures in °C. ``monitor --once``, the 
 
 from __future__ import annotations
 
+import math
+
 from rocmtui.gpu.backend import UNKNOWN_GPU
 
 NA = "N/A"
@@ -83,3 +85,20 @@ def fmt_temps(temps: tuple[tuple[str, float], ...]) -> str:
 def fmt_gpu_index(index: int) -> str:
     """A process's GPU column: ``?`` when the backend cannot tell which GPU it uses."""
     return "?" if index == UNKNOWN_GPU else str(index)
+
+
+def fmt_duration(seconds: float | None) -> str:
+    """``1:02:03`` or ``2:03``; ``--:--`` when unknown."""
+    if seconds is None or math.isnan(seconds) or seconds < 0:
+        return "--:--"
+    total = round(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def fmt_span(seconds: float | None) -> str:
+    """A measured span: ``0.41s`` or ``12.3s`` under a minute (fast epochs and runs), else as fmt_duration."""
+    if seconds is None or math.isnan(seconds) or seconds < 0 or seconds >= 59.95:
+        return fmt_duration(seconds)
+    return f"{seconds:.2f}s" if seconds < 9.995 else f"{seconds:.1f}s"

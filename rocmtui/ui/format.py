@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 from rich.text import Text
 
-from rocmtui.gpu.units import NA, fmt_bytes, fmt_pct, fmt_power, fmt_temp, fmt_used_total
+from rocmtui.gpu.units import NA, fmt_bytes, fmt_duration, fmt_pct, fmt_power, fmt_span, fmt_temp, fmt_used_total
 
 __all__ = [
     "NA",
@@ -28,23 +26,6 @@ __all__ = [
 BAR_FULL = "█"
 BAR_PARTS = " ▏▎▍▌▋▊▉"
 BAR_EMPTY = "░"
-
-
-def fmt_duration(seconds: float | None) -> str:
-    """``1:02:03`` or ``2:03``; ``--:--`` when unknown."""
-    if seconds is None or math.isnan(seconds) or seconds < 0:
-        return "--:--"
-    total = round(seconds)
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-def fmt_span(seconds: float | None) -> str:
-    """A measured span: ``0.41s`` or ``12.3s`` under a minute (fast epochs and runs), else as fmt_duration."""
-    if seconds is None or math.isnan(seconds) or seconds < 0 or seconds >= 59.95:
-        return fmt_duration(seconds)
-    return f"{seconds:.2f}s" if seconds < 9.995 else f"{seconds:.1f}s"
 
 
 def fmt_acc(value: float | None) -> str:
