@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -53,7 +52,6 @@ def test_events_arrive_in_order_and_the_final_one_is_returned(tmp_path: Path) ->
     assert trainer.process is not None and trainer.process.returncode == 0
     assert read_events(Path(final.run_dir)) == events  # the viewer saw exactly what the folder holds
     assert (Path(final.run_dir) / "checkpoint-last.pt").is_file()
-    assert os.getsid(0) != 0  # (the trainer ran in its own session: checked in the hangup test)
 
 
 def test_the_viewer_process_never_loads_torch(tmp_path: Path) -> None:
