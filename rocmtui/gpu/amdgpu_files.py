@@ -2,7 +2,7 @@
 
 Every reader returns None for a file that is missing, unreadable or holds garbage, so a
 half-supported card or a card unplugged mid-read gives N/A fields, never an exception.
-``pcie_bw`` is never read: it blocks for a second.
+``pcie_bw`` is not read here: it blocks for a second (``pcie_bw.PcieBandwidth`` reads it on a thread).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ _TEMP_RANGE_C = (-50.0, 200.0)
 
 
 def read_text(path: Path) -> str | None:
-    """The stripped contents of ``path``, or None."""
+    """The stripped contents of ``path`` up to any NUL padding, or None."""
     try:
-        return path.read_text(encoding="ascii", errors="strict").strip()
+        return path.read_text(encoding="ascii", errors="strict").split("\0", 1)[0].strip()
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -171,11 +171,23 @@ def read_temperatures(hwmon: Path) -> tuple[tuple[str, float], ...]:
         if not number.isdigit() or value is None:
             continue
         celsius = value / 1000.0
-        if not _TEMP_RANGE_C[0] <= celsius <= _TEMP_RANGE_C[1]:
-            continue
+        if value == 0 or not _TEMP_RANGE_C[0] <= celsius <= _TEMP_RANGE_C[1]:
+            continue  # exactly 0 is a sensor with no reading (the RX 5500 XT's mem), not a frozen card
         raw_label = read_text(hwmon / f"temp{number}_label") or f"temp{number}"
         temps.append((int(number), _TEMP_LABELS.get(raw_label.lower(), raw_label.lower()), celsius))
     return tuple((label, value) for _, label, value in sorted(temps))
+
+
+def read_ras_umc(device: Path) -> tuple[int | None, int | None]:
+    """(corrected, uncorrected) memory errors from ``ras/umc_err_count`` (``ue: 0`` and ``ce: 0`` lines);
+    (None, None) on cards without RAS (consumer cards have no ``ras`` folder)."""
+    text = read_text(device / "ras" / "umc_err_count")
+    counts: dict[str, int] = {}
+    for line in (text or "").splitlines():
+        key, _, value = line.partition(":")
+        if value.strip().isdigit():
+            counts[key.strip()] = int(value)
+    return counts.get("ce"), counts.get("ue")
 
 
 def _scaled(path: Path, factor: float) -> float | None:

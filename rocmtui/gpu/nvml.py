@@ -1,9 +1,11 @@
 """The NVIDIA backend through nvidia-ml-py (``import pynvml``).
 
 Units as NVML gives them, converted to GpuSample's: memory in bytes, temperature in C,
-power and the enforced limit in mW (-> W), clocks in MHz, fan in %. Each field is read on
-its own: an NVMLError (NOT_SUPPORTED for the fan of a datacenter GPU, say) makes that field
-None and leaves the others.
+power and the enforced limit in mW (-> W), clocks in MHz, fan in %, PCIe throughput in KB/s (-> bytes/s,
+KB being 1024 bytes as nvidia-smi counts them). Each field is read on its own: an NVMLError (NOT_SUPPORTED
+for the fan of a datacenter GPU, or for the encoder of an H200, say) makes that field None and leaves the
+others. ``nvmlDeviceGetPcieThroughput`` counts bytes over 20 ms inside the call, so the two PCIe reads
+cost the sampler's thread about 40 ms per GPU per tick (waiting, not CPU).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from rocmtui.config import MonitorConfig
+from rocmtui.gpu import throttle
 from rocmtui.gpu.backend import BackendUnavailable, describe_error, release_quietly
 from rocmtui.gpu.host import describe_process
 from rocmtui.gpu.proc_stats import ProcessStats
@@ -54,6 +57,7 @@ class NvmlBackend:
         temp = field(lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))
         power_mw = field(lambda: nv.nvmlDeviceGetPowerUsage(h))
         limit_mw = field(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
+        ecc = self._ecc(h)
         return GpuSample(
             index=index,
             name=self._names[index],
@@ -72,7 +76,34 @@ class NvmlBackend:
             temp_emergency_c=self._limits[index][1],
             uuid=self._identities[index][0],
             pci_bus_id=self._identities[index][1],
+            encoder_pct=_first_float(field(lambda: nv.nvmlDeviceGetEncoderUtilization(h))),
+            decoder_pct=_first_float(field(lambda: nv.nvmlDeviceGetDecoderUtilization(h))),
+            pcie_rx_bytes_per_s=_kib(field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES))),
+            pcie_tx_bytes_per_s=_kib(field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES))),
+            ecc_corrected=ecc[0],
+            ecc_uncorrected=ecc[1],
+            throttle_reasons=self._throttle(h),
         )
+
+    def _ecc(self, handle: Any) -> tuple[int | None, int | None]:
+        """(corrected, uncorrected) volatile ECC counts (since the driver loaded); None without ECC."""
+        nv = self._nvml
+
+        def count(kind: int) -> int | None:
+            value = self._field(lambda: nv.nvmlDeviceGetTotalEccErrors(handle, kind, nv.NVML_VOLATILE_ECC))
+            return None if value is None else int(value)
+
+        return count(nv.NVML_MEMORY_ERROR_TYPE_CORRECTED), count(nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED)
+
+    def _throttle(self, handle: Any) -> tuple[str, ...] | None:
+        """The clocks-event reasons (nvidia-ml-py 12.535+), else the older throttle-reasons call, decoded."""
+        nv = self._nvml
+        for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
+            read = getattr(nv, name, None)
+            mask = self._field(partial(read, handle)) if read is not None else None
+            if mask is not None:
+                return throttle.from_nvml(int(mask))
+        return None
 
     def _identity(self, handle: Any) -> tuple[str | None, str | None]:
         nv = self._nvml
@@ -169,6 +200,16 @@ def open_backend(config: MonitorConfig) -> NvmlBackend:
 
 def _maybe_float(value: object) -> float | None:
     return None if value is None else float(value)  # type: ignore[arg-type]  # NVML returns ints here
+
+
+def _first_float(value: object) -> float | None:
+    """The utilisation of NVML's ``[utilization, samplingPeriodUs]`` pair."""
+    return float(value[0]) if isinstance(value, list | tuple) and value else None
+
+
+def _kib(value: object) -> float | None:
+    """KB/s as NVML counts PCIe throughput -> bytes/s."""
+    return None if value is None else float(value) * 1024.0  # type: ignore[arg-type]  # NVML returns an int
 
 
 def _text(value: object) -> str | None:

@@ -3,7 +3,8 @@
 After ``smi_initialize()`` pyrsmi's getters return -1 (or "" for names) on error instead of
 raising: those become None. What pyrsmi cannot say comes from elsewhere: temperatures and
 per-GPU processes from the ``amdsmi`` package when it works (temperatures else from the
-amdgpu hwmon files); power cap and clocks from hwmon. amdsmi's devices and the hwmon files are
+amdgpu hwmon files); power cap and clocks from hwmon; memory errors and throttle reasons from the
+card's ``ras`` and ``gpu_metrics`` files. amdsmi's devices and the hwmon files are
 matched to pyrsmi's by order, and only when each sees the same number of GPUs as pyrsmi (otherwise
 those fields stay None rather than show another card's).
 
@@ -24,7 +25,7 @@ from typing import Any
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu import amdgpu_files as files
-from rocmtui.gpu import drm_clients
+from rocmtui.gpu import drm_clients, gpu_metrics
 from rocmtui.gpu.amdsmi_extras import AmdSmiExtras, open_amdsmi_extras
 from rocmtui.gpu.backend import UNKNOWN_GPU, BackendUnavailable, describe_error, release_quietly
 from rocmtui.gpu.host import describe_process
@@ -66,6 +67,8 @@ class RocmBackend:
         r = self._rocml
         hwmon = self._sensors[index].read() if self._sensors is not None else files.HwmonReading()
         temps = self._extras.temperatures(index) if self._extras is not None else ()
+        device = self._sensors[index].device if self._sensors is not None else None
+        ecc = files.read_ras_umc(device) if device is not None else (None, None)
         return GpuSample(
             index=index,
             name=self._names[index],
@@ -86,6 +89,9 @@ class RocmBackend:
             temp_emergency_c=hwmon.temp_emergency_c,
             uuid=self._uuids[index],
             pci_bus_id=self._bus_ids[index],
+            ecc_corrected=ecc[0],
+            ecc_uncorrected=ecc[1],
+            throttle_reasons=gpu_metrics.read_throttle_reasons(device) if device is not None else None,
         )
 
     def processes(self, index: int) -> tuple[GpuProcess, ...]:

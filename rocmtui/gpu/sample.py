@@ -45,6 +45,21 @@ class GpuSample:
     """The device's own identity, fixed for its life: NVML's ``GPU-...`` UUID, amdgpu's ``unique_id``."""
     pci_bus_id: str | None = None
     """Where it sits on the PCI bus, as the backend names it: ``0000:03:00.0`` (NVML: ``00000000:1B:00.0``)."""
+    encoder_pct: float | None = None
+    """Video encoder use (NVML's encoder utilisation)."""
+    decoder_pct: float | None = None
+    """Video decoder use (NVML's decoder utilisation)."""
+    pcie_rx_bytes_per_s: float | None = None
+    """PCIe traffic into the GPU (NVML's RX counter; amdgpu ``pcie_bw``, packets times their payload)."""
+    pcie_tx_bytes_per_s: float | None = None
+    """PCIe traffic out of the GPU."""
+    ecc_corrected: int | None = None
+    """Corrected memory errors since the driver loaded (NVML volatile count; amdgpu ``ras/umc_err_count``)."""
+    ecc_uncorrected: int | None = None
+    """Uncorrected memory errors since the driver loaded."""
+    throttle_reasons: tuple[str, ...] | None = None
+    """Why the clocks are held back now, as ``throttle.REASONS`` names them; () when nothing holds them back,
+    None when the backend cannot say."""
 
     @property
     def temperature_c(self) -> float | None:

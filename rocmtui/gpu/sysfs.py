@@ -3,7 +3,9 @@
 What nvtop and amdgpu_top read. The roots are injectable (``MonitorConfig.sysfs_root`` and
 ``proc_root``) so tests point them at trees. ``processes()`` lists, per card, the processes with the
 card open and their VRAM, from the DRM fdinfo under ``/proc/PID/fdinfo`` (``drm_clients``): all of
-them as root, the user's own otherwise.
+them as root, the user's own otherwise. PCIe traffic comes from ``pcie_bw`` on a thread of its own
+(``pcie_bw``), throttle reasons from ``gpu_metrics`` where its version says them simply (``gpu_metrics``),
+memory errors from ``ras/umc_err_count`` on cards with RAS.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from pathlib import Path
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu import amdgpu_files as files
-from rocmtui.gpu import drm_clients
+from rocmtui.gpu import drm_clients, gpu_metrics
 from rocmtui.gpu.backend import BackendUnavailable
+from rocmtui.gpu.pcie_bw import PcieBandwidth
 from rocmtui.gpu.sample import GpuProcess, GpuSample
 
 
@@ -31,6 +34,8 @@ class SysfsBackend:
         self._unique_ids = [files.unique_id(d) for d in devices]
         """Read once at open, with the names: fixed for the card's life."""
         self._clients = drm_clients.ProcessScan(proc_root)
+        self._pcie = PcieBandwidth(devices)
+        """Started at the first sample, so that opening the backend starts no thread."""
 
     def device_count(self) -> int:
         return len(self._devices)
@@ -44,6 +49,9 @@ class SysfsBackend:
             # Reading the counters would wake a sleeping laptop GPU (and drain its battery): skip it.
             return GpuSample(index, self._names[index], now, error="suspended (runtime power management)")
         sensors = self._sensors[index].read()
+        self._pcie.start()
+        rx, tx = self._pcie.latest(index)
+        ecc_corrected, ecc_uncorrected = files.read_ras_umc(device)
         return GpuSample(
             index=index,
             name=self._names[index],
@@ -64,6 +72,11 @@ class SysfsBackend:
             temp_emergency_c=sensors.temp_emergency_c,
             uuid=self._unique_ids[index],
             pci_bus_id=self._pci[index],
+            pcie_rx_bytes_per_s=rx,
+            pcie_tx_bytes_per_s=tx,
+            ecc_corrected=ecc_corrected,
+            ecc_uncorrected=ecc_uncorrected,
+            throttle_reasons=gpu_metrics.read_throttle_reasons(device),
         )
 
     def processes(self, index: int) -> tuple[GpuProcess, ...]:
@@ -71,7 +84,8 @@ class SysfsBackend:
         return self._clients.processes(index, self._pci[index])
 
     def close(self) -> None:
-        """Nothing to release: every read opens and closes its file."""
+        """Stop the ``pcie_bw`` thread; nothing else to release (every read opens and closes its file)."""
+        self._pcie.close()
 
 
 def open_backend(config: MonitorConfig) -> SysfsBackend:

@@ -32,7 +32,11 @@ class FakeNvml:
     def module(self) -> types.ModuleType:
         mod = types.ModuleType("pynvml", "FAKE pynvml")
         mod.NVMLError = pynvml.NVMLError  # type: ignore[attr-defined]
-        for name in ("NVML_TEMPERATURE_GPU", "NVML_CLOCK_GRAPHICS", "NVML_CLOCK_MEM"):
+        for name in (
+            "NVML_TEMPERATURE_GPU", "NVML_CLOCK_GRAPHICS", "NVML_CLOCK_MEM", "NVML_PCIE_UTIL_RX_BYTES",
+            "NVML_PCIE_UTIL_TX_BYTES", "NVML_MEMORY_ERROR_TYPE_CORRECTED", "NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
+            "NVML_VOLATILE_ECC",
+        ):  # fmt: skip
             setattr(mod, name, getattr(pynvml, name))
         mod.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN  # type: ignore[attr-defined]
         mod.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = pynvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN  # type: ignore[attr-defined]
@@ -42,7 +46,9 @@ class FakeNvml:
         for name in (
             "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetTemperature",
             "nvmlDeviceGetPowerUsage", "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetClockInfo",
-            "nvmlDeviceGetFanSpeed", "nvmlDeviceGetTemperatureThreshold",
+            "nvmlDeviceGetFanSpeed", "nvmlDeviceGetTemperatureThreshold", "nvmlDeviceGetEncoderUtilization",
+            "nvmlDeviceGetDecoderUtilization", "nvmlDeviceGetPcieThroughput", "nvmlDeviceGetTotalEccErrors",
+            "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons",
         ):  # fmt: skip
             setattr(mod, name, self._counted(name, self._not_supported))
         return mod
