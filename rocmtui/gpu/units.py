@@ -29,6 +29,11 @@ def fmt_bytes(value: int | float | None) -> str:
     raise AssertionError("unreachable")  # the loop always returns at the last unit
 
 
+def fmt_throughput(bytes_per_s: float | None) -> str:
+    """A transfer rate in binary units: ``1.2 GiB/s``; None -> ``N/A``."""
+    return NA if bytes_per_s is None else f"{fmt_bytes(bytes_per_s)}/s"
+
+
 def fmt_used_total(used: int | float | None, total: int | float | None, sep: str = " / ") -> str:
     """``3.2 / 16.0 GiB``: both in the total's unit (GiB from 1 GiB up, else MiB); ``sep="/"`` for narrow cards.
 

@@ -1,4 +1,9 @@
-"""One GPU: a text readout (utilization, VRAM, power, temperatures, clocks, fan) and its history."""
+"""One GPU: a text readout (utilization, VRAM, power, temperatures, clocks, fan) and its history.
+
+Readings that only some backends give (throttle reasons, ECC errors, GTT, PCIe traffic, encoder and
+decoder use) are not lines of their own: each goes at the end of the clock line, else of the temperature
+line, where it fits, in that order of importance, and is left out when the backend cannot say.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,17 @@ from rich.style import Style
 from rich.text import Text
 
 from rocmtui.gpu.sample import GpuSample
+from rocmtui.gpu.units import fmt_throughput
 from rocmtui.ui.format import NA, bar, dim_tracks, fmt_pct, fmt_power, fmt_temp, fmt_used_total, meter, ratio
-from rocmtui.ui.severity import Level, memory_level, power_level, temp_level, util_level
+from rocmtui.ui.severity import Level, ecc_level, memory_level, power_level, temp_level, throttle_level, util_level
 from rocmtui.ui.widgets.readout import ReadingCard, Readout
 
 LABEL_W = 6
 """Cells of a line's label (``util``, ``VRAM``...), which keeps the text colour."""
 SHORT_TEMP = {"junction": "junc", "hotspot": "hot", "memory": "mem"}
+GAP = "  "
+Piece = tuple[str, Level | None]
+"""A run of text and the level it is coloured by (None: the text colour)."""
 
 
 def temps_text(sample: GpuSample) -> str:
@@ -39,25 +48,54 @@ def clocks_text(sample: GpuSample) -> str:
     return "  ".join(parts) or NA
 
 
-def full_lines(sample: GpuSample, width: int) -> list[str]:
-    """Five lines for a card of ``width`` cells."""
+def extra_fields(sample: GpuSample) -> list[Piece]:
+    """The readings only some backends give, most important first; what the backend cannot say is absent."""
+    pieces: list[Piece] = []
+    if sample.throttle_reasons:
+        pieces.append((f"throttled: {', '.join(sample.throttle_reasons)}", throttle_level(sample)))
+    if sample.ecc_corrected is not None or sample.ecc_uncorrected is not None:
+        corrected, uncorrected = sample.ecc_corrected or 0, sample.ecc_uncorrected or 0
+        text = f"ECC {corrected} corr {uncorrected} uncorr" if corrected or uncorrected else "ECC 0"
+        pieces.append((text, ecc_level(sample)))
+    if sample.gtt_used_bytes is not None or sample.gtt_total_bytes is not None:
+        pieces.append((f"GTT {fmt_used_total(sample.gtt_used_bytes, sample.gtt_total_bytes, sep='/')}", None))
+    if sample.pcie_rx_bytes_per_s is not None or sample.pcie_tx_bytes_per_s is not None:
+        rx, tx = fmt_throughput(sample.pcie_rx_bytes_per_s), fmt_throughput(sample.pcie_tx_bytes_per_s)
+        pieces.append((f"PCIe rx {rx} tx {tx}", None))
+    if sample.encoder_pct or sample.decoder_pct:  # idle codecs (0%, or none) are not worth a place
+        pieces.append((f"enc {fmt_pct(sample.encoder_pct)} dec {fmt_pct(sample.decoder_pct)}", None))
+    return pieces
+
+
+def full_fields(sample: GpuSample, width: int) -> list[list[Piece]]:
+    """Five lines for a card of ``width`` cells, each as pieces: its label, then coloured readings."""
     if sample.error:
-        return [f"unavailable: {sample.error}"]
+        return [[(f"unavailable: {sample.error}", "critical")]]
     util = fmt_pct(sample.utilization_pct)
     if sample.memory_busy_pct is not None:
         util += f" mem {sample.memory_busy_pct:.0f}%"
-    return [
+    memory = fmt_used_total(sample.memory_used_bytes, sample.memory_total_bytes, sep="/")
+    power = fmt_power(sample.power_w, sample.power_cap_w)
+    meters = [
         meter("util", ratio(sample.utilization_pct, 100.0), util, width),
-        meter(
-            "VRAM",
-            ratio(sample.memory_used_bytes, sample.memory_total_bytes),
-            fmt_used_total(sample.memory_used_bytes, sample.memory_total_bytes, sep="/"),
-            width,
-        ),
-        meter("power", ratio(sample.power_w, sample.power_cap_w), fmt_power(sample.power_w, sample.power_cap_w), width),
-        f"{'temp':<6}{temps_text(sample)}",
-        f"{'clock':<6}{clocks_text(sample)}",
+        meter("VRAM", ratio(sample.memory_used_bytes, sample.memory_total_bytes), memory, width),
+        meter("power", ratio(sample.power_w, sample.power_cap_w), power, width),
     ]
+    levels = [util_level(sample), memory_level(sample), power_level(sample)]
+    lines: list[list[Piece]] = [[(m[:LABEL_W], None), (m[LABEL_W:], lv)] for m, lv in zip(meters, levels, strict=True)]
+    temp_line: list[Piece] = [(f"{'temp':<{LABEL_W}}", None), (temps_text(sample), temp_level(sample))]
+    clock_line: list[Piece] = [(f"{'clock':<{LABEL_W}}", None), (clocks_text(sample), None)]
+    for piece in extra_fields(sample):
+        for line in (clock_line, temp_line):
+            if sum(len(text) for text, _ in line) + len(GAP) + len(piece[0]) <= width:
+                line.extend([(GAP, None), piece])
+                break
+    return [*lines, temp_line, clock_line]
+
+
+def full_lines(sample: GpuSample, width: int) -> list[str]:
+    """Five lines for a card of ``width`` cells."""
+    return ["".join(text for text, _ in line) for line in full_fields(sample, width)]
 
 
 def compact_fields(sample: GpuSample) -> list[tuple[str, Level | None]]:
@@ -82,11 +120,6 @@ def compact_line(sample: GpuSample) -> str:
     return "".join(text for text, _ in compact_fields(sample))
 
 
-def full_levels(sample: GpuSample) -> list[Level | None]:
-    """The level of each of ``full_lines``: util, VRAM, power, temperature, clocks."""
-    return [util_level(sample), memory_level(sample), power_level(sample), temp_level(sample), None]
-
-
 def styled_readout(sample: GpuSample, width: int, compact: bool, styles: dict[str, Style]) -> Text:
     """The readout with each reading in the colour of its level (the label keeps the text colour)."""
     text = Text(no_wrap=True, overflow="crop")
@@ -97,12 +130,11 @@ def styled_readout(sample: GpuSample, width: int, compact: bool, styles: dict[st
         for piece, piece_level in compact_fields(sample):
             text.append(piece, styles[piece_level] if piece_level else "")
         return dim_tracks(text)
-    lines = full_lines(sample, width)
-    for number, (line, line_level) in enumerate(zip(lines, full_levels(sample), strict=False)):
+    for number, line in enumerate(full_fields(sample, width)):
         if number:
             text.append("\n")
-        text.append(line[:LABEL_W])
-        text.append(line[LABEL_W:], styles[line_level] if line_level else "")
+        for piece, piece_level in line:
+            text.append(piece, styles[piece_level] if piece_level else "")
     return dim_tracks(text)
 
 
@@ -131,10 +163,10 @@ class GpuReadout(Readout[GpuSample]):
         if self.has_class("-compact"):
             fields = compact_fields(reading)
             return [("".join(text for text, _ in fields), tuple(level for _, level in fields))]
-        if reading.error:
-            return [(line, "error") for line in readout_lines(reading, self.size.width, compact=False)]
-        lines = full_lines(reading, self.size.width)
-        return list(zip(lines, full_levels(reading), strict=False))
+        return [
+            ("".join(text for text, _ in line), tuple(level for _, level in line))
+            for line in full_fields(reading, self.size.width)
+        ]
 
     def render(self) -> Text:
         if self.reading is None:
