@@ -25,6 +25,8 @@ CARD_HEIGHT = 10
 """Least rows of one full GPU card (border, five lines of text, a graph of two rows and its time axis)."""
 PROCESS_ROWS = 5
 """Least rows of the process table (its rule, header and three processes)."""
+FOCUS_ROWS = (4, 10)
+"""Least and most rows of the selected GPU's graph under one-line cards (its title rule, plot and time axis)."""
 WIDE = 120
 """From this width, cards go two to a row."""
 STEPS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
@@ -68,6 +70,8 @@ class MonitorScreen(Screen[None]):
         Binding("K", "signal('KILL')", "SIGKILL", show=False),
         Binding("c", "app.next_theme", "Colours", show=False),
         Binding("m", "back_to_train", "Training"),
+        Binding("right_square_bracket", "select_gpu(1)", "Next GPU", show=False, key_display="]"),
+        Binding("left_square_bracket", "select_gpu(-1)", "Previous GPU", show=False, key_display="["),
     ]
 
     AUTO_FOCUS = "#processes"
@@ -171,6 +175,10 @@ class MonitorScreen(Screen[None]):
         """``m`` (back to the curves) only exists when the monitor was opened from training."""
         return self.in_train if action == "back_to_train" else True
 
+    def action_select_gpu(self, step: int) -> None:
+        """Graph the next or previous GPU (shown when the cards are one line each)."""
+        self.panel.select(step)
+
     def action_back_to_train(self) -> None:
         self.app.pop_screen()
 
@@ -206,11 +214,14 @@ class MonitorScreen(Screen[None]):
         if compact or not gpus:
             self.panel.styles.height = "auto"
             self.panel.cards.styles.height = "auto"
+            spare = available - gpus - 1 - PROCESS_ROWS  # one line per GPU and the host's
+            self.panel.set_focus_rows(min(spare, FOCUS_ROWS[1]) if gpus and spare >= FOCUS_ROWS[0] else 0)
         else:
             processes = max(PROCESS_ROWS, min(available // 3, available - rows * CARD_HEIGHT - 1))
             self.panel.styles.height = max(0, available - processes)
             self.panel.cards.styles.height = "1fr"
             self.panel.cards.styles.grid_size_rows = rows
+            self.panel.set_focus_rows(0)
 
     def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         relayout = self.last is None or len(self.last.gpus) != len(sample_set.gpus)

@@ -1,5 +1,9 @@
 """The GPU panel shared by the training screen and ``rocmtui monitor``: one card per GPU, the host,
-and a plain "No GPU found" note with each backend's reason when there is no GPU to show."""
+and a plain "No GPU found" note with each backend's reason when there is no GPU to show.
+
+When the cards are one line each (many GPUs, small terminal), the monitor shows the history graph of one
+selected GPU under the lines, so that the graphs are never lost entirely; ``select`` moves the selection.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,11 @@ from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.widgets import Static
 
-from rocmtui.gpu.history import GpuHistory
+from rocmtui.gpu.history import GpuHistory, timebase_label
 from rocmtui.gpu.sample import BackendStatus, SampleSet
 from rocmtui.ui.widgets.gpu_card import GpuCard
-from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard, GraphView
+from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard, GraphView, gpu_tracks
+from rocmtui.ui.widgets.history_graph import HistoryGraph
 from rocmtui.ui.widgets.host_card import HostCard
 
 HISTORY_WINDOW = 300
@@ -48,6 +53,11 @@ class GpuPanel(Vertical):
     timebase of ``view``; without (the training screen) a strip of recent utilisation bars.
     """
 
+    DEFAULT_CSS = """
+    GpuPanel .gpu-focus-graph { border-top: solid $accent; border-title-color: $text; padding: 0 1; }
+    GpuPanel .gpu-card.-compact.-selected { background: $boost; text-style: bold; }
+    """
+
     def __init__(self, *, id: str | None = None, graphs: bool = False) -> None:
         super().__init__(id=id, classes="gpu-panel")
         self.graphs = graphs
@@ -61,11 +71,39 @@ class GpuPanel(Vertical):
         self.gpu_indexes: tuple[int, ...] = ()
         self.card_list: list[GpuCard | GpuGraphCard] = []
         self.statuses: tuple[BackendStatus, ...] | None = None
+        self.selected = 0
+        """Position (in card order) of the GPU whose graph is shown when the cards are one line each."""
+        self.focus_graph = HistoryGraph(classes="gpu-focus-graph")
+        self.focus_graph.display = False
+        self.focus_rows = 0
+        """Rows the monitor gives the selected GPU's graph (0: none)."""
 
     def compose(self) -> ComposeResult:
         yield self.note
         yield self.cards
+        yield self.focus_graph
         yield self.host
+
+    def set_focus_rows(self, rows: int) -> None:
+        """Show the selected GPU's graph in ``rows`` rows under one-line cards (0 hides it)."""
+        self.focus_rows = rows
+        shown = rows > 0 and self.graphs and self.compact and bool(self.card_list)
+        self.focus_graph.display = shown
+        if shown:
+            self.focus_graph.styles.height = rows
+        self._mark_selected()
+        self.show_graphs()
+
+    def select(self, step: int) -> None:
+        """Select the next (``step`` 1) or previous (-1) GPU, wrapping around."""
+        if self.card_list:
+            self.selected = (self.selected + step) % len(self.card_list)
+            self._mark_selected()
+            self.show_graphs()
+
+    def _mark_selected(self) -> None:
+        for position, card in enumerate(self.card_list):
+            card.set_class(position == self.selected and self.focus_graph.display, "-selected")
 
     def set_compact(self, compact: bool) -> None:
         """One line per GPU and for the host (small terminals)."""
@@ -95,6 +133,13 @@ class GpuPanel(Vertical):
         for card, gpu in zip(self.card_list, self.last.gpus, strict=False):
             if isinstance(card, GpuGraphCard):
                 card.show_graph(gpu, self.store, self.view)
+        if self.focus_graph.display and self.selected < len(self.last.gpus):
+            gpu = self.last.gpus[self.selected]
+            title = f"GPU {gpu.index} · {gpu.name}"
+            if self.focus_graph.border_title != title:
+                self.focus_graph.border_title = title
+            store, view = self.store, self.view
+            self.focus_graph.show(lambda points: gpu_tracks(store, gpu, view, points), timebase_label(view.span_s))
 
     def show(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         """Attributes down: hand each card its sample and its slice of history."""
@@ -128,3 +173,5 @@ class GpuPanel(Vertical):
             card.set_compact(self.compact)
         self.cards.mount_all(self.card_list)
         self.set_class(len(indexes) > 1, "-multi")
+        self.selected = min(self.selected, max(0, len(indexes) - 1))
+        self._mark_selected()

@@ -1,0 +1,60 @@
+"""The monitor with many GPUs at 80x24: one line per GPU, and the graph of the GPU selected with [ and ]."""
+
+from __future__ import annotations
+
+from ui_helpers import synthetic_gpu_sets
+
+from rocmtui.config import MonitorConfig
+from rocmtui.gpu.replay import ManualReplay
+from rocmtui.ui.app import create_monitor_app
+from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
+
+
+async def test_eight_gpus_at_80x24_graph_the_selected_one_and_the_keys_move_the_selection() -> None:
+    source = ManualReplay(synthetic_gpu_sets(8, count=30))
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(30):
+            source.step()
+        await pilot.pause()
+        screen = app.monitor_screen
+        panel = screen.panel
+        cards = list(screen.query(GpuGraphCard))
+        assert len(cards) == 8 and all(card.has_class("-compact") for card in cards)
+        graph = panel.focus_graph
+        assert graph.display and graph.region.height >= 4
+        assert graph.region.bottom <= screen.processes.region.y  # above the process table, not over it
+        assert screen.processes.region.height >= 5
+        assert graph.border_title == "GPU 0 · AMD Instinct MI300X (synthetic)"
+        assert cards[0].has_class("-selected") and not cards[1].has_class("-selected")
+        first_rows = list(graph.rows)
+        assert first_rows[-1][0].startswith("-10m") and "util" in first_rows[-1][0]
+        assert any(ch not in " ⠀" for text, _ in first_rows[:-1] for ch in text[6:-6])  # something is drawn
+
+        await pilot.press("right_square_bracket")
+        assert str(graph.border_title).startswith("GPU 1 ")
+        assert cards[1].has_class("-selected") and not cards[0].has_class("-selected")
+        assert graph.rows != first_rows  # another GPU's history (their utilisations differ)
+
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        assert str(graph.border_title).startswith("GPU 7 ")  # wraps around
+
+        await pilot.press("g")
+        assert "power" in graph.rows[-1][0]  # the graph key applies to the selected GPU's graph too
+
+
+async def test_one_gpu_at_80x24_keeps_its_full_card_and_no_second_graph() -> None:
+    source = ManualReplay(synthetic_gpu_sets(1, count=5))
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(5):
+            source.step()
+        await pilot.pause()
+        panel = app.monitor_screen.panel
+        assert not panel.focus_graph.display
+        card = app.monitor_screen.query_one(GpuGraphCard)
+        assert not card.has_class("-compact") and card.graph.display
+        await pilot.resize_terminal(80, 16)  # too short for the full card: one line, and its graph under it
+        await pilot.pause()
+        assert card.has_class("-compact")
+        assert panel.focus_graph.display
