@@ -42,10 +42,7 @@ DEMO_THEME = Theme(
 class DemoTrainScreen(TrainScreen):
     """The training screen with the plots taking the room the epoch table had."""
 
-    def relayout(self) -> None:
-        super().relayout()
-        if not self.has_class("-compact"):
-            self.query_one("#train-grid").styles.grid_rows = "1fr 7"
+    bottom_rows = 7
 
 
 class DemoApp(TrainApp):

@@ -51,7 +51,7 @@ async def test_a_tracked_run_shows_its_name_loss_and_other_series(tracked_folder
         screen = app.train_screen
         state = app.state
         assert state.phase == "finished" and state.scalars.loss_name == "loss"
-        assert f"tiny-llm · {tracked_folder}" in str(screen.info.line.render())
+        assert str(screen.info.line.render()) == f"tiny-llm · {tracked_folder.name}"  # the folder's name: 80 columns
         assert progress_lines(state, 80)[0].startswith("step 40/40 ")
         assert str(screen.loss_plot.border_title).startswith("loss ")
         assert screen.query_one(SummaryCard).lines[0] == "Run finished"

@@ -47,10 +47,19 @@ paints what changed since the last one (progress, epochs, log, GPU readings, and
 compositor is most of the UI's CPU time while training."""
 COMPACT_WIDTH = 110
 COMPACT_HEIGHT = 34
+COMPACT_TABLE_ROWS = 4
+"""Compact: the epoch table's header and its three newest rows (it scrolls)."""
+COMPACT_LOG_ROWS = 2
+"""Compact: a rule and the newest log line."""
+COMPACT_CARD_ROWS = 8
+"""Compact, once the run ended: the summary card's rule and its first seven lines."""
 
 
 class TrainScreen(Screen[None]):
     """Receives events from the app (``apply``) and the newest samples (``show_samples``)."""
+
+    bottom_rows = 12
+    """Rows under the curves, when not compact: the epoch table's border, header and nine rows."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("p", "toggle_pause", "Pause"),
@@ -103,13 +112,19 @@ class TrainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield self.info
         yield self.progress
-        with Container(id="train-grid"):  # a grid: its shape changes with the terminal size (app.tcss)
-            yield self.loss_plot
-            yield self.accuracy_plot
-            yield self.gpu_panel
-            yield self.table
-            yield self.log_view
+        with Container(id="train-top"):  # a grid: its shape changes with the terminal size (app.tcss)
+            yield from self.top_panels()
+        with Container(id="train-bottom"):  # side by side; stacked when compact (app.tcss)
+            yield from self.bottom_panels()
         yield Footer()
+
+    def top_panels(self) -> list[Widget]:
+        """The curves and the GPU panel."""
+        return [self.loss_plot, self.accuracy_plot, self.gpu_panel]
+
+    def bottom_panels(self) -> list[Widget]:
+        """Under the curves, left to right: each panel as wide as its content, the log the rest."""
+        return [self.table, self.log_view]
 
     def on_resize(self, event: Resize) -> None:
         compact = event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT
@@ -119,13 +134,21 @@ class TrainScreen(Screen[None]):
         self.relayout()
 
     def relayout(self) -> None:
-        """Compact: the GPU panel gets one row per GPU plus the host, between plots and table."""
-        grid = self.query_one("#train-grid")
+        """Rows under the curves. Compact: the GPU panel gets one row per GPU plus the host, under the plots,
+        and the plots every row the table, the log and a card leave."""
+        top, bottom = self.query_one("#train-top"), self.query_one("#train-bottom")
         if self.has_class("-compact"):
             rows = max(2, len(self.gpu_panel.gpu_indexes) + 1)
-            grid.styles.grid_rows = f"1fr {rows} 5 3"
+            top.styles.grid_rows = f"1fr {rows}"
+            card = self.has_class("-card") and not self.has_class("-table")
+            bottom.styles.height = COMPACT_CARD_ROWS if card else COMPACT_TABLE_ROWS + COMPACT_LOG_ROWS
+            heights = {self.table: COMPACT_TABLE_ROWS, self.log_view: COMPACT_LOG_ROWS}
         else:
-            grid.styles.grid_rows = "1fr 12"
+            top.styles.grid_rows = "1fr"
+            bottom.styles.height = self.bottom_rows
+            heights = {}
+        for panel in bottom.children:  # stacked panels their own rows; side by side, the whole height
+            panel.styles.height = heights.get(panel, "100%")
 
     def apply(self, event: TrainEvent) -> None:
         """Fold one event into the state and update the cheap text widgets; plots only get dirty."""
@@ -185,6 +208,7 @@ class TrainScreen(Screen[None]):
             self.table_run = (self.table_run + 1) % len(self.runs)
         self.table.border_title = self.table_title()
         self.table.caption = self.table_caption()
+        self.relayout()
         self.flush_text()
 
     def note(self, message: str, level: str = "info") -> None:
@@ -265,7 +289,8 @@ class TrainScreen(Screen[None]):
         """
         self.add_class("-card")  # app.tcss hides the table (and the log) and places the card
         self.set_class(not keep_log, "-card-wide")
-        self.query_one("#train-grid").mount(card, before=self.log_view)
+        self.query_one("#train-bottom").mount(card, before=self.log_view)
+        self.relayout()
         self.refresh_bindings()
 
     def on_screen_resume(self) -> None:

@@ -14,6 +14,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.events import MouseScrollDown, MouseScrollUp
+from textual.geometry import Size
 from textual.widget import Widget
 
 from rocmtui.events import EpochCompleted
@@ -155,6 +156,11 @@ class EpochTable(Widget, can_focus=True):
         """Every row as text (the best one marked), oldest first."""
         best = max(range(len(self.epochs)), key=lambda i: self.epochs[i].test_acc, default=None)
         return [table_line(epoch_row(e, i == best)) for i, e in enumerate(self.epochs)]
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        """As wide as the header line (with its caption), so that the log beside it gets the rest."""
+        caption = f"  {self.caption}" if self.caption else ""
+        return sum(width for _, width in COLUMNS) - 1 + len(caption)
 
     def render(self) -> Text:
         header = table_line([label for label, _ in COLUMNS])

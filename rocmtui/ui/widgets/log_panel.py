@@ -18,6 +18,23 @@ MAX_LINES = 300
 LEVEL_STYLE = {"info": "", "warning": "bold yellow", "error": "bold red"}
 
 
+def wrap(message: str, width: int) -> list[str]:
+    """``message`` in lines of ``width``: at spaces, a path after a ``/`` (or a ``-``) rather than anywhere; the
+    lines after the first indented under the text that follows the ``[0:42]`` stamp."""
+    stamp = message.index("] ") + 2 if message.startswith("[") and "] " in message else 0
+    indent = " " * stamp if stamp < width // 2 else ""
+    wrapper = textwrap.TextWrapper(width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+    out: list[str] = []
+    for line in wrapper.wrap(message) or [""]:
+        rest = line
+        while len(rest) > width:  # a word longer than the line (a path): cut after a slash, else a dash
+            cut = next((i + 1 for mark in "/-_" if (i := rest.rfind(mark, len(indent) + 1, width)) >= 0), width)
+            out.append(rest[:cut])
+            rest = indent + rest[cut:]
+        out.append(rest)
+    return out
+
+
 class LogPanel(Widget):
     """A bounded log; each line carries the training time it happened at (not the wall clock).
 
@@ -51,7 +68,7 @@ class LogPanel(Widget):
         width, height = max(10, self.size.width), max(1, self.size.height)
         lines: list[tuple[str, str]] = []
         for message, style in reversed(self.entries):  # newest last on screen, so fill from the end
-            wrapped = textwrap.wrap(message, width) or [""]
+            wrapped = wrap(message, width)
             lines[:0] = [(part, style) for part in wrapped]
             if len(lines) >= height:
                 break

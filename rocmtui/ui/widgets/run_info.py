@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
@@ -12,22 +14,64 @@ from rocmtui.events import RunStarted, TrackStarted
 
 def run_line(config: TrainConfig, started: RunStarted | None) -> str:
     """``cifar10 · simplecnn · cuda:0 AMD MI300X (ROCm 6.2) · AMP bf16 · batch 512 · runs/…``."""
+    return run_lines(config, started)[0]
+
+
+def run_lines(config: TrainConfig, started: RunStarted | None) -> list[str]:
+    """The run line, then ever shorter forms of it: the header shows the longest that fits.
+
+    Shortened part by part, least telling first: the folder to its name, the device to its name, the
+    defaults dropped, then the folder, the AMP mode and the batch size; never a word cut in half.
+    """
     if started is None:
-        return f"{config.dataset} · {config.model} · starting on {config.device}…"
-    device = f"{started.device} {started.device_name} ({started.backend})"
-    return (
-        f"{started.dataset} · {config.model} · {device} · AMP {config.amp} · batch {config.batch_size}"
-        f" · {started.run_dir}"
-    )
+        return [
+            f"{config.dataset} · {config.model} · starting on {config.device}…",
+            f"{config.dataset} · {config.model}",
+        ]
+    amp = f"AMP {config.amp}"
+    parts = {
+        "dataset": started.dataset,
+        "model": config.model,
+        "device": f"{started.device} {started.device_name} ({started.backend})",
+        "amp": amp,
+        "batch": f"batch {config.batch_size}",
+        "folder": started.run_dir,
+    }
+    steps: list[tuple[str, str | None]] = [
+        ("folder", Path(started.run_dir).name),
+        ("device", f"{started.device_name} ({started.backend})"),
+        ("amp", None if config.amp == "off" else amp),
+        ("device", started.device_name),
+        ("batch", f"bs {config.batch_size}"),
+        ("folder", None),
+        ("amp", None),
+        ("batch", None),
+    ]
+    lines = [" · ".join(parts.values())]
+    for name, short in steps:
+        if short is None:
+            parts.pop(name, None)
+        else:
+            parts[name] = short
+        lines.append(" · ".join(parts.values()))
+    return list(dict.fromkeys(lines))
+
+
+def fitting(lines: list[str], width: int) -> str:
+    """The first of ``lines`` that fits ``width`` columns, else the shortest (cut at its end)."""
+    return next((line for line in lines if len(line) <= width), lines[-1])
 
 
 class RunInfo(Vertical):
-    """Two statics: the run line and, when there is one, the notice in a warning colour."""
+    """Two statics: the run line (as long as the width allows) and, when there is one, the notice in a
+    warning colour."""
 
     def __init__(self, config: TrainConfig, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.config = config
-        self.line = Static(run_line(config, None), classes="run-line")
+        self.lines = run_lines(config, None)
+        """The run line's forms, longest first (``run_lines``)."""
+        self.line = Static(self.lines[0], classes="run-line")
         self.notice = Static("", classes="notice")
         self.notice.display = False
 
@@ -35,12 +79,20 @@ class RunInfo(Vertical):
         yield self.line
         yield self.notice
 
+    def show_lines(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.line.update(fitting(lines, self.content_size.width or len(lines[0])))
+
+    def on_resize(self) -> None:
+        self.show_lines(self.lines)
+
     def show_tracked(self, started: TrackStarted) -> None:
         """A script's run (``rocmtui.track()``): its name and folder."""
-        self.line.update(f"{started.name} · {started.run_dir}")
+        name = f"{started.name} · {Path(started.run_dir).name}"
+        self.show_lines([f"{started.name} · {started.run_dir}", name, started.name])
 
     def show(self, started: RunStarted) -> None:
-        self.line.update(run_line(started.config, started))
+        self.show_lines(run_lines(started.config, started))
         if started.notice:
             self.notice.update(f"⚠ {started.notice}")
             self.notice.display = True

@@ -16,6 +16,9 @@ from textual_plotext import PlotextPlot
 from rocmtui.ui.run_state import EMA_BETA
 
 PLOT_PERIOD_S = 2.0
+LABEL_MIN_HEIGHT = 14
+"""A plot at least this many rows high names its x axis on a row of its own; a lower one keeps that row
+for the data (the ticks and the title say what x is)."""
 """Seconds between redraws of a plot whose data changed. A redraw of the loss plot costs 15-40 ms of
 the UI process (plotext build and parse, measured on a 2-core EPYC) and repaints every cell of the
 plot: 0.5 Hz keeps both small."""
@@ -67,6 +70,8 @@ class ThrottledPlot(PlotextPlot):
         """
         try:
             self.plt.clear_figure()
+            self.plt.xaxes(True, False)  # the widget's border frames the plot: no top line, no right line,
+            self.plt.yaxes(True, False)  # one more row and column for the data
             self.draw()
             return super().render()
         except Exception as err:  # plotext raises plain ValueError/ZeroDivisionError on odd data
@@ -88,7 +93,7 @@ class ThrottledPlot(PlotextPlot):
         step = max(1, math.ceil(end / 8))
         self.plt.xlim(0, end * 1.02)  # a little room so points at the last epoch stay inside the frame
         self.plt.xticks(list(range(0, math.ceil(end) + 1, step)))
-        self.plt.xlabel("epoch")
+        self.x_label("epoch")
 
     def window_axis(self, low: float, high: float) -> None:
         """x over the zoomed part of the run only: ticks at whole epochs, or quarters in a window of about one."""
@@ -97,7 +102,12 @@ class ThrottledPlot(PlotextPlot):
         ticks = [i * step for i in range(math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9) + 1)]
         self.plt.xlim(low, low + span * 1.02)
         self.plt.xticks(ticks, [f"{t:g}" for t in ticks])
-        self.plt.xlabel("epoch")
+        self.x_label("epoch")
+
+    def x_label(self, label: str) -> None:
+        """Name the x axis when the plot is tall enough to spare the row (``LABEL_MIN_HEIGHT``)."""
+        if self.size.height >= LABEL_MIN_HEIGHT:
+            self.plt.xlabel(label)
 
     def draw(self) -> None:
         """Plot the current data with ``self.plt``; each plot overrides this (the base draws empty axes)."""
