@@ -188,6 +188,17 @@ class TrainConfig:
         ),
     )
     """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (ROCm builds of PyTorch also use ``cuda``)."""
+    nproc: int = field(
+        default=1,
+        metadata=option(
+            "positive_int",
+            "train with N processes, one per GPU, through torch.distributed (DDP: nccl, RCCL on ROCm; gloo on "
+            "the CPU); --batch-size is per process (default: {default})",
+            "keep",
+            metavar="N",
+        ),
+    )
+    """Ranks of a data-parallel run, started by torch.distributed's elastic launcher; 1 trains in one process."""
     emit_interval_s: float = 0.25
     """Seconds between StepsCompleted events (the only moments the loop syncs with the GPU)."""
     checkpoint_every_epoch: bool = True

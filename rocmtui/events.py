@@ -50,6 +50,8 @@ class RunStarted(_Event, frozen=True):
     """A line to show prominently, e.g. that only the bundled offline sample is used."""
     started_at: float = 0.0
     """time.time() at start."""
+    world_size: int = 1
+    """Processes training together (DDP ranks); each writes its progress to ``ranks/rank-N.jsonl``."""
 
 
 class StepsCompleted(_Event, frozen=True):

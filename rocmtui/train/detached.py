@@ -26,6 +26,7 @@ from rocmtui.events import RunControl, RunFailed, TrainEvent
 from rocmtui.run.layout import STDERR
 from rocmtui.run.outcome import exit_code
 from rocmtui.train.loop import train
+from rocmtui.train.resume import planned_nproc
 
 
 def _announce(run_dir: Path) -> None:
@@ -57,7 +58,12 @@ def main(argv: list[str]) -> int:
         if isinstance(event, RunFailed) and event.run_dir is None:
             early.append(event)
 
-    summary = train(config, emit, control, telemetry=telemetry, on_folder=_announce)
+    if planned_nproc(config) > 1:  # the ranks train; this process starts them and follows their folder
+        from rocmtui.train.ranks_launch import launch_ranks
+
+        summary = launch_ranks(config, emit, control, telemetry=telemetry, on_folder=_announce)
+    else:
+        summary = train(config, emit, control, telemetry=telemetry, on_folder=_announce)
     if early:
         with contextlib.suppress(OSError):  # the launcher is gone: the exit code still says it
             print(early[-1].message, file=sys.stderr, flush=True)

@@ -15,6 +15,7 @@ from rocmtui.errors import UsageError
 from rocmtui.gpu.host import read_cpu_name
 from rocmtui.train import models
 from rocmtui.train.data import Arrays
+from rocmtui.train.distributed import SINGLE, Ranks, shard_size, wrap
 from rocmtui.train.gpudata import DeviceData, Normalizer, batch_indices, permutation, to_device
 from rocmtui.train.optim import build_optimizer
 from rocmtui.train.optimizer import FunctionalOptimizer
@@ -37,15 +38,30 @@ def resolve_device(config: TrainConfig) -> torch.device:
         raise UsageError("--cuda-graph needs a GPU; drop it to train on the CPU")
     if config.cuda_graph and config.compile:
         raise UsageError("choose one of --cuda-graph and --compile")
+    if config.nproc > 1:
+        _check_ranks(config, device)
     if config.cuda_graph and config.amp == "fp16":
         raise UsageError("--cuda-graph cannot run with --amp fp16 (its GradScaler syncs); use --amp bf16")
     return device
 
 
+def _check_ranks(config: TrainConfig, device: torch.device) -> None:
+    if config.cuda_graph and "cuda_graph" in config.given:
+        raise UsageError("--cuda-graph cannot run with --nproc above 1 (DDP's all-reduce is not captured); drop one")
+    if device.type == "cuda":
+        if device.index is not None:
+            raise UsageError(
+                f"--device {config.device} names one GPU; with --nproc use --device cuda (rank N uses GPU N)"
+            )
+        if config.nproc > torch.cuda.device_count():
+            raise UsageError(f"--nproc {config.nproc}: only {torch.cuda.device_count()} GPU(s) are visible")
+
+
 def fit_to_device(config: TrainConfig, device: torch.device) -> TrainConfig:
-    """A recipe's CUDA graph where there is no GPU: the run trains without it (typed on the command line, it is
-    refused by ``resolve_device`` instead)."""
-    return replace(config, cuda_graph=False) if config.cuda_graph and device.type != "cuda" else config
+    """A recipe's CUDA graph where it cannot run: without a GPU, or with several ranks. The run trains
+    without it (typed on the command line, it is refused by ``resolve_device`` instead)."""
+    drop = config.cuda_graph and (device.type != "cuda" or config.nproc > 1)
+    return replace(config, cuda_graph=False) if drop else config
 
 
 def describe_device(device: torch.device) -> tuple[str, str]:
@@ -73,6 +89,14 @@ class Engine:
     steps_per_epoch: int
     full_batches: bool
     """Whether every batch has ``batch_size`` images (the CUDA graph needs fixed shapes)."""
+    eval_model: nn.Module
+    """What evaluation runs: the trained model (compiled if asked), never its DDP wrapper (no collectives)."""
+    aug_gen: torch.Generator
+    """Draws the augmentation: ``gen`` itself in a single-process run; one per rank in a DDP run, so that the
+    ranks share the data order but not their crops and flips."""
+    ranks: Ranks = SINGLE
+    train_count: int = 0
+    """Images this rank trains on per epoch (its shard)."""
 
     @property
     def total_steps(self) -> int:
@@ -82,11 +106,12 @@ class Engine:
         """Images in batch ``epoch_step`` (known without a sync)."""
         if self.full_batches:
             return self.config.batch_size
-        n = int(self.data.train_y.shape[0])
-        return min(self.config.batch_size, n - epoch_step * self.config.batch_size)
+        return min(self.config.batch_size, self.train_count - epoch_step * self.config.batch_size)
 
 
-def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device) -> Engine:
+def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, ranks: Ranks = SINGLE) -> Engine:
+    """Build the run on ``device``; with several ranks the model trains through DistributedDataParallel and
+    each rank's epoch is its shard of the data (``--batch-size`` is per rank)."""
     torch.manual_seed(config.seed)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
@@ -103,17 +128,39 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device) -> E
         out = normalizer(x)
         return out.contiguous(memory_format=torch.channels_last) if config.channels_last else out
 
-    train_model: Any = torch.compile(model) if config.compile else model
+    trained: nn.Module = wrap(model, device) if ranks.several else model
+    train_model: Any = torch.compile(trained) if config.compile else trained
+    eval_model: Any = train_model if not ranks.several else torch.compile(model) if config.compile else model
     optimizer = build_optimizer(model, config, device, graph=config.cuda_graph)
     loss_fn = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
     eager = EagerStep(train_model, optimizer, loss_fn, prepare, device, config.amp)
-    n = int(data.train_y.shape[0])
-    steps = math.ceil(n / config.batch_size)
+    count = shard_size(int(data.train_y.shape[0]), ranks.world)
+    steps = math.ceil(count / config.batch_size)
     if config.max_steps_per_epoch is not None:
         steps = min(steps, config.max_steps_per_epoch)
     gen = torch.Generator(device=device)
     gen.manual_seed(config.seed)
-    return Engine(config, device, data, model, optimizer, eager, eager, gen, Stats(device), steps, config.cuda_graph)
+    aug_gen = gen
+    if ranks.several:
+        aug_gen = torch.Generator(device=device)
+        aug_gen.manual_seed(config.seed * 1_000_003 + ranks.rank)
+    return Engine(
+        config,
+        device,
+        data,
+        model,
+        optimizer,
+        eager,
+        eager,
+        gen,
+        Stats(device),
+        steps,
+        config.cuda_graph,
+        eval_model,
+        aug_gen,
+        ranks,
+        count,
+    )
 
 
 def capture_graph(engine: Engine) -> None:

@@ -22,7 +22,7 @@ class EvalResult:
 @torch.no_grad()
 def evaluate(engine: Engine, batch_size: int = 1000) -> EvalResult:
     """Evaluate the test split in eval mode (fastnet with test-time augmentation, see ``_logits``)."""
-    model, data = engine.eager.model, engine.data
+    model, data = engine.eval_model, engine.data
     tta = isinstance(engine.model, models.FastNet)
     was_training = engine.model.training
     engine.model.eval()

@@ -109,7 +109,7 @@ def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: Monito
     trains on (its lines stop when the terminal is gone; the run folder has everything). ``telemetry``:
     the GPU samples recorded in the run folder (default settings when None).
     """
-    prepare_resume(config)  # a bad checkpoint is a usage error (exit 2), before anything starts
+    nproc = prepare_resume(config).config.nproc  # a bad checkpoint is a usage error (exit 2), before anything starts
     resolve_device(config)
     control = RunControl()
     received: list[int] = []
@@ -125,7 +125,19 @@ def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: Monito
     previous = {sig: signal.signal(sig, handler) for sig, handler in handlers.items()}
     try:
         printer = LinePrinter(sys.stdout, err=sys.stderr)
-        summary = train(config, printer, control, telemetry=telemetry or MonitorConfig())
+        if nproc > 1:
+            from rocmtui.train.ranks_launch import launch_ranks
+
+            summary = launch_ranks(
+                config,
+                printer,
+                control,
+                telemetry=telemetry or MonitorConfig(),
+                interrupt_stops=True,
+                hangup_stops=not detach,
+            )
+        else:
+            summary = train(config, printer, control, telemetry=telemetry or MonitorConfig())
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

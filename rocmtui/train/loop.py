@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,9 +35,21 @@ from rocmtui.events import (
 )
 from rocmtui.run.files import is_disk_full, write_json
 from rocmtui.run.layout import create_run_dir, run_name
+from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
 from rocmtui.run.session import RunSession
 from rocmtui.train import runs
 from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
+from rocmtui.train.distributed import (
+    SINGLE,
+    Ranks,
+    agree,
+    gpu_identity,
+    join_group,
+    leave_group,
+    rank_device,
+    shard,
+    sum_all,
+)
 from rocmtui.train.engine import Engine, build_engine, capture_graph, describe_device, fit_to_device, resolve_device
 from rocmtui.train.evaluate import evaluate
 from rocmtui.train.gpu_record import GpuRecorder
@@ -44,6 +58,10 @@ from rocmtui.train.models import augment_pad
 from rocmtui.train.optim import lr_at, set_lr
 from rocmtui.train.resume import prepare_resume
 from rocmtui.train.state import Progress, restore, snapshot
+
+SYNC_STEPS_GPU = 10
+"""Steps between the ranks' agreements on a GPU (each one syncs the host with the device)."""
+PAUSE_POLL_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -82,43 +100,55 @@ def train(
     *,
     telemetry: MonitorConfig | None = None,
     on_folder: Callable[[Path], None] | None = None,
+    ranks: Ranks = SINGLE,
+    run_dir: Path | None = None,
 ) -> RunSummary:
     """Run training to the end, a stop or a failure; never raises for training failures.
 
     The run folder is held by a RunSession for the whole run: one writer, whole lines, a status with a
     heartbeat and a control channel. ``telemetry``: also sample the GPUs into the folder; ``on_folder``
     hears the folder's path once it is held, before the first event.
+
+    With several ``ranks`` (one process each, started by ``rocmtui.train.ranks_launch``) every rank calls
+    this with the same ``run_dir``: rank 0 holds the folder as above; each rank writes its own progress
+    to ``ranks/rank-N.jsonl``.
     """
     try:
         plan = prepare_resume(config)
         config, state, resume_path = plan.config, plan.state, plan.checkpoint
         device = resolve_device(config)
         config = fit_to_device(config, device)
+        device = rank_device(device, ranks)
         source = resolve_source(config)
         arrays = load_arrays(source)
         plan.check_data(arrays)  # before any folder is made or touched
-        run_dir = plan.run_dir or new_run_dir(config)
-        session = RunSession(run_dir, control, name=f"{config.dataset} {config.model}")
+        run_dir = run_dir or plan.run_dir or new_run_dir(config)
+        name = f"{config.dataset} {config.model}"
+        session = RunSession(run_dir, control, name=name) if ranks.leader else None
     except Exception as err:  # bad input, a busy folder, a full disk: an event, not an exception
-        failed = _setup_failure(err)
+        failed = setup_failure(err)
         emit(failed)
         return RunSummary(failed, None)
 
     def send(event: TrainEvent) -> None:
         try:
-            session.emit(event)
+            if session is not None:
+                session.emit(event)
         finally:  # the caller hears of the event even when the disk could not take it
             emit(event)
 
-    recorder = GpuRecorder(run_dir, telemetry) if telemetry is not None else None
+    recorder = GpuRecorder(run_dir, telemetry) if telemetry is not None and ranks.leader else None
     try:
-        if on_folder is not None:
+        if on_folder is not None and ranks.leader:
             on_folder(run_dir)
-        return _Run(config, device, send, control, run_dir).run(arrays, source, state, resume_path)
+        return _Run(config, device, send, control, run_dir, ranks).run(arrays, source, state, resume_path)
     finally:
         if recorder is not None:
             recorder.close()
-        session.close()
+        if session is not None:
+            session.close()
+        if ranks.several:
+            leave_group()
 
 
 def new_run_dir(config: TrainConfig) -> Path:
@@ -126,7 +156,7 @@ def new_run_dir(config: TrainConfig) -> Path:
     return create_run_dir(config.runs_dir, run_name(config.dataset, config.model))
 
 
-def _setup_failure(err: Exception) -> RunFailed:
+def setup_failure(err: Exception) -> RunFailed:
     if is_disk_full(err):
         return RunFailed(_disk_full_message(err), "disk")
     return RunFailed(str(err), _usage_kind(err)) if isinstance(err, UsageError) else _error(err)
@@ -140,10 +170,13 @@ def _disk_full_message(err: BaseException) -> str:
 class _Run:
     """One run's state between steps; split out so that ``train`` reads as setup, loop, ending."""
 
-    def __init__(
-        self, config: TrainConfig, device: torch.device, send: Emit, control: RunControl, run_dir: Path
+    def __init__(  # noqa: PLR0917 - the run's parts, each its own argument
+        self, config: TrainConfig, device: torch.device, send: Emit, control: RunControl, run_dir: Path, ranks: Ranks
     ) -> None:
         self.config, self.device, self.send, self.control, self.run_dir = config, device, send, control, run_dir
+        self.ranks = ranks
+        self.rank_log: RankWriter | None = None
+        self.sync_steps = 1 if device.type != "cuda" else SYNC_STEPS_GPU
         self.progress = Progress()
         self.clock = _Clock(0.0)
         self.engine: Engine | None = None
@@ -156,12 +189,25 @@ class _Run:
         self, arrays: Arrays, source: DataSource, state: dict[str, Any] | None, resume_path: Path | None
     ) -> RunSummary:
         try:
-            engine = self.engine = build_engine(self.config, arrays, self.device)
+            return self._run(arrays, source, state, resume_path)
+        finally:
+            if self.rank_log is not None:
+                self.rank_log.close()
+
+    def _run(
+        self, arrays: Arrays, source: DataSource, state: dict[str, Any] | None, resume_path: Path | None
+    ) -> RunSummary:
+        try:
+            if self.ranks.several:
+                join_group(self.ranks, self.device)
+                self.rank_log = RankWriter(self.run_dir, self.ranks.rank)
+            engine = self.engine = build_engine(self.config, arrays, self.device, self.ranks)
             if state is not None and resume_path is not None:
                 self.progress = restore(engine, state, resume_path)
             if self.config.cuda_graph:
                 capture_graph(engine)
-            write_json(self.run_dir / "config.json", self.config.to_dict())
+            if self.ranks.leader:
+                write_json(self.run_dir / "config.json", self.config.to_dict())
             self._started(source)
             return self._loop()
         except NonFiniteLoss as err:
@@ -199,8 +245,17 @@ class _Run:
                 data_source=source.description,
                 notice=source.notice,
                 started_at=time.time(),
+                world_size=self.ranks.world,
             )
         )
+        if self.rank_log is not None:
+            uuid, bus = gpu_identity(self.device)
+            self.rank_log.write(
+                RankStarted(
+                    self.ranks.rank, self.ranks.world, os.getpid(), socket.gethostname(), str(self.device),
+                    name, uuid, bus,
+                )
+            )  # fmt: skip
         if source.notice:
             self.send(LogMessage(source.notice, "warning"))
         if self.progress.global_step:
@@ -213,19 +268,20 @@ class _Run:
         assert self.engine is not None
         engine, cfg, p = self.engine, self.config, self.progress
         pad = augment_pad(cfg.model)
-        n = int(engine.data.train_y.shape[0])
+        n, world = int(engine.data.train_y.shape[0]), self.ranks.world
         while p.epoch < cfg.epochs:
             if p.perm is None:
                 p.perm = permutation(n, engine.gen)
                 engine.stats.reset_epoch()
+            order = shard(p.perm, self.ranks)  # the whole order is drawn (and saved) alike on every rank
             epoch_start, seen_before = self.clock.now(), p.seen  # seen_before > 0 when resumed mid-epoch
             while p.epoch_step < engine.steps_per_epoch:
                 if not self._boundary():
                     return self._finish("stopped")
-                idx = batch_indices(p.perm, p.epoch_step, cfg.batch_size, engine.full_batches)
+                idx = batch_indices(order, p.epoch_step, cfg.batch_size, engine.full_batches)
                 x, y = engine.data.train_x[idx], engine.data.train_y[idx]
                 if cfg.augment:
-                    x = augment(x, engine.gen, pad)
+                    x = augment(x, engine.aug_gen, pad)
                 if cfg.schedule != "constant":
                     set_lr(engine.optimizer, lr_at(cfg, p.global_step, engine.total_steps))
                 engine.step(x, y, engine.stats)
@@ -234,16 +290,21 @@ class _Run:
                     p.epoch_step + 1,
                     p.global_step + 1,
                     p.seen + size,
-                    p.images + size,
+                    p.images + size * world,
                 )
-                if engine.stats.full or self.clock.now() - self.last_emit_s >= cfg.emit_interval_s:
+                if engine.stats.full or (not self.ranks.several and self._emit_due()):
                     self._flush()
             self._flush()
             self._end_epoch(epoch_start, p.seen - seen_before)
         return self._finish("completed")
 
+    def _emit_due(self) -> bool:
+        return self.clock.now() - self.last_emit_s >= self.config.emit_interval_s
+
     def _boundary(self) -> bool:
         """Handle stop, pause and save requests between steps; False means stop now."""
+        if self.ranks.several:
+            return self._agreed_boundary()
         control = self.control
         if control.stop.is_set():
             return False
@@ -259,6 +320,39 @@ class _Run:
                 return False
             self.send(LogMessage("Resumed"))
         if control.take_save_request():
+            self._flush()
+            self._save(runs.LAST, "Checkpoint saved")
+        return True
+
+    def _agreed_boundary(self) -> bool:
+        """The ranks' boundary: every ``sync_steps`` steps they agree on stop, pause, save and reporting.
+
+        Rank 0 hears the viewers' commands; any rank may ask to stop (a signal); all act at the same step.
+        """
+        assert self.engine is not None
+        if self.progress.epoch_step % self.sync_steps:
+            return True
+        control = self.control
+        stop, pause, save, report = agree(
+            [control.stop.is_set(), control.paused, control.take_save_request(), self._emit_due()], self.device
+        )
+        if report:
+            self._flush()
+        if stop:
+            return False
+        if pause:
+            self._flush()
+            self.send(LogMessage("Paused"))
+            paused_at = time.perf_counter()
+            while pause and not stop:
+                time.sleep(PAUSE_POLL_S)
+                stop, pause = agree([control.stop.is_set(), control.paused], self.device)
+            self.clock.paused_s += time.perf_counter() - paused_at
+            self.last_emit_s = self.clock.now()
+            if stop:
+                return False
+            self.send(LogMessage("Resumed"))
+        if save:
             self._flush()
             self._save(runs.LAST, "Checkpoint saved")
         return True
@@ -279,6 +373,8 @@ class _Run:
         images = p.images - self.last_emit_images
         rate = images / (now - self.last_emit_s) if now > self.last_emit_s else 0.0
         self.last_emit_s, self.last_emit_images = now, p.images
+        if self.rank_log is not None:
+            self.rank_log.write(RankProgress(self.ranks.rank, p.epoch, p.global_step, rate / self.ranks.world, now))
         self.send(
             StepsCompleted(
                 epoch=p.epoch,
@@ -300,9 +396,12 @@ class _Run:
         assert self.engine is not None
         engine, p = self.engine, self.progress
         train_time = self.clock.now() - epoch_start
-        seen = max(p.seen, 1)
-        train_loss = engine.stats.loss_sum / seen
-        train_acc = int(engine.stats.correct.item()) / seen
+        loss_sum, correct, seen = engine.stats.loss_sum, int(engine.stats.correct.item()), p.seen
+        if self.ranks.several:  # the epoch's training figures over every rank's shard
+            loss_sum, correct_all, seen_all = sum_all([loss_sum, correct, seen], self.device)
+            correct, seen, trained_now = int(correct_all), int(seen_all), trained_now * self.ranks.world
+        train_loss = loss_sum / max(seen, 1)
+        train_acc = correct / max(seen, 1)
         result = evaluate(engine)
         self.per_class = result.per_class
         is_best = p.best_acc is None or result.acc > p.best_acc
@@ -325,7 +424,9 @@ class _Run:
         self.send(event)
         names = [runs.LAST] if self.config.checkpoint_every_epoch else []
         names += [runs.BEST] if is_best else []
-        if names:  # one serialisation for both files; the writes and fsyncs overlap the next epoch
+        if (
+            names and self.ranks.leader
+        ):  # one serialisation for both files; the writes and fsyncs overlap the next epoch
             payload = runs.serialize(snapshot(engine, p, self.clock.now()))
             self.writer.submit(payload, [self.run_dir / name for name in names])
         self.last_emit_s = self.clock.now()
@@ -333,6 +434,8 @@ class _Run:
     def _save(self, name: str, message: str | None) -> None:
         """Save now and wait for the file (explicit saves and stops are reported once on disk)."""
         assert self.engine is not None
+        if not self.ranks.leader:  # rank 0 writes the checkpoints (the ranks' models are the same)
+            return
         path = self.run_dir / name
         self.writer.submit(runs.serialize(snapshot(self.engine, self.progress, self.clock.now())), [path])
         self.writer.wait()
@@ -361,7 +464,8 @@ class _Run:
             checkpoint=str(self.run_dir / runs.LAST),
         )
         self.send(finished)
-        write_json(self.run_dir / "summary.json", event_to_dict(finished))
+        if self.ranks.leader:
+            write_json(self.run_dir / "summary.json", event_to_dict(finished))
         return RunSummary(finished, self.run_dir)
 
     def _failed(self, failed: RunFailed) -> RunSummary:
@@ -370,7 +474,8 @@ class _Run:
         failed = RunFailed(failed.message, failed.kind, failed.step, failed.epoch, str(self.run_dir))
         with contextlib.suppress(OSError):  # a full disk: the caller still hears of it; nothing written is lost
             self.send(failed)
-            write_json(self.run_dir / "summary.json", event_to_dict(failed))
+            if self.ranks.leader:
+                write_json(self.run_dir / "summary.json", event_to_dict(failed))
         return RunSummary(failed, self.run_dir)
 
 

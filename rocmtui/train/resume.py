@@ -105,3 +105,13 @@ def prepare_resume(config: TrainConfig) -> ResumePlan:
             f"pass --epochs N with N above {done} to train it further"
         )
     return ResumePlan(resumed, state, path, continues_in(config.resume, path))
+
+
+def planned_nproc(config: TrainConfig) -> int:
+    """The ranks the run will train with: a resumed run keeps its own ``--nproc`` (the option table's rule)."""
+    if config.resume is None:
+        return config.nproc
+    try:
+        return prepare_resume(config).config.nproc
+    except Exception:  # train() reports a bad checkpoint in its own words
+        return config.nproc

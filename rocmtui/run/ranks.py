@@ -1,0 +1,151 @@
+"""Per-rank streams of a run trained by several processes: ``ranks/rank-N.jsonl``, one writer each.
+
+Rank 0 writes the run's event stream as a single-process run does; every rank (rank 0 included) also
+appends its own progress here, so that a viewer can show each rank's step and speed and spot a straggler.
+The lines are whole (``LineWriter``) and typed (msgspec Structs through the codec); a line this version
+cannot read is skipped. Torch-free, like the rest of ``rocmtui.run``.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from rocmtui.codec import CodecError, decode_json, encode_json
+from rocmtui.events import FailureKind
+from rocmtui.run.lines import LineTailer, LineWriter
+
+RANKS = "ranks"
+"""The folder of per-rank streams inside a run folder."""
+_NAME = re.compile(r"rank-(\d+)\.jsonl")
+
+STRAGGLER_RATIO = 0.9
+"""A rank slower than this fraction of the ranks' median speed is flagged as a straggler."""
+
+
+class _RankEvent(msgspec.Struct, frozen=True, tag=True, tag_field="event"):
+    rank: int
+
+
+class RankStarted(_RankEvent, frozen=True):
+    """One rank is set up: which process, host and device it trains on."""
+
+    world_size: int
+    pid: int
+    host: str
+    device: str
+    """Torch device string (``cuda:1``, ``cpu``)."""
+    device_name: str = ""
+    uuid: str | None = None
+    """The GPU's UUID as the SMI tools print it; how a viewer matches a rank to a GPU sample, never by index."""
+    pci_bus_id: str | None = None
+
+
+class RankProgress(_RankEvent, frozen=True):
+    """Where one rank is: written at the same moments as the run's StepsCompleted."""
+
+    epoch: int
+    step: int
+    images_per_s: float
+    elapsed_s: float
+
+
+class RankFailed(_RankEvent, frozen=True):
+    """A rank ended on an error: its one-line message (before rank 0 holds the folder, the only account)."""
+
+    message: str
+    kind: FailureKind = "error"
+
+
+RankEvent = RankStarted | RankProgress | RankFailed
+
+
+def rank_path(run_dir: Path, rank: int) -> Path:
+    return run_dir / RANKS / f"rank-{rank}.jsonl"
+
+
+class RankWriter:
+    """Appends one rank's events to its own file (made on first use)."""
+
+    def __init__(self, run_dir: Path, rank: int) -> None:
+        path = rank_path(run_dir, rank)
+        path.parent.mkdir(exist_ok=True)
+        self._lines = LineWriter(path)
+
+    def write(self, event: RankEvent) -> None:
+        self._lines.append(encode_json(event) + b"\n")
+
+    def close(self) -> None:
+        self._lines.close()
+
+
+@dataclass
+class RankView:
+    """What a viewer knows of one rank: its start and its latest progress."""
+
+    rank: int
+    started: RankStarted | None = None
+    progress: RankProgress | None = None
+    failed: RankFailed | None = None
+
+
+class RankTail:
+    """The latest state of every rank of a run folder, updated by ``poll()`` (new files are picked up)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.folder = run_dir / RANKS
+        self._tails: dict[int, LineTailer] = {}
+        self.views: dict[int, RankView] = {}
+
+    def poll(self) -> bool:
+        """Read what was appended since the last poll; True when anything changed."""
+        changed = self._discover()
+        for rank, tail in self._tails.items():
+            for line in tail.read_lines():
+                try:
+                    event = decode_json(line, RankEvent)
+                except CodecError:
+                    continue
+                view = self.views.setdefault(rank, RankView(rank))
+                if isinstance(event, RankStarted):
+                    view.started = event
+                elif isinstance(event, RankFailed):
+                    view.failed = event
+                else:
+                    view.progress = event
+                changed = True
+        return changed
+
+    def _discover(self) -> bool:
+        try:
+            names = [entry.name for entry in self.folder.iterdir()]
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        found = False
+        for name in names:
+            match = _NAME.fullmatch(name)
+            if match and int(match[1]) not in self._tails:
+                self._tails[int(match[1])] = LineTailer(self.folder / name)
+                found = True
+        return found
+
+    def close(self) -> None:
+        for tail in self._tails.values():
+            tail.close()
+
+
+def stragglers(views: list[RankView]) -> set[int]:
+    """Ranks whose speed is below ``STRAGGLER_RATIO`` of the ranks' median.
+
+    Not by step: ranks step together (each step all-reduces), and a rank's line may land a moment after
+    another's. With fewer than two reporting ranks there is nothing to compare.
+    """
+    reporting = [v.progress for v in views if v.progress is not None]
+    if len(reporting) < 2:
+        return set()
+    median = statistics.median(p.images_per_s for p in reporting)
+    return {p.rank for p in reporting if p.images_per_s < STRAGGLER_RATIO * median}

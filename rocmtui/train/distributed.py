@@ -1,0 +1,122 @@
+"""One rank of a data-parallel run: its place in the group, its device, its share of the data, and the few
+collectives the loop needs beside DDP's own gradient all-reduce.
+
+A rank learns its place from the environment torch.distributed's elastic launcher (``torchrun``) sets:
+``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``. The backend is ``nccl`` on GPUs (RCCL on ROCm builds, under the
+same name) and ``gloo`` on the CPU.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """This process's place in the run: rank 0 of 1 for a single-process run."""
+
+    rank: int = 0
+    world: int = 1
+    local_rank: int = 0
+
+    @property
+    def leader(self) -> bool:
+        """Rank 0 writes the run folder's stream, status and checkpoints."""
+        return self.rank == 0
+
+    @property
+    def several(self) -> bool:
+        return self.world > 1
+
+
+SINGLE = Ranks()
+
+
+def ranks_from_env(env: Mapping[str, str] = os.environ) -> Ranks:
+    """The place torchrun (or ``rocmtui train --nproc``) gave this process; SINGLE outside a launch."""
+    try:
+        return Ranks(int(env["RANK"]), int(env["WORLD_SIZE"]), int(env.get("LOCAL_RANK", env["RANK"])))
+    except (KeyError, ValueError):
+        return SINGLE
+
+
+def rank_device(device: torch.device, ranks: Ranks) -> torch.device:
+    """Each rank trains on the GPU of its local rank (within what ``*_VISIBLE_DEVICES`` exposes)."""
+    return torch.device("cuda", ranks.local_rank) if device.type == "cuda" else device
+
+
+def join_group(ranks: Ranks, device: torch.device) -> None:
+    """Join the process group: nccl (RCCL) for GPUs, gloo for the CPU. Blocks until every rank has joined."""
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", rank=ranks.rank, world_size=ranks.world, device_id=device)
+    else:
+        dist.init_process_group("gloo", rank=ranks.rank, world_size=ranks.world)
+
+
+def leave_group() -> None:
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def shard_size(n: int, world: int) -> int:
+    """Images each rank trains on per epoch (DistributedSampler: the last few repeat to even the shares)."""
+    return math.ceil(n / world)
+
+
+def shard(perm: torch.Tensor, ranks: Ranks) -> torch.Tensor:
+    """This rank's part of an epoch's order, as ``DistributedSampler(shuffle=True, drop_last=False)`` takes it:
+    the order padded by its own start to a multiple of the world size, then every ``world``-th index."""
+    if not ranks.several:
+        return perm
+    total = shard_size(int(perm.numel()), ranks.world) * ranks.world
+    padding = total - int(perm.numel())
+    if padding:
+        perm = torch.cat((perm, perm[:padding]))
+    return perm[ranks.rank : total : ranks.world]
+
+
+def wrap(model: nn.Module, device: torch.device) -> nn.Module:
+    """The model as DistributedDataParallel: gradients are averaged across ranks during backward."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    ids = [device.index] if device.type == "cuda" else None
+    return DistributedDataParallel(model, device_ids=ids)
+
+
+def agree(flags: Sequence[int], device: torch.device) -> list[int]:
+    """Each flag's maximum over all ranks: how the ranks decide together to stop, pause, save or report.
+
+    One small all-reduce and one sync; the loop calls it every few steps, never more than once a step.
+    """
+    values = torch.tensor(list(flags), dtype=torch.int64, device=device)
+    dist.all_reduce(values, op=dist.ReduceOp.MAX)
+    return [int(v) for v in values.tolist()]
+
+
+def sum_all(values: Sequence[float], device: torch.device) -> list[float]:
+    """Each value's sum over all ranks (float64)."""
+    tensor = torch.tensor(list(values), dtype=torch.float64, device=device)
+    dist.all_reduce(tensor)
+    return [float(v) for v in tensor.tolist()]
+
+
+def gpu_identity(device: torch.device) -> tuple[str | None, str | None]:
+    """(UUID, PCI bus id) of ``device`` as NVML and amd-smi spell them, to match a rank to a GPU sample."""
+    if device.type != "cuda":
+        return None, None
+    props = torch.cuda.get_device_properties(device)
+    raw = str(getattr(props, "uuid", "") or "")
+    uuid = (raw if raw.startswith("GPU-") else f"GPU-{raw}") if raw else None
+    bus = getattr(props, "pci_bus_id", None)
+    if bus is None:
+        return uuid, None
+    domain, slot = getattr(props, "pci_domain_id", 0), getattr(props, "pci_device_id", 0)
+    return uuid, f"{domain:08X}:{bus:02X}:{slot:02X}.0"

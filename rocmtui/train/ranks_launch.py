@@ -1,0 +1,231 @@
+"""``--nproc N``: the ranks of a data-parallel run, started by torch.distributed's elastic launcher.
+
+This is the programmatic form of ``torchrun --standalone --nproc-per-node N``: a c10d rendezvous on this
+host, one process per rank, no restarts. The process that calls ``launch_ranks`` (the detached trainer,
+or ``--headless``) makes the run folder first and gives it to every rank; rank 0 then holds it exactly as
+a single-process run does, so ``watch``, ``runs``, ``stop`` and ``--resume`` work unchanged. This process
+follows the folder like any viewer: it passes stops on through the control channel, and relays events
+to ``emit``.
+
+The launcher runs on a thread of its own: on the main thread it would install its own signal handlers,
+and a hangup it was told to ignore would end the ranks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+
+from rocmtui.config import MonitorConfig, TrainConfig
+from rocmtui.errors import first_line
+from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
+from rocmtui.run.follow import follow
+from rocmtui.run.layout import EVENTS, STDERR
+from rocmtui.run.lock import is_locked
+from rocmtui.run.outcome import exit_code
+from rocmtui.run.ranks import RankFailed, RankTail, RankWriter
+from rocmtui.run.stream import last_seq, read_events
+from rocmtui.train.distributed import ranks_from_env
+from rocmtui.train.engine import resolve_device
+from rocmtui.train.loop import RunSummary, new_run_dir, setup_failure, train
+from rocmtui.train.resume import prepare_resume
+
+POLL_S = 0.05
+STOP_GRACE_S = 60.0
+"""How long ranks asked to stop before rank 0 holds the folder get before they are killed."""
+
+
+def launch_ranks(
+    config: TrainConfig,
+    emit: Emit,
+    control: RunControl,
+    *,
+    telemetry: MonitorConfig | None = None,
+    on_folder: Callable[[Path], None] | None = None,
+    interrupt_stops: bool = False,
+    hangup_stops: bool = False,
+) -> RunSummary:
+    """Train with ``config.nproc`` ranks and return how the run ended, as ``train`` does.
+
+    ``emit`` hears the run's events as rank 0 writes them (a resumed run's earlier events are left out).
+    ``interrupt_stops``/``hangup_stops``: whether SIGINT/SIGHUP stop the ranks (headless) or are ignored
+    by them (a detached trainer); SIGTERM always stops them with a checkpoint.
+    """
+    try:
+        plan = prepare_resume(config)
+        resolve_device(plan.config)  # --nproc against the GPUs, before any process starts
+        run_dir = plan.run_dir or new_run_dir(plan.config)
+    except Exception as err:
+        failed = setup_failure(err)
+        emit(failed)
+        return RunSummary(failed, None)
+    history = last_seq(run_dir)
+    starts_before = sum(isinstance(e, RunStarted) for e in read_events(run_dir)) if history else 0
+    group = _Group(config, plan.config.nproc, telemetry, run_dir, (interrupt_stops, hangup_stops))
+    group.start()
+    while group.alive() and not is_locked(run_dir) and not control.stop.is_set():
+        group.wait(POLL_S)
+    final: TrainEvent | None = None
+    if is_locked(run_dir) or last_seq(run_dir) > history:
+        if on_folder is not None:
+            on_folder(run_dir)
+        relay = _AfterHistory(emit, starts_before)
+        final = follow(run_dir, relay, control, history_until=history, writer_alive=group.alive)
+    elif control.stop.is_set():
+        group.terminate()
+    group.wait()
+    if isinstance(final, RunFinished | RunFailed):
+        return RunSummary(final, run_dir)
+    failed = _group_failure(run_dir, group.error)
+    if plan.run_dir is None and not (run_dir / EVENTS).exists():
+        shutil.rmtree(run_dir, ignore_errors=True)  # nothing was trained: leave no empty run behind
+    kept = run_dir if run_dir.exists() else None
+    failed = RunFailed(failed.message, failed.kind, run_dir=str(kept) if kept else None)
+    emit(failed)
+    return RunSummary(failed, kept)
+
+
+class _AfterHistory:
+    """Passes on the events from the ``skip``+1-th RunStarted on (a resumed folder's earlier runs are left out)."""
+
+    def __init__(self, emit: Emit, skip: int) -> None:
+        self.emit, self.skip, self.starts = emit, skip, 0
+
+    def __call__(self, event: TrainEvent) -> None:
+        if isinstance(event, RunStarted):
+            self.starts += 1
+        if self.starts > self.skip:
+            self.emit(event)
+
+
+class _Group:
+    """The elastic launcher on a thread: ``config.nproc`` processes running ``rank_main``."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        nproc: int,
+        telemetry: MonitorConfig | None,
+        run_dir: Path,
+        stops: tuple[bool, bool],
+    ) -> None:
+        self.args = (
+            json.dumps(config.to_dict()),
+            json.dumps(
+                None if telemetry is None else {"interval_s": telemetry.interval_s, "backend": telemetry.backend}
+            ),
+            str(run_dir),
+            *stops,
+        )
+        self.nproc = nproc
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="rocmtui-ranks", daemon=True)
+
+    def start(self) -> None:
+        per_rank = max(1, (os.cpu_count() or 1) // self.nproc)
+        os.environ.setdefault("OMP_NUM_THREADS", str(per_rank))  # as torchrun does: ranks share the cores
+        logging.getLogger("torch.distributed.elastic").setLevel(logging.ERROR)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
+        from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+        with tempfile.TemporaryDirectory(prefix="rocmtui-ranks-") as logs:
+            launch = LaunchConfig(
+                min_nodes=1,
+                max_nodes=1,
+                nproc_per_node=self.nproc,
+                run_id=uuid.uuid4().hex,
+                rdzv_backend="c10d",
+                rdzv_endpoint="127.0.0.1:0",
+                max_restarts=0,
+                monitor_interval=0.1,
+                start_method="spawn",
+                logs_specs=DefaultLogsSpecs(log_dir=logs),
+            )
+            try:
+                elastic_launch(launch, rank_main)(*self.args)
+            except BaseException as err:  # a rank that failed or was killed: reported from the folder
+                self.error = err
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def terminate(self) -> None:
+        """SIGTERM to every rank (a stop before rank 0 holds the folder); SIGKILL after ``STOP_GRACE_S``."""
+        children = psutil.Process().children(recursive=True)
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.terminate()
+        self.wait(STOP_GRACE_S)
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+
+
+def _group_failure(run_dir: Path, error: BaseException | None) -> RunFailed:
+    """What the ranks said of their failure (rank 0 first), else what the launcher saw."""
+    tail = RankTail(run_dir)
+    try:
+        tail.poll()
+        said = [v.failed for _, v in sorted(tail.views.items()) if v.failed is not None]
+    finally:
+        tail.close()
+    if said:
+        return RunFailed(said[0].message, said[0].kind)
+    why = first_line(error, with_type=True) if error is not None else "they ended before training started"
+    return RunFailed(f"the training processes failed ({why}); see {run_dir / STDERR}", "error")
+
+
+def rank_main(config_json: str, telemetry_json: str, run_dir: str, interrupt_stops: bool, hangup_stops: bool) -> int:
+    """One rank: train in the run folder ``run_dir``; its stderr goes to the folder's ``trainer.log``.
+
+    A rank that fails ends its process at once with its exit code, so that the launcher ends the other
+    ranks rather than leave them waiting in a collective; rank 0 has written the failure by then.
+    """
+    ranks = ranks_from_env()
+    folder = Path(run_dir)
+    log = os.open(folder / STDERR, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)  # let go of the launcher's pipes: the terminal that started the run may go away
+    os.dup2(log, 2)
+    os.close(null)
+    os.close(log)
+    control = RunControl()
+    signal.signal(signal.SIGTERM, lambda *_: control.request_stop())
+    signal.signal(signal.SIGINT, (lambda *_: control.request_stop()) if interrupt_stops else signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, (lambda *_: control.request_stop()) if hangup_stops else signal.SIG_IGN)
+    config = TrainConfig.from_dict(json.loads(config_json))
+    sampling = json.loads(telemetry_json)
+    telemetry = MonitorConfig(**sampling) if sampling is not None else None
+    summary = train(config, _ignore, control, telemetry=telemetry, ranks=ranks, run_dir=folder)
+    code = exit_code(summary.event)
+    if isinstance(summary.event, RunFailed):
+        with contextlib.suppress(OSError):
+            writer = RankWriter(folder, ranks.rank)
+            writer.write(RankFailed(ranks.rank, summary.event.message, summary.event.kind))
+            writer.close()
+        print(f"rank {ranks.rank}: {summary.event.message}", file=sys.stderr, flush=True)
+        os._exit(code)
+    return code
+
+
+def _ignore(_event: TrainEvent) -> None:
+    """A rank reports through the folder only."""
