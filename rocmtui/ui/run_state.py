@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 Phase = Literal["starting", "training", "paused", "stopping", "finished", "failed"]
 EMA_BETA = 0.98
 """Default smoothing of the per-step loss line (about the last 50 steps); the view may choose another."""
+ACC_VIEW = "Acc %"
+"""A train run's first view in the second plot: train and test accuracy per epoch, in percent."""
 SMOOTHING_WEIGHTS = (0.0, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
 """The EMA weights the smoothing keys step through, as TensorBoard's slider (0: no smoothing)."""
 
@@ -136,11 +138,14 @@ class RunState:
         if isinstance(event, RunStarted):
             self.started = event
             self.phase = "training"
+            self.scalars.x_name = "epoch"
+            self.scalars.groups = {ACC_VIEW: (("train", "train_acc"), ("test", "test_acc"))}
         elif isinstance(event, StepsCompleted):
             self._add_steps(event)
         elif isinstance(event, EpochCompleted):
             self.epochs = [e for e in self.epochs if e.epoch < event.epoch]  # an epoch trained again after a resume
             self.epochs.append(event)
+            self._add_epoch_scalars(event)
         elif isinstance(event, LogMessage):
             self.logs.append(event)
         elif isinstance(event, RunFinished):
@@ -165,6 +170,23 @@ class RunState:
         self.loss.cut_from(first / spe)  # order by step: steps trained again after a resume replace the old ones
         for offset, loss in enumerate(event.losses):
             self.loss.add((first + offset) / spe, loss)
+        values = {"lr": event.lr, "images_per_s": event.images_per_s}
+        finite = [loss for loss in event.losses if math.isfinite(loss)]
+        if finite:
+            values = {"loss": statistics.fmean(finite), **values}  # the loss plot's: kept out of the cycle
+        self.scalars.add_points(event.step / spe, values)
+
+    def _add_epoch_scalars(self, event: EpochCompleted) -> None:
+        """The epoch's readings as series against the epoch (``n`` cycles them in the second plot)."""
+        values = {
+            "train_acc": 100.0 * event.train_acc,
+            "test_acc": 100.0 * event.test_acc,
+            "train_loss": event.train_loss,
+            "test_loss": event.test_loss,
+            "images_per_s": event.images_per_s,
+            "epoch_s": event.seconds,
+        }
+        self.scalars.add_points(float(event.epoch + 1), values, per_epoch=True)
 
     @property
     def running(self) -> bool:

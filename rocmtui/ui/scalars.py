@@ -1,7 +1,9 @@
-"""The scalar series of a tracked script (``rocmtui.track()``), folded from its events; no widgets.
+"""Every scalar series of a run, folded from its events; no widgets.
 
-Any names a script logs become series against the step; which ones the two plots show is decided
-here: a loss first, the others in the order they appeared, cycled from the keyboard.
+Any names a tracked script (``rocmtui.track()``) logs become series against the step; a ``train`` run's
+readings (loss, lr and images/s at each report; losses, accuracies, images/s and time per epoch) become
+series against the epoch. Which ones the two plots show is decided here: a loss first, the others in the
+order they appeared (accuracies first), cycled from the keyboard.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ def is_loss(name: str) -> bool:
     return "loss" in name.lower()
 
 
+GROUP = "group:"
+"""Prefix of a view that draws several per-epoch series together (``Scalars.groups``)."""
+
+
 @dataclass
 class Scalars:
     """Every series of a tracked run: per step (``steps``) and per epoch (``epochs``, x = step logged at)."""
@@ -40,6 +46,19 @@ class Scalars:
     last: MetricsLogged | None = None
     previous: MetricsLogged | None = None
     last_epoch: EpochMetrics | None = None
+    x_name: str = "step"
+    """What x counts: ``step`` (a tracked script) or ``epoch`` (a train run; fractional within an epoch)."""
+    groups: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """Views that draw several per-epoch series in one plot, by title: (legend name, series name) each."""
+
+    def add_points(self, x: float, values: dict[str, float], *, per_epoch: bool = False) -> None:
+        """One point of each series at ``x``; points at or after ``x`` are forgotten first (a run resumed
+        from an earlier checkpoint trains them again)."""
+        kept = self.epochs if per_epoch else self.steps
+        for name, value in values.items():
+            series = kept.setdefault(name, ScalarSeries())
+            series.cut_from(x)
+            series.add(x, value)
 
     def add_metrics(self, event: MetricsLogged) -> None:
         if self.last is not None and event.step <= self.last.step:  # the script started over: its steps again
@@ -74,10 +93,20 @@ class Scalars:
     def others(self) -> list[str]:
         """What the second plot cycles through: every series but the loss plot's, epoch accuracies first."""
         loss, on_loss = self.loss_name, set(self.epoch_losses())
-        names = [f"epoch:{n}" for n in self.epochs if n not in on_loss]
+        grouped = {name for members in self.groups.values() for _, name in members}
+        names = [GROUP + title for title in self.groups]  # shown from the start, empty until their first epoch
+        names += [f"epoch:{n}" for n in self.epochs if n not in on_loss and n not in grouped]
         names += [n for n in self.steps if n != loss]
-        names += [f"epoch:{n}" for n in on_loss]
+        names += [f"epoch:{n}" for n in self.epoch_losses()]  # in the order seen
         return sorted(names, key=lambda n: 0 if "acc" in n.lower() else 1)  # stable: otherwise first seen first
+
+    def members(self, key: str) -> list[tuple[str, ScalarSeries]]:
+        """The series a view draws, with their legend names (one, unnamed, unless ``key`` is a group)."""
+        if key.startswith(GROUP):
+            pairs = self.groups.get(key.removeprefix(GROUP), ())
+            return [(legend, self.epochs[name]) for legend, name in pairs if name in self.epochs]
+        series = self.series(key)
+        return [("", series)] if series is not None else []
 
     def series(self, key: str) -> ScalarSeries | None:
         if key.startswith("epoch:"):

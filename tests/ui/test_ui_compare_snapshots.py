@@ -10,7 +10,7 @@ from test_ui_compare import compare_app, cpu_folder, folder_source, h200_folder
 pytestmark = pytest.mark.snapshot
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
 def test_compare_two_runs_with_the_second_runs_epochs(snap_compare, tmp_path: Path, size) -> None:
     app = compare_app(cpu_folder(tmp_path / "cpu"), [("h200-fastnet", folder_source(h200_folder(tmp_path / "h200")))])
 

@@ -50,13 +50,31 @@ def settle(app: MonitorApp, source: ManualReplay, ready, samples: int = 8):
     return run_before
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+SIZES = [(80, 24), (120, 40), (200, 50)]
+
+
+@pytest.mark.parametrize("size", SIZES)
 def test_train_mid_run(snap_compare, size) -> None:
     app, trainer, source = train_app(hold_at=36)
     assert snap_compare(app, terminal_size=size, run_before=settle(app, source, trainer.holding))
 
 
-def test_train_finished(snap_compare) -> None:
+@pytest.mark.parametrize("size", SIZES)
+def test_train_images_per_s_in_the_second_plot(snap_compare, size) -> None:
+    """``n`` until the second plot shows images/s at each report: any series of the run, not only accuracy."""
+    app, trainer, source = train_app(hold_at=36)
+    before = settle(app, source, trainer.holding)
+
+    async def run_before(pilot) -> None:
+        await before(pilot)
+        while app.train_screen.accuracy_plot.view != "images_per_s":
+            await pilot.press("n")
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (200, 50)])
+def test_train_finished(snap_compare, size) -> None:
     app, trainer, source = train_app(hold_at=45)  # parked before RunFinished, as a real run would be
     before = settle(app, source, trainer.holding)
 
@@ -66,7 +84,7 @@ def test_train_finished(snap_compare) -> None:
         assert await asyncio.to_thread(app.trainer_done.wait, 10)
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_train_finished_compact_zoomed_and_smoothed(snap_compare) -> None:

@@ -169,8 +169,8 @@ class TrainScreen(Screen[None]):
         elif isinstance(event, TrackStarted):
             self.info.show_tracked(event)
             self.note(f"{event.name}: {' '.join(f'{k}={v}' for k, v in event.params.items()) or 'started'}")
-        elif isinstance(event, MetricsLogged | EpochMetrics):
-            self.accuracy_plot.mark_dirty()
+        elif isinstance(event, MetricsLogged | EpochMetrics) or self.accuracy_plot.shows_steps:
+            self.accuracy_plot.mark_dirty()  # a view of per-report series (lr, images/s) changes at each report
         self.loss_plot.mark_dirty()  # plots and progress repaint on their own timers, not here
 
     @property
@@ -263,7 +263,7 @@ class TrainScreen(Screen[None]):
             self.relayout()
 
     def action_next_series(self) -> None:
-        """A tracked script's run: the second plot shows its next series."""
+        """The second plot shows the run's next series (``rocmtui.ui.scalars``: any run, trained or tracked)."""
         self.accuracy_plot.next_series()
 
     def action_toggle_log(self) -> None:

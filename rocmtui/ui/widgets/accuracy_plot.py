@@ -1,65 +1,81 @@
-"""Train and test accuracy per epoch."""
+"""The second plot: a train run's accuracy per epoch first, or any other series of the run (``n``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from rocmtui.ui.compare import ComparedRun, run_color
-from rocmtui.ui.run_state import RunState
+from rocmtui.ui.run_state import ACC_VIEW, RunState
+from rocmtui.ui.widgets.scalar_plot import draw_series, series_legend, view_key
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
 COLORS = {"train": "orange", "test": "green+"}
 
 
 class AccuracyPlot(ThrottledPlot):
-    """Accuracy (%) against epochs; changes once per epoch, so it rarely redraws."""
+    """The second plot: one of the run's views (``rocmtui.ui.scalars``) at a time, cycled by ``next_series``.
+
+    A train run's views start with train and test accuracy per epoch (%), then its other series (lr and
+    images/s at each report, per-epoch images/s, time and losses); a tracked script's, its series other than
+    the loss. Comparing runs: each run's test accuracy. Accuracy changes once per epoch, so the first view
+    rarely redraws.
+    """
 
     def __init__(self, state: RunState, *, id: str | None = None, runs: Sequence[ComparedRun] = ()) -> None:
         super().__init__(id=id)
         self.state = state
         self.runs = runs
         """Runs compared (more than one: each run's test accuracy in its colour)."""
-        if len(runs) > 1:
+        self.view: str | None = None
+        """The key of the view shown (``Scalars.others``); None: the first. Kept by key, so that a series
+        appearing later does not move the view."""
+        if self.comparing:
             self.set_legend("Test %", {run.label: run_color(i) for i, run in enumerate(runs)})
         else:
-            self.set_legend("Acc %", COLORS)
-        self.series_index = 0
-        """Which of a tracked script's other series is shown (``next_series``)."""
+            self.set_legend(ACC_VIEW, COLORS)
 
     @property
     def tracked(self) -> bool:
-        """A script's run (``rocmtui.track()``): one of its series instead of accuracy."""
+        """A script's run (``rocmtui.track()``): its series against the step."""
         return self.state.started is None and self.state.scalars.any
 
+    @property
+    def comparing(self) -> bool:
+        return len(self.runs) > 1 and not self.tracked
+
+    @property
+    def series_index(self) -> int:
+        """Where the view shown is in the cycle (0 when it is not there yet)."""
+        others = self.state.scalars.others()
+        return others.index(self.view) if self.view in others else 0
+
+    @property
+    def shows_steps(self) -> bool:
+        """The view shown changes at every report of the run, not once per epoch."""
+        key = view_key(self.state.scalars, self.series_index)
+        return key is not None and ":" not in key
+
     def next_series(self) -> None:
-        """Show the tracked run's next series, now (a key asked for it)."""
-        self.series_index += 1
-        if self.tracked:
-            self.replot()
+        """Show the run's next view, now (a key asked for it)."""
+        if self.comparing:
+            return
+        self.view = view_key(self.state.scalars, self.series_index + 1)
+        self.replot()
 
     def replot(self) -> None:
-        if self.tracked:
-            from rocmtui.ui.widgets.scalar_plot import series_legend
-
+        if not self.comparing and self.state.scalars.any:
             self.set_legend(*series_legend(self.state.scalars, self.series_index))
         super().replot()
 
     def draw(self) -> None:
-        if self.tracked:
-            from rocmtui.ui.widgets.scalar_plot import draw_series
-
-            draw_series(self, self.state.scalars, self.series_index)
-            return
-        if len(self.runs) > 1:
+        if self.comparing:
             self.draw_compared()
             return
-        plt, epochs = self.plt, self.state.epochs
-        if epochs:
-            ex = [float(e.epoch + 1) for e in epochs]
-            self.epoch_line(ex, [100.0 * e.train_acc for e in epochs], COLORS["train"])
-            self.epoch_line(ex, [100.0 * e.test_acc for e in epochs], COLORS["test"])
-        self.epoch_axis(self.state.total_epochs, 0.0)
-        plt.ylim(0, 100)
+        scalars, index = self.state.scalars, self.series_index
+        draw_series(self, scalars, index)
+        if scalars.x_name == "epoch":
+            members = scalars.members(view_key(scalars, index) or "")
+            self.epoch_axis(self.state.total_epochs, max((s.x[-1] for _, s in members if s.x), default=0.0))
 
     def draw_compared(self) -> None:
         """Each run's test accuracy per epoch, in the run's colour."""

@@ -1,12 +1,13 @@
-"""Drawing a tracked script's series (``rocmtui.track()``) against the step, for the two plots.
+"""Drawing a run's scalar series (``rocmtui.ui.scalars``) for the two plots.
 
-The loss plot shows the script's loss (each logged window, faint, and its EMA) with any per-epoch
-losses; the second plot shows one other series at a time, cycled with a key.
+For a tracked script (``rocmtui.track()``) the loss plot shows its loss (each logged window, faint, and
+its EMA) with any per-epoch losses, against the step. For any run the second plot shows one view at a
+time, cycled with a key: a series, or a group of per-epoch series (a train run's accuracies).
 """
 
 from __future__ import annotations
 
-from rocmtui.ui.scalars import Scalars, ScalarSeries
+from rocmtui.ui.scalars import GROUP, Scalars, ScalarSeries
 from rocmtui.ui.widgets.loss_plot import MAX_POINTS, thin
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
@@ -14,6 +15,8 @@ LOSS_COLORS = {"step": "gray", "EMA": "cyan+"}
 EPOCH_COLORS = ("magenta+", "orange", "green+")
 SERIES_COLORS = {"step": "gray", "EMA": "green+"}
 EPOCH_SERIES_COLOR = "green+"
+GROUP_COLORS = ("orange", "green+", "magenta+", "cyan+")
+"""Colours of a group's series, in order (a train run's accuracies: train orange, test green, as before)."""
 
 
 def loss_legend(scalars: Scalars, log_scale: bool) -> tuple[str, dict[str, str]]:
@@ -30,6 +33,9 @@ def series_legend(scalars: Scalars, index: int) -> tuple[str, dict[str, str]]:
         return "no other series", {}
     key = others[index % len(others)]
     where = f"{index % len(others) + 1}/{len(others)}, n: next" if len(others) > 1 else "1/1"
+    if key.startswith(GROUP):
+        names = [legend for legend, _ in scalars.members(key)]
+        return f"{key.removeprefix(GROUP)} ({where})", dict(zip(names, GROUP_COLORS, strict=False))
     if key.startswith("epoch:"):
         return f"{key.removeprefix('epoch:')} per epoch ({where})", {}
     return f"{key} ({where})", SERIES_COLORS
@@ -51,7 +57,7 @@ def _step_axis(plot: ThrottledPlot, scalars: Scalars) -> None:
     last = scalars.last
     end = max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
     plot.plt.xlim(0, end * 1.02)
-    plot.plt.xlabel("step")
+    plot.x_label("step")
 
 
 def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
@@ -67,14 +73,27 @@ def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
     _step_axis(plot, scalars)
 
 
-def draw_series(plot: ThrottledPlot, scalars: Scalars, index: int) -> None:
+def view_key(scalars: Scalars, index: int) -> str | None:
+    """The key of the ``index``-th view of the cycle (it wraps), None when there is none."""
     others = scalars.others()
-    if others:
-        key = others[index % len(others)]
+    return others[index % len(others)] if others else None
+
+
+def draw_series(plot: ThrottledPlot, scalars: Scalars, index: int) -> None:
+    """The ``index``-th view of the cycle; a tracked script's x axis (a train run's: the caller's)."""
+    key = view_key(scalars, index)
+    if key is not None and key.startswith(GROUP):
+        for (_, member), color in zip(scalars.members(key), GROUP_COLORS, strict=False):
+            if member.raw:
+                plot.epoch_line(member.x, member.raw, color)
+        if "%" in key:
+            plot.plt.ylim(0, 100)
+    elif key is not None:
         series = scalars.series(key)
         if series is not None and series.raw:
             if key.startswith("epoch:"):
                 plot.epoch_line(series.x, series.raw, EPOCH_SERIES_COLOR)
             else:
                 _step_line(plot, series, SERIES_COLORS)
-    _step_axis(plot, scalars)
+    if scalars.x_name == "step":
+        _step_axis(plot, scalars)
