@@ -26,7 +26,6 @@ recording's length, so time keeps moving forward (history graphs need that).
 from __future__ import annotations
 
 import itertools
-import statistics
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
@@ -116,6 +115,8 @@ def recorded_interval(samples: Sequence[SampleSet]) -> float:
     """The median time between a recording's samples; 1 s when it has fewer than two."""
     gaps = [b.timestamp - a.timestamp for a, b in itertools.pairwise(samples)]
     positive = [gap for gap in gaps if gap > 0]
+    import statistics  # here, not at the top: the monitor's first frame does not need it
+
     return statistics.median(positive) if positive else 1.0
 
 

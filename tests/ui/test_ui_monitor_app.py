@@ -92,13 +92,16 @@ def test_unknown_theme_is_a_usage_error() -> None:
 @pytest.mark.slow
 def test_the_first_frame_loads_no_vendor_library_and_no_psutil() -> None:
     """What ``rocmtui monitor`` imports before its first frame (its CLI path, the app, a live source):
-    detection, psutil and the kill dialog wait until the sampler's thread or the first signal needs them."""
+    detection, psutil and the kill dialog wait until the sampler's thread or the first signal needs them, the
+    GPU cards and graphs until the first GPU sample."""
     code = (
         "import sys; from rocmtui.cli import main; from rocmtui.ui import app, settings; "
         "from rocmtui.gpu import detect, recorder, replay; "
         "from rocmtui.config import MonitorConfig; detect.DetectingSampler(MonitorConfig()); "
         "print(sorted(m for m in ('psutil', 'pynvml', 'pyrsmi', 'amdsmi', 'rocmtui.gpu.sampler', "
-        "'rocmtui.gpu.kill', 'rocmtui.ui.screens.signal_confirm', 'rocmtui.ui.screens.help') if m in sys.modules))"
+        "'rocmtui.gpu.kill', 'rocmtui.ui.screens.signal_confirm', 'rocmtui.ui.screens.help', 'statistics', "
+        "'rocmtui.ui.widgets.gpu_card', 'rocmtui.ui.widgets.gpu_graph_card', 'rocmtui.ui.widgets.history_graph') "
+        "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

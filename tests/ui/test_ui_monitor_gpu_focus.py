@@ -22,7 +22,7 @@ async def test_eight_gpus_at_80x24_graph_the_selected_one_and_the_keys_move_the_
         cards = list(screen.query(GpuGraphCard))
         assert len(cards) == 8 and all(card.has_class("-compact") for card in cards)
         graph = panel.focus_graph
-        assert graph.display and graph.region.height >= 4
+        assert graph is not None and graph.display and graph.region.height >= 4
         assert graph.region.bottom <= screen.processes.region.y  # above the process table, not over it
         assert screen.processes.region.height >= 5
         assert graph.border_title == "GPU 0 · AMD Instinct MI300X (synthetic)"
@@ -51,10 +51,10 @@ async def test_one_gpu_at_80x24_keeps_its_full_card_and_no_second_graph() -> Non
             source.step()
         await pilot.pause()
         panel = app.monitor_screen.panel
-        assert not panel.focus_graph.display
+        assert not panel.focus_shown
         card = app.monitor_screen.query_one(GpuGraphCard)
         assert not card.has_class("-compact") and card.graph.display
         await pilot.resize_terminal(80, 16)  # too short for the full card: one line, and its graph under it
         await pilot.pause()
         assert card.has_class("-compact")
-        assert panel.focus_graph.display
+        assert panel.focus_shown

@@ -17,8 +17,8 @@ from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import TIMEBASES_S, timebase_label
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.ui.settings import MonitorSettings
-from rocmtui.ui.widgets.gpu_graph_card import GRAPHS
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
+from rocmtui.ui.widgets.graph_view import GRAPHS
 from rocmtui.ui.widgets.process_table import SORTS, ProcessTable
 
 CARD_HEIGHT = 10

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import partial
 
 from textual.app import ComposeResult
@@ -12,10 +11,10 @@ from textual.containers import Vertical
 from rocmtui.gpu.history import GpuHistory, timebase_label
 from rocmtui.gpu.sample import GpuSample
 from rocmtui.ui.widgets.gpu_card import GpuReadout
+from rocmtui.ui.widgets.graph_view import GRAPHS, GraphView
 from rocmtui.ui.widgets.history_graph import HistoryGraph, Track
 
-GRAPHS = (("util", "vram"), ("power", "temp"))
-"""What the graph shows, in the order the ``g`` key steps through."""
+__all__ = ["GRAPHS", "GpuGraphCard", "GraphView", "gpu_tracks"]
 NAMES = {"util": "util", "vram": "VRAM", "power": "power", "temp": "temp"}
 GIB = 1024**3
 
@@ -41,15 +40,6 @@ def label_of(metric: str, value: float) -> str:
     if metric == "power":
         return f"{value:.0f}W"
     return f"{value:.0f}°C"
-
-
-@dataclass(frozen=True)
-class GraphView:
-    """What the graphs show: which readings, over which timebase, sampled how often (for holding gaps)."""
-
-    metrics: tuple[str, ...] = GRAPHS[0]
-    span_s: float = 600.0
-    interval_s: float = 1.0
 
 
 def gpu_tracks(history: GpuHistory, gpu: GpuSample, view: GraphView, points: int) -> list[Track]:

@@ -3,11 +3,13 @@ and a plain "No GPU found" note with each backend's reason when there is no GPU 
 
 When the cards are one line each (many GPUs, small terminal), the monitor shows the history graph of one
 selected GPU under the lines, so that the graphs are never lost entirely; ``select`` moves the selection.
+The card and graph modules are imported with the first GPU sample: the first frame does not draw them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
@@ -15,10 +17,13 @@ from textual.widgets import Static
 
 from rocmtui.gpu.history import GpuHistory, timebase_label
 from rocmtui.gpu.sample import BackendStatus, SampleSet
-from rocmtui.ui.widgets.gpu_card import GpuCard
-from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard, GraphView, gpu_tracks
-from rocmtui.ui.widgets.history_graph import HistoryGraph
+from rocmtui.ui.widgets.graph_view import GraphView
 from rocmtui.ui.widgets.host_card import HostCard
+
+if TYPE_CHECKING:
+    from rocmtui.ui.widgets.gpu_card import GpuCard
+    from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
+    from rocmtui.ui.widgets.history_graph import HistoryGraph
 
 HISTORY_WINDOW = 300
 """Samples looked at for the history bars (wider than any card)."""
@@ -73,24 +78,29 @@ class GpuPanel(Vertical):
         self.statuses: tuple[BackendStatus, ...] | None = None
         self.selected = 0
         """Position (in card order) of the GPU whose graph is shown when the cards are one line each."""
-        self.focus_graph = HistoryGraph(classes="gpu-focus-graph")
-        self.focus_graph.display = False
+        self.focus_graph: HistoryGraph | None = None
+        """Mounted the first time it is shown."""
         self.focus_rows = 0
         """Rows the monitor gives the selected GPU's graph (0: none)."""
 
     def compose(self) -> ComposeResult:
         yield self.note
         yield self.cards
-        yield self.focus_graph
         yield self.host
 
     def set_focus_rows(self, rows: int) -> None:
         """Show the selected GPU's graph in ``rows`` rows under one-line cards (0 hides it)."""
         self.focus_rows = rows
         shown = rows > 0 and self.graphs and self.compact and bool(self.card_list)
-        self.focus_graph.display = shown
-        if shown:
-            self.focus_graph.styles.height = rows
+        if shown and self.focus_graph is None:
+            from rocmtui.ui.widgets.history_graph import HistoryGraph
+
+            self.focus_graph = HistoryGraph(classes="gpu-focus-graph")
+            self.mount(self.focus_graph, before=self.host)
+        if self.focus_graph is not None:
+            self.focus_graph.display = shown
+            if shown:
+                self.focus_graph.styles.height = rows
         self._mark_selected()
         self.show_graphs()
 
@@ -103,7 +113,12 @@ class GpuPanel(Vertical):
 
     def _mark_selected(self) -> None:
         for position, card in enumerate(self.card_list):
-            card.set_class(position == self.selected and self.focus_graph.display, "-selected")
+            card.set_class(position == self.selected and self.focus_shown, "-selected")
+
+    @property
+    def focus_shown(self) -> bool:
+        """True while the selected GPU's graph is on screen."""
+        return self.focus_graph is not None and bool(self.focus_graph.display)
 
     def set_compact(self, compact: bool) -> None:
         """One line per GPU and for the host (small terminals)."""
@@ -128,12 +143,14 @@ class GpuPanel(Vertical):
             self.store.add(sample_set)
 
     def show_graphs(self) -> None:
-        if self.last is None:
+        if self.last is None or not self.graphs:
             return
+        from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard, gpu_tracks
+
         for card, gpu in zip(self.card_list, self.last.gpus, strict=False):
             if isinstance(card, GpuGraphCard):
                 card.show_graph(gpu, self.store, self.view)
-        if self.focus_graph.display and self.selected < len(self.last.gpus):
+        if self.focus_graph is not None and self.focus_shown and self.selected < len(self.last.gpus):
             gpu = self.last.gpus[self.selected]
             title = f"GPU {gpu.index} · {gpu.name}"
             if self.focus_graph.border_title != title:
@@ -159,6 +176,8 @@ class GpuPanel(Vertical):
         if self.graphs:
             self.show_graphs()
         else:
+            from rocmtui.ui.widgets.gpu_card import GpuCard
+
             for card, gpu in zip(self.card_list, sample_set.gpus, strict=False):
                 if isinstance(card, GpuCard):
                     card.show(gpu, util_history(history, gpu.index))
@@ -168,6 +187,9 @@ class GpuPanel(Vertical):
     def _rebuild_cards(self, indexes: tuple[int, ...]) -> None:
         self.gpu_indexes = indexes
         self.cards.remove_children()
+        from rocmtui.ui.widgets.gpu_card import GpuCard
+        from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
+
         self.card_list = [GpuGraphCard(index) if self.graphs else GpuCard(index) for index in indexes]
         for card in self.card_list:
             card.set_compact(self.compact)
