@@ -20,7 +20,7 @@ from rocmtui.config import TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent, event_to_dict
 from rocmtui.run.stream import read_events
 from rocmtui.train import reference
-from rocmtui.train.data import load_arrays, resolve_source, save_cache
+from rocmtui.train.data import load_arrays, resolve_source, save_npz
 from rocmtui.train.loop import train
 from rocmtui.train.tvdata import CIFAR_CLASSES
 
@@ -68,7 +68,7 @@ def join_pieces(folder: Path) -> Path:
         test["labels"].astype(np.int64),
         CIFAR_CLASSES,
     )
-    save_cache(arrays, target)
+    save_npz(arrays, target)
     return target
 
 

@@ -1,7 +1,12 @@
 """Where the training data comes from: pick a source cheaply, then load it as uint8 arrays.
 
-Sources, in order: ``--data-dir`` (torchvision's layout, or a ``<dataset>.npz`` in our cache format), the
-user's cache, a torchvision download (``--download``), then the bundled CIFAR-10 sample.
+Sources, in order: ``--data-dir`` (torchvision's layout, or a ``<dataset>.npz`` in the engine's format), the
+user's cache (an earlier download), a torchvision download (``--download``), then the bundled CIFAR-10 sample.
+
+Whatever the source, its first load writes its arrays as uncompressed .npy files under
+``<cache>/arrays/`` (``arraycache``); later loads memory-map them instead of inflating an npz or unpickling
+torchvision's batches. A cache folder records the source files' sizes and modification times and the data's
+fingerprint, and is rebuilt when either no longer matches.
 """
 
 from __future__ import annotations
@@ -9,17 +14,18 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from rocmtui.config import TrainConfig
 from rocmtui.errors import DataError
 from rocmtui.run.files import atomic_write
-from rocmtui.train import tvdata
+from rocmtui.train import arraycache, tvdata
 
 SAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "cifar10-sample.npz"
 SAMPLE_NOTICE = (
@@ -56,7 +62,7 @@ class DataSource:
     kind: SourceKind
     path: Path
     description: str
-    """One line for RunStarted.data_source, e.g. ``cache /home/u/.cache/rocmtui/cifar10.npz``."""
+    """One line for RunStarted.data_source, e.g. ``cache /home/u/.cache/rocmtui/torchvision``."""
     notice: str | None = None
 
 
@@ -94,8 +100,19 @@ def cache_dir() -> Path:
     return Path(base) / "rocmtui"
 
 
-def cache_path(dataset: str) -> Path:
+def legacy_cache_path(dataset: str) -> Path:
+    """Where earlier versions cached a download, as an npz: still read (and converted on first load)."""
     return cache_dir() / f"{dataset}.npz"
+
+
+def download_root() -> Path:
+    """The torchvision folder that ``--download`` fills when no ``--data-dir`` is given."""
+    return cache_dir() / "torchvision"
+
+
+def arrays_dir() -> Path:
+    """Where the memory-mapped .npy copies of every source live, one folder per source."""
+    return cache_dir() / "arrays"
 
 
 def resolve_source(config: TrainConfig) -> DataSource:
@@ -105,12 +122,14 @@ def resolve_source(config: TrainConfig) -> DataSource:
         raise DataError(f"unknown dataset {dataset!r}; choose from {', '.join(SPECS)}")
     if config.data_dir is not None:
         return _from_data_dir(config)
-    cached = cache_path(dataset)
-    if cached.is_file():
-        check_npz(cached, SPECS[dataset])
-        return DataSource(dataset, "cache", cached, f"cache {cached}")
+    legacy = legacy_cache_path(dataset)
+    if legacy.is_file():
+        check_npz(legacy, SPECS[dataset])
+        return DataSource(dataset, "cache", legacy, f"cache {legacy}")
+    root = download_root()
+    if not tvdata.missing_files(dataset, root):
+        return DataSource(dataset, "cache", root, f"cache {root}")
     if config.download:
-        root = cache_dir() / "torchvision"
         return DataSource(dataset, "download", root, f"torchvision download into {root}")
     if dataset == "cifar10":
         check_npz(SAMPLE_PATH, SPECS[dataset])
@@ -177,20 +196,103 @@ def check_shapes(where: object, spec: DatasetSpec, images: tuple[int, ...], labe
 
 
 def load_arrays(source: DataSource) -> Arrays:
-    """Read the chosen source into memory (NHWC uint8); DataError on anything truncated or mis-shaped."""
+    """The source's arrays (NHWC uint8, int64 labels): memory-mapped from the cache when it matches the source,
+    else read from the source and cached. DataError on anything truncated or mis-shaped.
+    """
     spec = SPECS[source.dataset]
-    if source.kind in ("npz", "cache", "sample"):
-        arrays = _load_npz(source.path, spec)
-    else:
-        arrays = tvdata.load(source.dataset, source.path, download=source.kind == "download")
-        if source.kind == "download":
-            save_cache(arrays, cache_path(source.dataset))
+    folder = arrays_dir() / cache_name(source)
+    try:
+        arrays = _read_cache(folder, source)
+    except arraycache.CacheMiss:
+        arrays = _read_source(source, spec)
+        check_arrays(source.path, spec, arrays)
+        _write_cache(folder, arrays, source)
+        return arrays
+    check_arrays(folder, spec, arrays)
+    return arrays
+
+
+def check_arrays(where: object, spec: DatasetSpec, arrays: Arrays) -> None:
+    """DataError unless both splits have the dataset's shapes and labels within its classes."""
     for split in ("train", "test"):
         images, labels = getattr(arrays, f"{split}_images"), getattr(arrays, f"{split}_labels")
-        check_shapes(source.path, spec, images.shape, labels.shape)
+        check_shapes(where, spec, images.shape, labels.shape)
         if labels.size and (labels.min() < 0 or labels.max() >= spec.num_classes):
-            raise DataError(f"{source.path}: {split} labels outside 0..{spec.num_classes - 1}")
+            raise DataError(f"{where}: {split} labels outside 0..{spec.num_classes - 1}")
+
+
+def _read_source(source: DataSource, spec: DatasetSpec) -> Arrays:
+    if source.path.suffix == ".npz":
+        return _load_npz(source.path, spec)
+    return tvdata.load(source.dataset, source.path, download=source.kind == "download")
+
+
+def cache_name(source: DataSource) -> str:
+    """The cache folder's name: the dataset and a hash of the source's resolved path."""
+    where = hashlib.sha256(str(source.path.expanduser().resolve()).encode()).hexdigest()[:16]
+    return f"{source.dataset}-{where}"
+
+
+def source_stamp(source: DataSource) -> list[list[Any]]:
+    """[path, size, mtime_ns] of each file the source is read from (None, None when absent): cheap stats only."""
+    path = source.path.expanduser().resolve()
+    files = [path] if path.suffix == ".npz" else tvdata.source_files(source.dataset, path)
+    stamp: list[list[Any]] = []
+    for file in files:
+        try:
+            stat = file.stat()
+        except OSError:
+            stamp.append([str(file), None, None])
+        else:
+            stamp.append([str(file), stat.st_size, stat.st_mtime_ns])
+    return stamp
+
+
+def _read_cache(folder: Path, source: DataSource) -> Arrays:
+    """The cached arrays when they were built from this source as it is now and still hash to their
+    fingerprint; CacheMiss otherwise."""
+    mapped, info = arraycache.read(folder)
+    if info.get("dataset") != source.dataset or info.get("source") != source_stamp(source):
+        raise arraycache.CacheMiss(f"{folder} was built from other data")
+    if sorted(mapped) != sorted(NPZ_KEYS):
+        raise arraycache.CacheMiss(f"{folder} holds {sorted(mapped)}")
+    arrays = Arrays(**mapped, classes=tuple(str(c) for c in info.get("classes", ())))
+    if (
+        arrays.train_images.dtype != np.uint8
+        or arrays.train_images.ndim != 4
+        or arrays.train_labels.dtype != np.int64
+        or fingerprint(source.dataset, arrays.train_labels, arrays.test_labels) != info.get("fingerprint")
+    ):
+        raise arraycache.CacheMiss(f"{folder} does not match its fingerprint")
     return arrays
+
+
+def _write_cache(folder: Path, arrays: Arrays, source: DataSource) -> None:
+    """Cache ``arrays`` for the next load. A cache that cannot be written (read-only, full) costs only speed."""
+    info = {
+        "dataset": source.dataset,
+        "source": source_stamp(source),  # after a download: the files just fetched
+        "classes": list(arrays.classes),
+        "fingerprint": fingerprint(source.dataset, arrays.train_labels, arrays.test_labels),
+    }
+    named = {key: getattr(arrays, key) for key in NPZ_KEYS}
+    try:
+        prune_orphans(folder.parent)
+        arraycache.write(folder, named, info)
+    except OSError:
+        return
+
+
+def prune_orphans(root: Path) -> None:
+    """Remove cache folders whose source files are all gone (a deleted --data-dir, a test's tmp folder)."""
+    for folder in sorted(root.glob("*-*")):
+        try:
+            files = arraycache.read_info(folder).get("source", [])
+        except arraycache.CacheMiss:
+            continue  # being built, or broken: a load of its own source rebuilds it
+        paths = [Path(str(entry[0])) for entry in files if isinstance(entry, list) and entry]
+        if paths and not any(path.exists() for path in paths):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _load_npz(path: Path, spec: DatasetSpec) -> Arrays:
@@ -210,8 +312,8 @@ def _load_npz(path: Path, spec: DatasetSpec) -> Arrays:
     )
 
 
-def save_cache(arrays: Arrays, path: Path) -> None:
-    """Write ``arrays`` as an uncompressed .npz (fast to read), atomically and fsynced, as checkpoints are."""
+def save_npz(arrays: Arrays, path: Path) -> None:
+    """Write ``arrays`` as an uncompressed .npz in the engine's format (what ``--data-dir`` reads), atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
     np.savez(

@@ -23,6 +23,14 @@ def missing_files(dataset: str, root: Path) -> list[str]:
     return [name for name in needed if not (root / name).is_file()]
 
 
+def source_files(dataset: str, root: Path) -> list[Path]:
+    """Every file torchvision reads for ``dataset`` under ``root``: what a cache built from it depends on."""
+    if dataset == "cifar10":
+        names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch", "batches.meta"]
+        return [root / "cifar-10-batches-py" / name for name in names]
+    return [root / FOLDERS[dataset] / "raw" / name for name in MNIST_FILES]
+
+
 def _dataset_class(dataset: str) -> Any:
     from torchvision import datasets
 

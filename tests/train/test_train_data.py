@@ -211,7 +211,7 @@ def test_download_goes_through_torchvision_and_fills_the_cache(small, mnist_mirr
     arrays = data.load_arrays(source)
     assert arrays.train_images.shape == (40, 28, 28, 1)
     again = data.resolve_source(small(dataset="mnist"))
-    assert again.kind == "cache" and again.path == private_cache / "mnist.npz"
+    assert again.kind == "cache" and again.path == private_cache / "torchvision"
     assert np.array_equal(data.load_arrays(again).train_images, arrays.train_images)
 
 

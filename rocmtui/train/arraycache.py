@@ -1,0 +1,135 @@
+"""A folder of uncompressed .npy arrays that later runs memory-map instead of decoding their source again.
+
+A folder holds one ``<name>.npy`` per array and ``manifest.json`` (format, each array's shape and dtype, and
+the caller's ``info``). It is built under a temporary name, every file fsynced, then renamed into place:
+a crash at any point leaves the previous folder or none, never a half-written one. ``read`` checks each
+file against the manifest (header, shape, dtype, exact size) and raises ``CacheMiss`` on any difference,
+so the caller rebuilds. Arrays come back memory-mapped copy-on-write: pages are read from the page cache
+on first touch, and a write (never made by the engine) stays private instead of faulting on a read-only map.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rocmtui.run.files import atomic_write, fsync_dir
+
+MANIFEST = "manifest.json"
+FORMAT = 1
+
+
+class CacheMiss(Exception):
+    """The folder is absent or does not match its manifest: build it again."""
+
+
+def read(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The arrays (memory-mapped) and the ``info`` they were written with; CacheMiss when unusable."""
+    manifest = _manifest(folder)
+    try:
+        wanted = {str(k): (tuple(v["shape"]), np.dtype(v["dtype"])) for k, v in manifest["arrays"].items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise CacheMiss(f"{folder / MANIFEST} is malformed ({err!r})") from None
+    return {name: _map(folder / f"{name}.npy", *want) for name, want in wanted.items()}, manifest["info"]
+
+
+def read_info(folder: Path) -> dict[str, Any]:
+    """The ``info`` of a folder's manifest alone (no array is opened); CacheMiss when unreadable."""
+    info: dict[str, Any] = _manifest(folder)["info"]
+    return info
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    try:
+        manifest = json.loads((folder / MANIFEST).read_bytes())
+    except FileNotFoundError:
+        raise CacheMiss(f"{folder} has no {MANIFEST}") from None
+    except (OSError, ValueError) as err:
+        raise CacheMiss(f"{folder / MANIFEST} is unreadable ({err})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or not isinstance(manifest.get("info"), dict):
+        raise CacheMiss(f"{folder / MANIFEST} is not a format {FORMAT} manifest")
+    return manifest
+
+
+def _map(path: Path, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+    try:
+        mapped = np.load(path, mmap_mode="c", allow_pickle=False)
+        size = path.stat().st_size
+    except (OSError, ValueError, EOFError) as err:  # missing, truncated header or data
+        raise CacheMiss(f"{path}: {err}") from None
+    if mapped.shape != shape or mapped.dtype != dtype:
+        raise CacheMiss(f"{path} holds {mapped.dtype}{mapped.shape}, the manifest says {dtype}{shape}")
+    if size != mapped.offset + mapped.nbytes:
+        raise CacheMiss(f"{path} is {size} bytes, expected {mapped.offset + mapped.nbytes}")
+    plain: np.ndarray = mapped.view(np.ndarray)  # the same map, without the memmap subclass downstream
+    return plain
+
+
+def write(folder: Path, arrays: Mapping[str, np.ndarray], info: Mapping[str, Any]) -> None:
+    """Replace ``folder`` with ``arrays`` (C order, as saved) and ``info`` (JSON), atomically; OSError on failure."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    for dead in leftovers(folder.parent):
+        shutil.rmtree(dead, ignore_errors=True)
+    tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        entries = {}
+        for name, array in arrays.items():
+            contiguous = np.ascontiguousarray(array)
+            with (tmp / f"{name}.npy").open("wb") as f:
+                np.save(f, contiguous, allow_pickle=False)
+                f.flush()
+                os.fsync(f.fileno())
+            entries[name] = {"shape": list(contiguous.shape), "dtype": contiguous.dtype.str}
+        manifest = {"format": FORMAT, "arrays": entries, "info": dict(info)}
+        atomic_write(tmp / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())  # fsyncs tmp too
+        _swap_in(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    fsync_dir(folder.parent)
+
+
+def _swap_in(tmp: Path, folder: Path) -> None:
+    """Rename ``tmp`` to ``folder``; an existing ``folder`` (stale, or another process's) is moved aside first."""
+    try:
+        os.rename(tmp, folder)
+        return
+    except OSError as err:
+        if err.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+            raise
+    old = folder.with_name(f".{folder.name}.{os.getpid()}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    with contextlib.suppress(FileNotFoundError):  # another process moved it first
+        os.rename(folder, old)
+    os.rename(tmp, folder)
+    shutil.rmtree(old, ignore_errors=True)  # a reader that mapped the old files keeps its pages
+
+
+def leftovers(root: Path) -> list[Path]:
+    """Temporary and set-aside folders under ``root`` whose process is gone (a crash mid-write or mid-swap)."""
+    found = []
+    for path in sorted(root.glob(".*.*.tmp")) + sorted(root.glob(".*.*.old")):
+        pid = path.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not _alive(int(pid)):
+            found.append(path)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True

@@ -1,0 +1,243 @@
+"""The .npy cache: built on the first load, memory-mapped after, rebuilt when damaged or stale, never torn."""
+
+from __future__ import annotations
+
+import errno
+import json
+import mmap
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rocmtui.train import arraycache, data
+
+KEYS = data.NPZ_KEYS
+
+
+def is_mapped(array: np.ndarray) -> bool:
+    """True when ``array``'s memory is a file mapping (follows the chain of bases)."""
+    base: Any = array
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "base", None)
+    return isinstance(base, mmap.mmap)
+
+
+def reference(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as archive:
+        return {key: np.asarray(archive[key]) for key in KEYS}
+
+
+def same(arrays: data.Arrays, expected: dict[str, np.ndarray]) -> bool:
+    return all(np.array_equal(getattr(arrays, key), expected[key]) for key in KEYS)
+
+
+def only_folder(private_cache: Path) -> Path:
+    folders = [p for p in (private_cache / "arrays").iterdir() if not p.name.startswith(".")]
+    assert len(folders) == 1, folders
+    return folders[0]
+
+
+def never_read_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_: object) -> data.Arrays:
+        raise AssertionError("the source was read again")
+
+    monkeypatch.setattr(data, "_read_source", refuse)
+
+
+def test_the_first_load_builds_the_cache_and_later_loads_map_it(
+    small, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = data.resolve_source(small())
+    first = data.load_arrays(source)
+    assert not is_mapped(first.train_images)
+    folder = only_folder(private_cache)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*(f"{k}.npy" for k in KEYS), arraycache.MANIFEST])
+
+    never_read_source(monkeypatch)
+    again = data.load_arrays(data.resolve_source(small()))
+    assert all(is_mapped(getattr(again, key)) for key in KEYS)
+    assert same(again, reference(data.SAMPLE_PATH))
+    assert again.classes == first.classes and again.train_labels.dtype == np.int64
+    assert data.fingerprint("cifar10", again.train_labels, again.test_labels) == data.fingerprint(
+        "cifar10", first.train_labels, first.test_labels
+    )
+
+
+def test_a_write_to_the_mapped_arrays_never_reaches_the_cache(small, private_cache: Path) -> None:
+    data.load_arrays(data.resolve_source(small()))
+    mapped = data.load_arrays(data.resolve_source(small()))
+    original = int(mapped.train_images[0, 0, 0, 0])
+    mapped.train_images[0, 0, 0, 0] = original ^ 0xFF  # copy-on-write: private to this process
+    assert int(data.load_arrays(data.resolve_source(small())).train_images[0, 0, 0, 0]) == original
+
+
+def test_the_mini_set_from_a_data_dir_is_cached_the_same_way(
+    small, mini_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = data.resolve_source(small(data_dir=mini_dir))
+    data.load_arrays(source)
+    never_read_source(monkeypatch)
+    again = data.load_arrays(source)
+    assert is_mapped(again.train_images) and same(again, reference(mini_dir / "cifar10.npz"))
+
+
+def truncate_images(folder: Path) -> None:
+    path = folder / "train_images.npy"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def truncate_header(folder: Path) -> None:
+    path = folder / "test_images.npy"
+    path.write_bytes(path.read_bytes()[:40])
+
+
+def flip_a_label(folder: Path) -> None:
+    path = folder / "train_labels.npy"
+    raw = bytearray(path.read_bytes())
+    raw[-8] = (raw[-8] + 1) % 10  # still a valid label, but not the one the fingerprint was made from
+    path.write_bytes(bytes(raw))
+
+
+def grow_a_file(folder: Path) -> None:
+    with (folder / "test_labels.npy").open("ab") as f:
+        f.write(b"\0" * 64)
+
+
+def drop_the_manifest(folder: Path) -> None:
+    (folder / arraycache.MANIFEST).unlink()
+
+
+def garble_the_manifest(folder: Path) -> None:
+    (folder / arraycache.MANIFEST).write_text('{"format": 1, "arr')
+
+
+def reshape_in_the_manifest(folder: Path) -> None:
+    path = folder / arraycache.MANIFEST
+    manifest = json.loads(path.read_text())
+    manifest["arrays"]["train_images"]["shape"][0] -= 1
+    path.write_text(json.dumps(manifest))
+
+
+def drop_an_array(folder: Path) -> None:
+    (folder / "test_images.npy").unlink()
+
+
+DAMAGE = [
+    truncate_images,
+    truncate_header,
+    flip_a_label,
+    grow_a_file,
+    drop_the_manifest,
+    garble_the_manifest,
+    reshape_in_the_manifest,
+    drop_an_array,
+]
+
+
+@pytest.mark.parametrize("damage", DAMAGE, ids=[d.__name__ for d in DAMAGE])
+def test_a_damaged_cache_is_rebuilt_from_the_source(small, private_cache: Path, damage) -> None:
+    data.load_arrays(data.resolve_source(small()))
+    folder = only_folder(private_cache)
+    damage(folder)
+    with pytest.raises(arraycache.CacheMiss):
+        data._read_cache(folder, data.resolve_source(small()))
+    rebuilt = data.load_arrays(data.resolve_source(small()))
+    assert not is_mapped(rebuilt.train_images)  # read from the source, not the damaged folder
+    assert same(rebuilt, reference(data.SAMPLE_PATH))
+    assert is_mapped(data._read_cache(folder, data.resolve_source(small())).train_images)  # whole again
+
+
+def test_a_changed_source_rebuilds_its_cache(small, tmp_path: Path, private_cache: Path) -> None:
+    folder_in = tmp_path / "d"
+    folder_in.mkdir()
+    expected = reference(data.SAMPLE_PATH)
+    np.savez(folder_in / "cifar10.npz", **expected)
+    data.load_arrays(data.resolve_source(small(data_dir=folder_in)))
+    changed = {**expected, "train_labels": (expected["train_labels"] + 1) % 10}
+    np.savez(folder_in / "cifar10.npz", **changed)
+    os.utime(folder_in / "cifar10.npz", ns=(1, 1))  # a new mtime even on a coarse clock
+    loaded = data.load_arrays(data.resolve_source(small(data_dir=folder_in)))
+    assert np.array_equal(loaded.train_labels, changed["train_labels"])
+    again = data.load_arrays(data.resolve_source(small(data_dir=folder_in)))
+    assert is_mapped(again.train_labels) and np.array_equal(again.train_labels, changed["train_labels"])
+
+
+def test_a_failed_write_leaves_the_previous_cache_and_no_temporary_folder(
+    small, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data.load_arrays(data.resolve_source(small()))
+    folder = only_folder(private_cache)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    saved = 0
+    real_save = np.save
+
+    def crash_after_two(*args: Any, **kwargs: Any) -> None:
+        nonlocal saved
+        saved += 1
+        if saved > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_save(*args, **kwargs)
+
+    monkeypatch.setattr(arraycache.np, "save", crash_after_two)
+    with pytest.raises(OSError):
+        arraycache.write(folder, {k: np.zeros(3, np.uint8) for k in KEYS}, {"x": 1})
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert [p.name for p in (private_cache / "arrays").iterdir()] == [folder.name]
+
+
+def test_a_cache_that_cannot_be_written_only_costs_speed(
+    small, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(*_: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(arraycache, "write", full)
+    arrays = data.load_arrays(data.resolve_source(small()))
+    assert same(arrays, reference(data.SAMPLE_PATH))
+
+
+CRASH_MID_WRITE = """
+import os, sys
+from pathlib import Path
+import numpy as np
+from rocmtui.train import arraycache
+real_save = np.save
+def save_then_die(f, array, **kw):
+    real_save(f, array, **kw)
+    f.flush()
+    os._exit(9)  # killed between two files: no cleanup runs
+arraycache.np.save = save_then_die
+arraycache.write(Path(sys.argv[1]), {"a": np.arange(10), "b": np.arange(5)}, {"n": 2})
+"""
+
+
+@pytest.mark.slow  # starts an interpreter
+def test_a_writer_killed_mid_write_leaves_nothing_that_loads_and_its_leftovers_go(tmp_path: Path) -> None:
+    folder = tmp_path / "arrays" / "entry"
+    arraycache.write(folder, {"a": np.arange(3)}, {"n": 1})
+    done = subprocess.run([sys.executable, "-c", CRASH_MID_WRITE, str(folder)], check=False)
+    assert done.returncode == 9
+    arrays, info = arraycache.read(folder)  # the previous folder, whole
+    assert info == {"n": 1} and arrays["a"].tolist() == [0, 1, 2]
+    leftovers = arraycache.leftovers(folder.parent)
+    assert [p.name.split(".")[1::2] for p in leftovers] == [["entry", "tmp"]]  # .entry.<pid>.tmp
+    arraycache.write(folder, {"a": np.arange(4)}, {"n": 3})
+    assert arraycache.leftovers(folder.parent) == []
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["entry"]
+    assert arraycache.read(folder)[1] == {"n": 3}
+
+
+def test_caches_of_sources_that_are_gone_are_pruned(small, tmp_path: Path, private_cache: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    np.savez(gone / "cifar10.npz", **reference(data.SAMPLE_PATH))
+    data.load_arrays(data.resolve_source(small(data_dir=gone)))
+    (gone / "cifar10.npz").unlink()
+    data.load_arrays(data.resolve_source(small()))  # writing another entry prunes the orphan
+    kept = only_folder(private_cache)
+    assert data._read_cache(kept, data.resolve_source(small())).train_images.shape[0] > 0
