@@ -52,6 +52,7 @@ class Machine:
 
     sys_root: Path = Path("/sys")
     dev_root: Path = Path("/dev")
+    proc_root: Path = Path("/proc")
     rocm_roots: tuple[Path, ...] = field(default_factory=lambda: default_rocm_roots(os.environ))
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     kernel_release: str = field(default_factory=platform.release)
@@ -76,6 +77,18 @@ class Machine:
 
     def amdgpu_live(self) -> bool:
         return read_text(self.sys_root / "module" / "amdgpu" / "initstate") == "live"
+
+    def kernel_cmdline(self) -> str | None:
+        """The kernel's boot arguments (``/proc/cmdline``), or None when unreadable."""
+        return read_text(self.proc_root / "cmdline")
+
+    def cpu_vendor(self) -> str | None:
+        """``vendor_id`` of the first CPU in ``/proc/cpuinfo`` (AuthenticAMD, GenuineIntel), or None."""
+        for line in (read_text(self.proc_root / "cpuinfo") or "").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "vendor_id":
+                return value.strip()
+        return None
 
 
 def check_driver(m: Machine) -> Check:
@@ -147,16 +160,38 @@ def check_rocm_version(m: Machine) -> Check:
 def check_visible_devices(m: Machine) -> Check:
     set_vars = {name: m.environ[name] for name in VISIBLE_DEVICE_VARS if name in m.environ}
     shown = ", ".join(f"{k}={v!r}" for k, v in set_vars.items())
+    if any(v.strip() == "" for v in set_vars.values()):
+        return Check("visible devices", WARN, f"{shown}: empty, which hides every GPU", "unset it to see all GPUs")
+    hip_var = next((n for n in ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") if n in set_vars), None)
+    if "ROCR_VISIBLE_DEVICES" in set_vars and hip_var is not None:
+        detail = compose_visible(set_vars["ROCR_VISIBLE_DEVICES"], hip_var, set_vars[hip_var])
+        return Check("visible devices", WARN, detail, VISIBLE_FIX)
     if len(set_vars) > 1:
         return Check(
             "visible devices",
             WARN,
-            f"{shown}: more than one is set and they filter one after another",
-            "set only one (HIP_VISIBLE_DEVICES on ROCm, CUDA_VISIBLE_DEVICES on NVIDIA)",
+            f"{shown}: on ROCm both select GPUs for HIP (torch takes HIP_VISIBLE_DEVICES); NVIDIA reads only CUDA_",
+            VISIBLE_FIX,
         )
-    if any(v.strip() == "" for v in set_vars.values()):
-        return Check("visible devices", WARN, f"{shown}: empty, which hides every GPU", "unset it to see all GPUs")
     return Check("visible devices", PASS, shown or "none set: every GPU is visible")
+
+
+VISIBLE_FIX = "set one: ROCR_VISIBLE_DEVICES on ROCm (AMD's advice on Linux), CUDA_VISIBLE_DEVICES on NVIDIA"
+
+
+def compose_visible(rocr: str, hip_var: str, hip: str) -> str:
+    """How the two masks compose: ROCR_VISIBLE_DEVICES applies first (the ROCm runtime), then HIP's list
+    indexes into the GPUs it left, renumbered from 0."""
+    kept = [item.strip() for item in rocr.split(",")]
+    head = f"ROCR_VISIBLE_DEVICES={rocr!r} applies first and leaves {len(kept)} GPU(s), renumbered 0-{len(kept) - 1}"
+    picks = [item.strip() for item in hip.split(",")]
+    if not all(p.isdigit() for p in picks):
+        return f"{head}; {hip_var}={hip!r} then selects among those, not among the machine's GPUs"
+    beyond = [p for p in picks if int(p) >= len(kept)]
+    if beyond:
+        return f"{head}; {hip_var}={hip!r} indexes into those, and {', '.join(beyond)} is past them: no such GPU"
+    chosen = ", ".join(kept[int(p)] for p in picks)
+    return f"{head}; {hip_var}={hip!r} indexes into those: the machine's GPU(s) {chosen}"
 
 
 def gfx_targets(m: Machine) -> list[str]:

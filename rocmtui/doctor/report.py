@@ -15,6 +15,7 @@ from typing import TextIO
 
 from rocmtui.config import MonitorConfig
 from rocmtui.doctor.checks import FAIL, INFO, PASS, WARN, Check, Machine, gfx_targets, system_checks
+from rocmtui.doctor.multigpu import multi_gpu_checks
 from rocmtui.doctor.torch_info import TorchInfo, read_torch, torch_checks
 from rocmtui.gpu.backend import release_quietly
 from rocmtui.gpu.detect import AUTO_ORDER, probe
@@ -49,6 +50,9 @@ def collect(machine: Machine, torch_reader: Callable[[], TorchInfo] = read_torch
     checks += telemetry_checks(MonitorConfig(sysfs_root=machine.sys_root))
     targets = gfx_targets(machine) or list(info.gfx_targets)  # torch's view when KFD's is hidden (containers)
     checks += system_checks(machine, targets)
+    checks += multi_gpu_checks(  # torch's own list: the GPUs a run would use, after the *_VISIBLE_DEVICES masks
+        machine.environ, info.hip, info.gfx_targets, machine.kernel_cmdline(), machine.cpu_vendor()
+    )
     return checks
 
 
