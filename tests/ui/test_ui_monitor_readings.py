@@ -58,6 +58,14 @@ def test_the_most_important_reading_wins_the_room() -> None:
     assert "PCIe" not in "\n".join(lines)  # no room left on either line
 
 
+def test_the_throttle_reasons_take_a_shorter_form_before_they_are_left_out() -> None:
+    gpu = _gpu(throttle_reasons=(throttle.POWER,))
+    clock = "clock sclk 2100 mclk 1300 MHz"
+    assert full_lines(gpu, len(clock) + len("  throttled: power cap"))[4] == clock + "  throttled: power cap"
+    assert full_lines(gpu, len(clock) + len("  slow: power cap"))[4] == clock + "  slow: power cap"
+    assert "power cap" not in "\n".join(full_lines(gpu, len(clock)))
+
+
 def test_throttle_reasons_colour_the_readings_they_concern() -> None:
     cool = _gpu(temperatures_c=(("edge", 40.0),), temp_crit_c=100.0)
     assert temp_level(cool) == "calm"

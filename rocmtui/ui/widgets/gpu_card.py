@@ -48,22 +48,24 @@ def clocks_text(sample: GpuSample) -> str:
     return "  ".join(parts) or NA
 
 
-def extra_fields(sample: GpuSample) -> list[Piece]:
-    """The readings only some backends give, most important first; what the backend cannot say is absent."""
-    pieces: list[Piece] = []
+def extra_fields(sample: GpuSample) -> list[list[Piece]]:
+    """The readings only some backends give, most important first, each in its longest form first (a shorter
+    one is tried where the long one does not fit); what the backend cannot say is absent."""
+    pieces: list[list[Piece]] = []
     if sample.throttle_reasons:
-        pieces.append((f"throttled: {', '.join(sample.throttle_reasons)}", throttle_level(sample)))
+        reasons, level = ", ".join(sample.throttle_reasons), throttle_level(sample)
+        pieces.append([(f"throttled: {reasons}", level), (f"slow: {reasons}", level)])
     if sample.ecc_corrected is not None or sample.ecc_uncorrected is not None:
         corrected, uncorrected = sample.ecc_corrected or 0, sample.ecc_uncorrected or 0
         text = f"ECC {corrected} corr {uncorrected} uncorr" if corrected or uncorrected else "ECC 0"
-        pieces.append((text, ecc_level(sample)))
+        pieces.append([(text, ecc_level(sample))])
     if sample.gtt_used_bytes is not None or sample.gtt_total_bytes is not None:
-        pieces.append((f"GTT {fmt_used_total(sample.gtt_used_bytes, sample.gtt_total_bytes, sep='/')}", None))
+        pieces.append([(f"GTT {fmt_used_total(sample.gtt_used_bytes, sample.gtt_total_bytes, sep='/')}", None)])
     if sample.pcie_rx_bytes_per_s is not None or sample.pcie_tx_bytes_per_s is not None:
         rx, tx = fmt_throughput(sample.pcie_rx_bytes_per_s), fmt_throughput(sample.pcie_tx_bytes_per_s)
-        pieces.append((f"PCIe rx {rx} tx {tx}", None))
+        pieces.append([(f"PCIe rx {rx} tx {tx}", None)])
     if sample.encoder_pct or sample.decoder_pct:  # idle codecs (0%, or none) are not worth a place
-        pieces.append((f"enc {fmt_pct(sample.encoder_pct)} dec {fmt_pct(sample.decoder_pct)}", None))
+        pieces.append([(f"enc {fmt_pct(sample.encoder_pct)} dec {fmt_pct(sample.decoder_pct)}", None)])
     return pieces
 
 
@@ -85,12 +87,18 @@ def full_fields(sample: GpuSample, width: int) -> list[list[Piece]]:
     lines: list[list[Piece]] = [[(m[:LABEL_W], None), (m[LABEL_W:], lv)] for m, lv in zip(meters, levels, strict=True)]
     temp_line: list[Piece] = [(f"{'temp':<{LABEL_W}}", None), (temps_text(sample), temp_level(sample))]
     clock_line: list[Piece] = [(f"{'clock':<{LABEL_W}}", None), (clocks_text(sample), None)]
-    for piece in extra_fields(sample):
-        for line in (clock_line, temp_line):
+    for forms in extra_fields(sample):
+        place(forms, [clock_line, temp_line], width)
+    return [*lines, temp_line, clock_line]
+
+
+def place(forms: list[Piece], lines: list[list[Piece]], width: int) -> None:
+    """Append the first form that fits to the first line with room for it (every line tried per form)."""
+    for piece in forms:
+        for line in lines:
             if sum(len(text) for text, _ in line) + len(GAP) + len(piece[0]) <= width:
                 line.extend([(GAP, None), piece])
-                break
-    return [*lines, temp_line, clock_line]
+                return
 
 
 def full_lines(sample: GpuSample, width: int) -> list[str]:
