@@ -1,6 +1,8 @@
 """``RocmtuiCallback`` for Lightning: ``Trainer(callbacks=[RocmtuiCallback()])`` and the run reports in.
 
-Written from global rank zero only (per-rank files are for multi-GPU runs, later). Every scalar in
+Global rank zero reports the run; with several ranks (DDP) every rank calls ``track()`` in
+``on_fit_start`` (a collective, through Lightning's process group) and writes its own progress to the
+run folder's ``ranks/``. Every scalar in
 ``trainer.callback_metrics`` is logged at each batch end (tensors, converted a few times a second by
 ``track()``), validation values at each validation end, and the run ends with the fit. A viewer's
 stop ends the fit at the next batch (``trainer.should_stop``).
@@ -39,12 +41,16 @@ class RocmtuiCallback(pl.Callback):
         self.run: Run | None = None
 
     def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        if not trainer.is_global_zero:
-            return
         hparams = dict(self.config or getattr(pl_module, "hparams", {}) or {})
         total = trainer.estimated_stepping_batches
         total_steps = int(total) if isinstance(total, int | float) and total != float("inf") else None
-        self.run = track(self.name, config=hparams, total_steps=total_steps)
+        self.run = track(
+            self.name,
+            config=hparams,
+            total_steps=total_steps,
+            rank=trainer.global_rank,
+            world_size=trainer.world_size,
+        )
 
     def on_train_batch_end(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any, batch_idx: int

@@ -2,7 +2,8 @@
 
 ``on_step_end`` reports progress (the step, against ``max_steps``), ``on_log`` the values the Trainer
 logs (loss, learning rate, grad norm), ``on_evaluate`` the evaluation metrics as an epoch's values.
-Written from the main process only. A viewer's stop ends training at the next step.
+In a run of several processes every rank calls ``track()`` (a collective): the main process reports the
+run, each rank its own progress in ``ranks/``. A viewer's stop ends training at the next step.
 """
 
 from __future__ import annotations
@@ -51,10 +52,14 @@ class RocmtuiCallback(transformers.TrainerCallback):
         control: transformers.TrainerControl,
         **kwargs: Any,
     ) -> None:
-        if not state.is_world_process_zero:
-            return
         config = dict(self.config) if self.config is not None else _settings(args)
-        self.run = track(self.name, config=config, total_steps=state.max_steps or None)
+        self.run = track(
+            self.name,
+            config=config,
+            total_steps=state.max_steps or None,
+            rank=args.process_index,
+            world_size=args.world_size,
+        )
 
     def on_step_end(
         self,

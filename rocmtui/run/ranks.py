@@ -51,7 +51,13 @@ class RankProgress(_RankEvent, frozen=True):
     epoch: int
     step: int
     images_per_s: float
+    """0 when the rank does not count images (a tracked script): then ``steps_per_s`` says its speed."""
     elapsed_s: float
+    steps_per_s: float = 0.0
+
+    @property
+    def speed(self) -> float:
+        return self.images_per_s or self.steps_per_s
 
 
 class RankFailed(_RankEvent, frozen=True):
@@ -147,5 +153,5 @@ def stragglers(views: list[RankView]) -> set[int]:
     reporting = [v.progress for v in views if v.progress is not None]
     if len(reporting) < 2:
         return set()
-    median = statistics.median(p.images_per_s for p in reporting)
-    return {p.rank for p in reporting if p.images_per_s < STRAGGLER_RATIO * median}
+    median = statistics.median(p.speed for p in reporting)
+    return {p.rank for p in reporting if p.speed < STRAGGLER_RATIO * median}

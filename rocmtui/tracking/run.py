@@ -29,6 +29,7 @@ from rocmtui.events import (
     TrainEvent,
 )
 from rocmtui.tracking import env
+from rocmtui.tracking.ranks import RankReporter, RankSink, place, shared_folder
 from rocmtui.tracking.sink import Sink, open_sink
 from rocmtui.tracking.values import Scalar, Window, to_float
 
@@ -40,8 +41,12 @@ PAUSE_POLL_S = 0.1
 class Run:
     """One tracked run. Use it as a context manager, or call ``finish()`` / ``fail()`` yourself."""
 
-    def __init__(self, sink: Sink, name: str, total_steps: int | None = None) -> None:
+    def __init__(
+        self, sink: Sink, name: str, total_steps: int | None = None, reporter: RankReporter | None = None
+    ) -> None:
         self._sink = sink
+        self._reporter = reporter
+        """This rank's line in ``ranks/`` when the script runs as several ranks."""
         self.name = name
         self.run_dir: Path = sink.run_dir
         self.total_steps = total_steps
@@ -98,6 +103,11 @@ class Run:
             return
         values, count = self._window.drain()
         self._emit(MetricsLogged(self.step, values, self.elapsed_s, count=count, total_steps=self.total_steps))
+        if self._reporter is not None and not self._broken:
+            try:
+                self._reporter.progress(self.epochs, self.step, self.elapsed_s)
+            except OSError:
+                self._reporter = None  # the folder cannot take it: the training goes on
 
     # -- the end --------------------------------------------------------------------------
     def finish(self, *, interrupted: bool = False) -> None:
@@ -176,6 +186,8 @@ class Run:
     def _end(self, event: TrainEvent) -> None:
         self._ended = True
         atexit.unregister(self._at_exit)
+        if self._reporter is not None:
+            self._reporter.close()
         try:
             self._sink.end(event)
         except OSError as err:
@@ -201,15 +213,35 @@ def track(
     config: Mapping[str, object] | None = None,
     runs_dir: str | Path | None = None,
     total_steps: int | None = None,
+    run_dir: str | Path | None = None,
+    rank: int | None = None,
+    world_size: int | None = None,
 ) -> Run:
     """Start a tracked run and return it (use it in a ``with`` block).
 
     The run folder: the one a launcher gave (``$ROCMTUI_RUN_DIR``), else a new one under ``runs_dir``,
     ``$ROCMTUI_RUNS_DIR`` or ``runs``. ``config`` is shown with the run (plain values; others as text).
+
+    Several ranks (``rank``/``world_size``, default ``$RANK``/``$WORLD_SIZE``): rank 0 reports the run, and
+    every rank its own progress. Rank 0's folder reaches the others through ``run_dir``, or through the
+    script's process group: then every rank must call ``track()``, as it would any collective.
     """
     name = name or default_name()
-    sink = open_sink(name, Path(runs_dir) if runs_dir is not None else None)
-    run = Run(sink, name, total_steps)
+    rank, world_size = place(rank, world_size)
+    given = Path(run_dir) if run_dir is not None else None
+    base = Path(runs_dir) if runs_dir is not None else None
+    reporter: RankReporter | None = None
+    sink: Sink
+    if world_size > 1 and rank > 0:
+        folder = given or (Path(os.environ[env.RUN_DIR]) if os.environ.get(env.RUN_DIR) else None)
+        sink = RankSink(folder or shared_folder(rank, None))
+    else:
+        sink = open_sink(name, base, given)
+        if world_size > 1 and given is None and not os.environ.get(env.RUN_DIR):
+            shared_folder(rank, sink.run_dir)  # the other ranks receive it
+    if world_size > 1:
+        reporter = RankReporter(sink.run_dir, rank, world_size)
+    run = Run(sink, name, total_steps, reporter)
     atexit.register(run._at_exit)
     params = _params(config)
     run._emit(TrackStarted(name, str(sink.run_dir), params, started_at=time.time(), total_steps=total_steps))

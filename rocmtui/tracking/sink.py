@@ -124,8 +124,12 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "track"
 
 
-def open_sink(name: str, runs_dir: Path | None) -> Sink:
-    """The launcher's folder (through its supervisor, or directly), else a new folder under the runs folder."""
+def open_sink(name: str, runs_dir: Path | None, run_dir: Path | None = None) -> Sink:
+    """``run_dir`` when the script names one, else the launcher's folder (through its supervisor, or
+    directly), else a new folder under the runs folder."""
+    if run_dir is not None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return FolderSink(run_dir, name)
     given = os.environ.get(env.RUN_DIR)
     if given:
         link = _link()

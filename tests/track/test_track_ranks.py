@@ -1,0 +1,122 @@
+"""``track()`` in scripts of several ranks: torchrun with gloo, and Lightning's DDP on the CPU, for real."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rocmtui.events import MetricsLogged, RunFinished, TrackStarted
+from rocmtui.run.layout import run_dirs
+from rocmtui.run.ranks import RankTail
+from rocmtui.run.stream import read_events
+from rocmtui.tracking import env
+
+pytestmark = pytest.mark.slow  # functional tier: real process groups
+
+TORCHRUN_SCRIPT = """
+import sys, time
+import torch
+import torch.distributed as dist
+import rocmtui
+
+dist.init_process_group("gloo")
+with rocmtui.track("ddp-script", runs_dir=sys.argv[1], total_steps=60) as run:
+    for step in range(1, 61):
+        run.log(step=step, loss=torch.tensor(1.0 / step))
+        time.sleep(0.01)
+    run.log_epoch(1, val_loss=0.5)
+dist.destroy_process_group()
+"""
+
+
+def run_script(tmp_path: Path, args: list[str], **extra_env: str) -> subprocess.CompletedProcess[str]:
+    env_vars = {k: v for k, v in os.environ.items() if k not in (env.RUN_DIR, env.LINK, env.RUN_NAME)}
+    return subprocess.run(
+        args, check=False, capture_output=True, text=True, timeout=300, env={**env_vars, **extra_env}, cwd=tmp_path
+    )
+
+
+def test_torchrun_ranks_report_into_rank_zeros_folder(tmp_path: Path) -> None:
+    script = tmp_path / "train_ddp.py"
+    script.write_text(TORCHRUN_SCRIPT)
+    runs = tmp_path / "runs"
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+    done = run_script(tmp_path, [*torchrun, str(script), str(runs)])
+    assert done.returncode == 0, done.stderr[-2000:]
+    [run] = run_dirs(runs)  # one folder for both ranks
+    events = read_events(run)
+    assert isinstance(events[0], TrackStarted) and events[0].name == "ddp-script"
+    assert any(isinstance(e, MetricsLogged) for e in events) and isinstance(events[-1], RunFinished)
+    tail = RankTail(run)
+    tail.poll()
+    tail.close()
+    assert sorted(tail.views) == [0, 1]
+    for rank, view in tail.views.items():
+        assert view.started is not None and view.started.world_size == 2 and view.started.rank == rank
+        assert view.progress is not None and view.progress.step > 0 and view.progress.steps_per_s > 0
+    assert tail.views[0].started.pid != tail.views[1].started.pid
+
+
+def test_a_rank_without_rank_zeros_folder_is_told_how_to_give_it(tmp_path: Path) -> None:
+    code = "import rocmtui\nrocmtui.track('x', rank=1, world_size=2)\n"
+    done = run_script(tmp_path, [sys.executable, "-c", code])
+    assert done.returncode != 0
+    assert "rank 1: track() needs rank 0's run folder" in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+LIGHTNING_SCRIPT = """
+import sys
+import torch
+import lightning.pytorch as pl
+from torch.utils.data import DataLoader, TensorDataset
+from rocmtui.integrations.lightning import RocmtuiCallback
+
+
+class Tiny(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(4, 1)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = torch.nn.functional.mse_loss(self.layer(x), y)
+        self.log("train_loss", loss)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(256, 4), torch.randn(256, 1))
+    trainer = pl.Trainer(
+        accelerator="cpu", devices=2, strategy="ddp", max_epochs=2, logger=False, enable_checkpointing=False,
+        enable_progress_bar=False, enable_model_summary=False, callbacks=[RocmtuiCallback("lightning-ddp")],
+    )
+    trainer.fit(Tiny(), DataLoader(data, batch_size=8))
+"""
+
+
+def test_lightning_ddp_on_two_cpu_processes_reports_every_rank(tmp_path: Path) -> None:
+    pytest.importorskip("lightning.pytorch")
+    script = tmp_path / "fit_ddp.py"
+    script.write_text(textwrap.dedent(LIGHTNING_SCRIPT))
+    runs = tmp_path / "runs"
+    done = run_script(tmp_path, [sys.executable, str(script)], **{env.RUNS_DIR: str(runs)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    [run] = run_dirs(runs)
+    events = read_events(run)
+    assert isinstance(events[0], TrackStarted) and events[0].name == "lightning-ddp"
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
+    tail = RankTail(run)
+    tail.poll()
+    tail.close()
+    assert sorted(tail.views) == [0, 1]
+    assert all(v.progress is not None and v.progress.step > 0 for v in tail.views.values())
