@@ -99,7 +99,14 @@ def run_watch(args: argparse.Namespace) -> int:
     labels = run_labels(run_dirs)
     compare = [(name, other(path)) for name, path in zip(labels[1:], run_dirs[1:], strict=True)]
     app = create_train_app(
-        saved_config(run_dir), source, samples, detachable=True, theme=args.theme, compare=compare, label=labels[0]
+        saved_config(run_dir),
+        source,
+        samples,
+        detachable=True,
+        theme=args.theme,
+        compare=compare,
+        label=labels[0],
+        run_dir=run_dir,
     )
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))

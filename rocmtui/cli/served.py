@@ -57,7 +57,7 @@ def build_app(args: argparse.Namespace) -> App[Any]:
         def source(config: TrainConfig, emit: Emit, control: RunControl) -> object:
             return follow(run_dir, emit, control)
 
-        return create_train_app(saved_config(run_dir), source, samples, detachable=True)
+        return create_train_app(saved_config(run_dir), source, samples, detachable=True, run_dir=run_dir)
     from rocmtui.config import MonitorConfig
     from rocmtui.gpu.detect import open_sampler
     from rocmtui.ui.app import create_monitor_app

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
@@ -25,6 +26,8 @@ _NAME = re.compile(r"rank-(\d+)\.jsonl")
 
 STRAGGLER_RATIO = 0.9
 """A rank slower than this fraction of the ranks' median speed is flagged as a straggler."""
+SPEED_REPORTS = 8
+"""Reports a rank's speed is averaged over: one report is a fraction of a second, and noisy."""
 
 
 class _RankEvent(msgspec.Struct, frozen=True, tag=True, tag_field="event"):
@@ -97,6 +100,12 @@ class RankView:
     started: RankStarted | None = None
     progress: RankProgress | None = None
     failed: RankFailed | None = None
+    speeds: deque[float] = field(default_factory=lambda: deque(maxlen=SPEED_REPORTS))
+    """The speed of the latest reports (images/s, else steps/s)."""
+
+    @property
+    def mean_speed(self) -> float | None:
+        return sum(self.speeds) / len(self.speeds) if self.speeds else None
 
 
 class RankTail:
@@ -123,6 +132,7 @@ class RankTail:
                     view.failed = event
                 else:
                     view.progress = event
+                    view.speeds.append(event.speed)
                 changed = True
         return changed
 
@@ -145,13 +155,13 @@ class RankTail:
 
 
 def stragglers(views: list[RankView]) -> set[int]:
-    """Ranks whose speed is below ``STRAGGLER_RATIO`` of the ranks' median.
+    """Ranks whose mean speed over their latest reports is below ``STRAGGLER_RATIO`` of the ranks' median.
 
     Not by step: ranks step together (each step all-reduces), and a rank's line may land a moment after
     another's. With fewer than two reporting ranks there is nothing to compare.
     """
-    reporting = [v.progress for v in views if v.progress is not None]
-    if len(reporting) < 2:
+    speeds = {v.rank: v.mean_speed for v in views if v.mean_speed is not None}
+    if len(speeds) < 2:
         return set()
-    median = statistics.median(p.speed for p in reporting)
-    return {p.rank for p in reporting if p.speed < STRAGGLER_RATIO * median}
+    median = statistics.median(speeds.values())
+    return {rank for rank, speed in speeds.items() if speed < STRAGGLER_RATIO * median}

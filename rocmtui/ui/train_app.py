@@ -13,6 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
@@ -61,6 +62,7 @@ class TrainApp(MonitorApp):
         clock: Callable[[], float] = time.monotonic,
         compare: Sequence[tuple[str, OtherSource]] = (),
         label: str = "",
+        run_dir: Path | None = None,
     ) -> None:
         super().__init__(sampler, theme=theme)
         self.config = config
@@ -76,6 +78,7 @@ class TrainApp(MonitorApp):
         """The other runs' sources only ever see ``leave``: nothing is sent to those runs."""
         labels = [label, *(name for name, _ in self.others)] if self.others else []
         self.train_screen = TrainScreen(config, self.control, plot_period_s=plot_period_s, clock=clock, labels=labels)
+        self.train_screen.folder = run_dir
         self.quitting = False
         self.detached = False
         self.signal_code: int | None = None
@@ -282,10 +285,11 @@ def create_train_app(
     clock: Callable[[], float] = time.monotonic,
     compare: Sequence[tuple[str, OtherSource]] = (),
     label: str = "",
+    run_dir: Path | None = None,
 ) -> TrainApp:
     """The training app, as the CLI, the tests and the screenshot script build it (``clock``: the running
     elapsed clock's time source; snapshot tests stop it; ``compare``: other runs to overlay, as (legend name,
-    source), ``label`` naming the main run)."""
+    source), ``label`` naming the main run; ``run_dir``: the folder followed, where it is now, when known)."""
     check_theme(theme)
     return TrainApp(
         sampler,
@@ -299,6 +303,7 @@ def create_train_app(
         plot_period_s=plot_period_s,
         clock=clock,
         compare=compare,
+        run_dir=run_dir,
         label=label,
     )
 

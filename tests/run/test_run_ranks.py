@@ -54,12 +54,18 @@ def test_lines_this_version_cannot_read_are_skipped(tmp_path: Path) -> None:
     tail.close()
 
 
-def view(rank: int, speed: float | None) -> RankView:
-    progress = None if speed is None else RankProgress(rank, 0, 100, speed, 1.0)
-    return RankView(rank, started(rank), progress)
+def view(rank: int, *speeds: float) -> RankView:
+    out = RankView(rank, started(rank))
+    for speed in speeds:
+        out.progress = RankProgress(rank, 0, 100, speed, 1.0)
+        out.speeds.append(speed)
+    return out
 
 
-def test_a_straggler_is_a_rank_well_below_the_median_speed() -> None:
+def test_a_straggler_is_a_rank_well_below_the_median_speed_for_several_reports() -> None:
     assert stragglers([view(0, 1000.0), view(1, 990.0), view(2, 700.0), view(3, 1010.0)]) == {2}
     assert stragglers([view(0, 1000.0), view(1, 950.0)]) == set()
-    assert stragglers([view(0, 1000.0), view(1, None)]) == set()  # one reporting rank: nothing to compare
+    assert stragglers([view(0, 1000.0), view(1)]) == set()  # one reporting rank: nothing to compare
+    # one slow report among steady ones is noise, not a straggler; a rank slow for long is one
+    assert stragglers([view(0, 1000.0, 1000.0, 1000.0, 1000.0), view(1, 1000.0, 1000.0, 1000.0, 500.0)]) == set()
+    assert stragglers([view(0, 1000.0, 1000.0, 1000.0), view(1, 600.0, 650.0, 700.0)]) == {1}

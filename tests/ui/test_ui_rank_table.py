@@ -30,8 +30,10 @@ def test_without_a_uuid_the_pci_address_matches_in_any_spelling() -> None:
     assert gpu_of(started(0, uuid="GPU-cccc", pci="0000:99:00.0"), GPUS) is None
 
 
-def view(rank: int, speed: float, **kw: object) -> RankView:
-    return RankView(rank, started(rank, uuid=GPUS[rank].uuid), RankProgress(rank, 0, 500, speed, 2.0), **kw)  # type: ignore[arg-type]
+def view(rank: int, speed: float) -> RankView:
+    out = RankView(rank, started(rank, uuid=GPUS[rank].uuid), RankProgress(rank, 0, 500, speed, 2.0))
+    out.speeds.append(speed)
+    return out
 
 
 def test_lines_name_the_gpu_and_mark_a_straggler_and_a_failure() -> None:

@@ -132,3 +132,30 @@ async def test_a_real_h200_run_opens_with_its_nvml_history(tmp_path: Path) -> No
         assert samples.history() and samples.history()[-1].gpus[0].name == "NVIDIA H200"
         peaks = [g.utilization_pct or 0.0 for s in samples.history() for g in s.gpus]
         assert max(peaks) > 50  # the run kept the GPU busy
+        assert not app.train_screen.rank_table.display  # one process: no rank table
+
+
+async def test_a_two_rank_run_shows_a_line_per_rank(tmp_path: Path) -> None:
+    """A real 2-rank gloo run (``--nproc 2`` on the CPU), copied elsewhere: the rank table reads its folder
+    where it is now, and shows both ranks at their last step."""
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "cpu-ddp-run", run_dir)
+    samples = TailSource(SampleTail(run_dir).poll, history_len=3600)
+
+    def source(config, emit, control) -> object:
+        return follow(run_dir, emit, control, poll_s=0.01)
+
+    app = create_train_app(recorded_config(), source, samples, detachable=True, run_dir=run_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.train_screen.rank_table.refresh_ranks()
+        await pilot.pause()
+        table = app.train_screen.rank_table
+        assert table.display and table.region.height >= 3  # its rule and one line per rank, at 80x24
+        lines = str(table.render()).splitlines()
+        steps = {line.split()[1]: line.split()[4] for line in lines}
+        assert set(steps) == {"0", "1"} and steps["0"] == steps["1"]  # the ranks ended at the same step
+        assert all("cpu" in line and "img/s" in line for line in lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -28,6 +29,7 @@ from rocmtui.events import (
     TrainEvent,
 )
 from rocmtui.gpu.sample import SampleSet
+from rocmtui.run.ranks import RANKS
 from rocmtui.ui.compare import ComparedRun
 from rocmtui.ui.format import fmt_acc
 from rocmtui.ui.run_state import RunState
@@ -36,6 +38,7 @@ from rocmtui.ui.widgets.epoch_table import EpochTable
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
 from rocmtui.ui.widgets.log_panel import LogPanel
 from rocmtui.ui.widgets.loss_plot import LossPlot
+from rocmtui.ui.widgets.rank_table import RankTable
 from rocmtui.ui.widgets.run_info import RunInfo
 from rocmtui.ui.widgets.run_progress import RunProgress
 from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
@@ -97,6 +100,10 @@ class TrainScreen(Screen[None]):
         self.loss_plot = LossPlot(state, id="loss-plot", runs=self.runs)
         self.accuracy_plot = AccuracyPlot(state, id="accuracy-plot", runs=self.runs)
         self.gpu_panel = GpuPanel(id="train-gpu")
+        self.rank_table = RankTable(id="ranks")
+        """Shown for a run of several ranks (``--nproc``, torchrun): each rank's GPU, step and speed."""
+        self.folder: Path | None = None
+        """The run folder followed, where it is now (a copied folder's events name where it was written)."""
         self.table = EpochTable(id="epochs")
         self.table.border_title = self.table_title()
         self.table.caption = self.table_caption()
@@ -112,6 +119,7 @@ class TrainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield self.info
         yield self.progress
+        yield self.rank_table
         with Container(id="train-top"):  # a grid: its shape changes with the terminal size (app.tcss)
             yield from self.top_panels()
         with Container(id="train-bottom"):  # side by side; stacked when compact (app.tcss)
@@ -153,6 +161,9 @@ class TrainScreen(Screen[None]):
     def apply(self, event: TrainEvent) -> None:
         """Fold one event into the state and update the cheap text widgets; plots only get dirty."""
         self.state.apply(event)
+        if isinstance(event, RunStarted | TrackStarted) and event.run_dir:
+            folder = self.folder or Path(event.run_dir)
+            self.follow_ranks(folder, isinstance(event, RunStarted) and event.world_size > 1)
         if isinstance(event, RunStarted):
             self.info.show(event)
             self.note(f"started on {event.device_name}; data: {event.data_source}")
@@ -252,11 +263,17 @@ class TrainScreen(Screen[None]):
         """Keep the newest readings for the next frame."""
         self.pending_samples = (sample_set, history)
 
+    def follow_ranks(self, run_dir: Path, several: bool) -> None:
+        """Show the rank table for a run of several ranks (a tracked script's: when it wrote ``ranks/``)."""
+        if several or (run_dir / RANKS).is_dir():
+            self.rank_table.follow(run_dir)
+
     def flush_samples(self) -> None:
         if self.pending_samples is None:
             return
         sample_set, history = self.pending_samples
         self.pending_samples = None
+        self.rank_table.set_gpus(sample_set.gpus)
         count = len(self.gpu_panel.gpu_indexes)
         self.gpu_panel.show(sample_set, history)
         if len(self.gpu_panel.gpu_indexes) != count:
@@ -307,6 +324,7 @@ class TrainScreen(Screen[None]):
         """Paint everything that changed since the last frame, at once."""
         with self.app.batch_update():
             self.flush_text()
+            self.rank_table.refresh_ranks()
             now = time.monotonic()
             if now - self.plotted_at >= self.plot_period_s - FRAME_PERIOD_S / 2:  # timers drift a little
                 self.plotted_at = now
