@@ -33,9 +33,10 @@ def series_legend(scalars: Scalars, index: int) -> tuple[str, dict[str, str]]:
         return "no other series", {}
     key = others[index % len(others)]
     where = f"{index % len(others) + 1}/{len(others)}, n: next" if len(others) > 1 else "1/1"
-    if key.startswith(GROUP):
+    if key.startswith(GROUP):  # first in its cycle, it keeps the title it always had: the legend fits beside
         names = [legend for legend, _ in scalars.members(key)]
-        return f"{key.removeprefix(GROUP)} ({where})", dict(zip(names, GROUP_COLORS, strict=False))
+        title = key.removeprefix(GROUP) if index % len(others) == 0 else f"{key.removeprefix(GROUP)} ({where})"
+        return title, dict(zip(names, GROUP_COLORS, strict=False))
     if key.startswith("epoch:"):
         return f"{key.removeprefix('epoch:')} per epoch ({where})", {}
     return f"{key} ({where})", SERIES_COLORS
