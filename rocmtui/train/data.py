@@ -286,11 +286,14 @@ def _write_cache(folder: Path, arrays: Arrays, source: DataSource) -> None:
 def prune_orphans(root: Path) -> None:
     """Remove cache folders whose source files are all gone (a deleted --data-dir, a test's tmp folder)."""
     for folder in sorted(root.glob("*-*")):
+        if folder.name.startswith("."):
+            continue  # another process's folder in the making
         try:
             files = arraycache.read_info(folder).get("source", [])
         except arraycache.CacheMiss:
             continue  # being built, or broken: a load of its own source rebuilds it
-        paths = [Path(str(entry[0])) for entry in files if isinstance(entry, list) and entry]
+        entries = files if isinstance(files, list) else []
+        paths = [Path(str(entry[0])) for entry in entries if isinstance(entry, list) and entry]
         if paths and not any(path.exists() for path in paths):
             shutil.rmtree(folder, ignore_errors=True)
 
