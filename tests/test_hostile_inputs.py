@@ -27,7 +27,7 @@ from rocmtui.cli.main import main
 from rocmtui.config import TrainConfig
 from rocmtui.events import RunControl, RunFinished
 from rocmtui.train import runs
-from rocmtui.train.data import SAMPLE_PATH
+from rocmtui.train.data import NPZ_KEYS, SAMPLE_PATH
 from rocmtui.train.loop import train
 
 MARKER = "pwned"
@@ -279,19 +279,28 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     w = tmp_path_factory.mktemp("hostile")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_CACHE_HOME", str(w / "cache"))  # the bundled sample, never the user's cache
+        # bf16 autocast on a CPU without bf16 instructions is emulated (about 25 times slower than fp32 for
+        # fastnet): a few images keep this run to seconds
+        with np.load(SAMPLE_PATH) as sample:
+            _npz(
+                w / "data-few" / "cifar10.npz",
+                **{k: np.asarray(sample[k])[:4] for k in NPZ_KEYS},
+            )
         config = TrainConfig(  # every kept setting but the switches away from its default
             model="fastnet",
-            batch_size=32,
+            data_dir=w / "data-few",
+            batch_size=2,
             lr=0.01,
             optimizer="sgd",
             schedule="linear",
             weight_decay=1e-3,
             label_smoothing=0.1,
             amp="bf16",
+            given=("amp",),  # typed: kept on a CPU without bf16 instructions (a recipe's is dropped there)
             seed=3,
             device="cpu",
             epochs=2,
-            max_steps_per_epoch=3,
+            max_steps_per_epoch=1,
             emit_interval_s=0.0,
             runs_dir=w / "runs",
         )

@@ -58,10 +58,23 @@ def _check_ranks(config: TrainConfig, device: torch.device) -> None:
 
 
 def fit_to_device(config: TrainConfig, device: torch.device) -> TrainConfig:
-    """A recipe's CUDA graph where it cannot run: without a GPU, or with several ranks. The run trains
-    without it (typed on the command line, it is refused by ``resolve_device`` instead)."""
-    drop = config.cuda_graph and (device.type != "cuda" or config.nproc > 1)
-    return replace(config, cuda_graph=False) if drop else config
+    """A recipe's settings where they cannot run or would crawl. A CUDA graph without a GPU or with several
+    ranks: the run trains without it (typed on the command line, it is refused by ``resolve_device`` instead).
+    Mixed precision on a CPU without bf16 instructions, where autocast is emulated (fastnet's forward pass
+    about 25 times slower than in fp32): the run trains in fp32 (typed, it is kept)."""
+    if config.cuda_graph and (device.type != "cuda" or config.nproc > 1):
+        config = replace(config, cuda_graph=False)
+    if device.type == "cpu" and config.amp != "off" and "amp" not in config.given and not cpu_has_bf16():
+        config = replace(config, amp="off")
+    return config
+
+
+def cpu_has_bf16() -> bool:
+    """Whether this CPU runs bf16 matrix work natively (AVX512-BF16 or AMX), as oneDNN reports it."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # a build without oneDNN: assume the slow path
+        return False
 
 
 def describe_device(device: torch.device) -> tuple[str, str]:

@@ -102,3 +102,16 @@ def test_a_recipes_cuda_graph_is_left_out_on_the_cpu_not_refused(small) -> None:
     config = small(cuda_graph=True)  # from a recipe: not in ``given``
     device = resolve_device(config)
     assert device.type == "cpu" and not fit_to_device(config, device).cuda_graph
+
+
+@pytest.mark.parametrize(
+    ("native", "given", "amp"), [(False, (), "off"), (True, (), "bf16"), (False, ("amp",), "bf16")]
+)
+def test_a_recipes_bf16_becomes_fp32_on_a_cpu_that_would_emulate_it(
+    small, monkeypatch: pytest.MonkeyPatch, native: bool, given: tuple[str, ...], amp: str
+) -> None:
+    from rocmtui.train import engine
+
+    monkeypatch.setattr(engine, "cpu_has_bf16", lambda: native)
+    config = small(amp="bf16", given=given)
+    assert engine.fit_to_device(config, torch.device("cpu")).amp == amp
