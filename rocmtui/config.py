@@ -270,6 +270,17 @@ class MonitorConfig:
     """Root of procfs, where per-process GPU memory is read from DRM fdinfo (tests point it at a fake)."""
     theme: str = "textual-dark"
     """Textual theme name."""
+    fast_start_s: float = 0.0
+    """Seconds at the start sampled every ``FAST_INTERVAL_S`` before ``interval_s`` applies: a run's first
+    minutes, so that a short, fast run shows its real load. 0 (the monitor's) samples at ``interval_s`` only."""
 
     MIN_INTERVAL_S = 0.1
     MAX_INTERVAL_S = 60.0
+    FAST_INTERVAL_S = 0.25
+    RUN_FAST_START_S = 600.0
+    """A run's default ``fast_start_s``: 10 minutes at 4 Hz, then ``interval_s``, so that the folder's bounded
+    sample log still holds hours of a long run."""
+
+    def recorder_settings(self) -> dict[str, object]:
+        """What a trainer process needs to record samples (JSON-ready; ``MonitorConfig(**settings)`` reads it)."""
+        return {"interval_s": self.interval_s, "backend": self.backend, "fast_start_s": self.fast_start_s}

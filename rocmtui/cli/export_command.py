@@ -15,7 +15,7 @@ from typing import Any
 
 from rocmtui.cli import argtypes
 from rocmtui.cli.run_commands import RUNS_DIR
-from rocmtui.cli.telemetry_flags import add_telemetry_flags
+from rocmtui.cli.telemetry_flags import add_telemetry_flags, interval_given
 from rocmtui.config import MonitorConfig
 from rocmtui.errors import UsageError
 
@@ -59,7 +59,7 @@ def run_export(args: argparse.Namespace, stop: threading.Event | None = None) ->
     from rocmtui.export.gpu_source import ExportSamples
     from rocmtui.gpu.detect import open_sampler
 
-    config = MonitorConfig(interval_s=args.interval, backend=args.backend)
+    config = MonitorConfig(interval_s=interval_given(args), backend=args.backend)
     samples = ExportSamples(args.runs_dir, lambda: open_sampler(config))
     try:
         endpoint = serve(samples.latest, host=args.host, port=args.port, runs_dir=args.runs_dir)

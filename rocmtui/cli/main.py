@@ -17,6 +17,7 @@ from rocmtui.cli.export_command import run_export
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.run_commands import print_lines, run_runs, run_stop, run_watch
 from rocmtui.cli.script_command import run_script
+from rocmtui.cli.telemetry_flags import interval_given
 from rocmtui.cli.train_options import config_from_args
 from rocmtui.cli.web_commands import run_serve
 from rocmtui.config import MonitorConfig, TrainConfig
@@ -26,7 +27,15 @@ __all__ = ["build_parser", "main", "monitor_config", "train_config"]
 
 
 def monitor_config(args: argparse.Namespace) -> MonitorConfig:
-    return MonitorConfig(interval_s=args.interval, history_len=args.history, backend=args.backend, theme=args.theme)
+    """The sampler's settings; a run not given ``--interval`` samples at 4 Hz for its first minutes."""
+    fast_start = args.command == "train" and args.interval is None
+    return MonitorConfig(
+        interval_s=interval_given(args),
+        history_len=args.history,
+        backend=args.backend,
+        theme=args.theme,
+        fast_start_s=MonitorConfig.RUN_FAST_START_S if fast_start else 0.0,
+    )
 
 
 def train_config(args: argparse.Namespace) -> TrainConfig:
@@ -111,7 +120,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
     settings, problem = saved.load(settings_path)
     if problem is not None:
         print(f"rocmtui monitor: {problem}", file=sys.stderr)
-    if args.interval == MonitorConfig.interval_s:  # not given: the interval kept from the last session
+    if args.interval is None:  # not given: the interval kept from the last session
         config = dataclasses.replace(config, interval_s=settings.interval_s)
     if args.theme == MonitorConfig.theme and settings.theme != config.theme:
         config = dataclasses.replace(config, theme=settings.theme)

@@ -8,8 +8,11 @@ from rocmtui.cli import argtypes
 from rocmtui.config import BACKENDS, MonitorConfig
 
 
-def add_telemetry_flags(parser: argparse.ArgumentParser, *, history: bool = True) -> None:
-    """``--backend`` and ``--interval``; ``--history`` where a history is drawn."""
+def add_telemetry_flags(parser: argparse.ArgumentParser, *, history: bool = True, run: bool = False) -> None:
+    """``--backend`` and ``--interval`` (None when not given); ``--history`` where a history is drawn.
+
+    ``run``: the command trains, and samples its first minutes at 4 Hz unless ``--interval`` is given.
+    """
     defaults = MonitorConfig()
     parser.add_argument(
         "--backend",
@@ -20,8 +23,14 @@ def add_telemetry_flags(parser: argparse.ArgumentParser, *, history: bool = True
     parser.add_argument(
         "--interval",
         type=argtypes.interval,
-        default=defaults.interval_s,
-        help="seconds between GPU samples, 0.1 to 60 (default: %(default)s)",
+        default=None,
+        help="seconds between GPU samples, 0.1 to 60 (default: "
+        + (
+            f"{defaults.FAST_INTERVAL_S:g} for a run's first {defaults.RUN_FAST_START_S / 60:g} minutes, "
+            f"then {defaults.interval_s:g})"
+            if run
+            else f"{defaults.interval_s:g})"
+        ),
     )
     if history:
         parser.add_argument(
@@ -30,3 +39,8 @@ def add_telemetry_flags(parser: argparse.ArgumentParser, *, history: bool = True
             default=defaults.history_len,
             help="samples of history kept per GPU (default: %(default)s)",
         )
+
+
+def interval_given(args: argparse.Namespace) -> float:
+    """``--interval``, or the default where it was not given."""
+    return MonitorConfig.interval_s if args.interval is None else float(args.interval)

@@ -175,9 +175,10 @@ def supervise(run_dir: Path, name: str, command: list[str]) -> int:
 
 def _recorder(run_dir: Path) -> GpuRecorder:
     """GPU samples into the folder, so that ``watch`` shows the GPU history (a torch-free module)."""
+    from rocmtui.config import MonitorConfig
     from rocmtui.train.gpu_record import GpuRecorder
 
-    return GpuRecorder(run_dir)
+    return GpuRecorder(run_dir, MonitorConfig(fast_start_s=MonitorConfig.RUN_FAST_START_S))
 
 
 def _end(session: RunSession, event: TrainEvent) -> None:

@@ -6,6 +6,7 @@ Telemetry never stops a training: a backend that cannot open, or a disk that fil
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,24 +18,41 @@ from rocmtui.run.samples import SampleLog
 
 
 class GpuRecorder:
-    """Opens a sampler and appends each SampleSet to the folder's ``gpu.jsonl`` (bounded)."""
+    """Opens a sampler and appends each SampleSet to the folder's ``gpu.jsonl`` (bounded).
+
+    With ``fast_start_s`` set, it samples every ``FAST_INTERVAL_S`` for that long, then at ``interval_s``: a GPU
+    utilisation sampled once a second misses most of a run whose epochs take a second.
+    """
 
     def __init__(self, run_dir: Path, config: MonitorConfig | None = None) -> None:
         self._log: SampleLog | None = None
         self._source: TelemetrySource | None = None
+        settings = config or MonitorConfig()
+        self._interval_s = settings.interval_s
+        fast = settings.fast_start_s > 0 and settings.interval_s > MonitorConfig.FAST_INTERVAL_S
+        self._fast_until = time.monotonic() + settings.fast_start_s if fast else None
         try:
             from rocmtui.gpu.detect import open_sampler
 
             self._log = SampleLog(run_dir)
+            start_interval = MonitorConfig.FAST_INTERVAL_S if fast else settings.interval_s
             self._source = open_sampler(
-                replace(config or MonitorConfig(), history_len=2)
+                replace(settings, interval_s=start_interval, history_len=2)
             )  # the folder keeps the history
             self._source.subscribe(self._record)
             self._source.start()
         except Exception:  # telemetry is optional for a run: no backend, no library, no permission, no space
             self.close()
 
+    @property
+    def interval_s(self) -> float | None:
+        """Seconds between the samples being taken now; None once recording has ended."""
+        return None if self._source is None else self._source.interval_s
+
     def _record(self, sample_set: SampleSet) -> None:
+        if self._fast_until is not None and time.monotonic() >= self._fast_until and self._source is not None:
+            self._fast_until = None
+            self._source.interval_s = self._interval_s
         if self._log is None:
             return
         try:

@@ -89,7 +89,7 @@ class LaunchedTrainer:
         return final
 
     def _telemetry_json(self) -> str:
-        return json.dumps({"interval_s": self.telemetry.interval_s, "backend": self.telemetry.backend})
+        return json.dumps(self.telemetry.recorder_settings())
 
     def kill(self) -> None:
         """End the trainer at once, without a checkpoint (tests and a second signal)."""

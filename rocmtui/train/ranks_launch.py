@@ -123,9 +123,7 @@ class _Group:
     ) -> None:
         self.args = (
             json.dumps(config.to_dict()),
-            json.dumps(
-                None if telemetry is None else {"interval_s": telemetry.interval_s, "backend": telemetry.backend}
-            ),
+            json.dumps(None if telemetry is None else telemetry.recorder_settings()),
             str(run_dir),
             *stops,
         )

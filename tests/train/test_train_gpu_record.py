@@ -1,0 +1,66 @@
+"""The run folder's GPU samples: 4 Hz for a run's first minutes unless ``--interval`` is given, then the interval."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from rocmtui.cli.main import monitor_config
+from rocmtui.cli.parser import build_parser
+from rocmtui.config import MonitorConfig
+from rocmtui.train.gpu_record import GpuRecorder
+
+
+def wait_for(predicate, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def recorded_times(run_dir: Path) -> list[float]:
+    path = run_dir / "gpu.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line)["timestamp"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_a_run_samples_at_4_hz_at_first_then_at_its_interval(tmp_path: Path) -> None:
+    recorder = GpuRecorder(tmp_path, MonitorConfig(backend="auto", interval_s=1.0, fast_start_s=0.6))
+    try:
+        assert recorder.interval_s == MonitorConfig.FAST_INTERVAL_S
+        wait_for(lambda: len(recorded_times(tmp_path)) >= 3)
+        wait_for(lambda: recorder.interval_s == 1.0)
+    finally:
+        recorder.close()
+    times = recorded_times(tmp_path)
+    fast_gaps = [b - a for a, b in itertools.pairwise(times)][:2]
+    assert all(gap < 0.6 for gap in fast_gaps), fast_gaps  # 0.25 s apart, with room for a loaded machine
+    assert recorder.interval_s is None  # closed
+
+
+def test_a_given_interval_is_kept_from_the_start(tmp_path: Path) -> None:
+    recorder = GpuRecorder(tmp_path, MonitorConfig(backend="auto", interval_s=2.0))
+    try:
+        assert recorder.interval_s == 2.0
+    finally:
+        recorder.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "interval", "fast_start"),
+    [
+        (["train", "cifar"], 1.0, MonitorConfig.RUN_FAST_START_S),
+        (["train", "cifar", "--interval", "0.5"], 0.5, 0.0),
+        (["monitor"], 1.0, 0.0),
+        (["monitor", "--interval", "2"], 2.0, 0.0),
+    ],
+)
+def test_only_a_run_not_given_an_interval_starts_fast(argv: list[str], interval: float, fast_start: float) -> None:
+    config = monitor_config(build_parser().parse_args(argv))
+    assert (config.interval_s, config.fast_start_s) == (interval, fast_start)
+    assert MonitorConfig(**json.loads(json.dumps(config.recorder_settings()))).fast_start_s == fast_start
