@@ -6,7 +6,6 @@ import argparse
 import textwrap
 from typing import NoReturn
 
-from rocmtui import __version__
 from rocmtui.cli import argtypes
 from rocmtui.cli.run_commands import add_run_parsers
 from rocmtui.cli.script_command import add_script_parser
@@ -16,6 +15,19 @@ from rocmtui.cli.web_commands import add_web_parsers
 from rocmtui.config import MODELS, MonitorConfig
 
 EXIT_USAGE = 2
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, reading the installed version only when asked (argparse's own wants it up front)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **_: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        import rocmtui
+
+        print(f"rocmtui {rocmtui.__version__}")  # on stdout, as argparse's own version action
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train PyTorch models live in the terminal and watch the GPU (AMD ROCm, NVIDIA, CPU).",
         epilog="Run 'rocmtui COMMAND --help' for a command's flags and examples.",
     )
-    parser.add_argument("--version", action="version", version=f"rocmtui {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     _add_train_parser(sub)
@@ -105,7 +117,7 @@ def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--detach", action="store_true", help="with --headless: train on when the terminal goes away (SIGHUP)"
     )
     train.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
-    add_telemetry_flags(train)
+    add_telemetry_flags(train, run=True)
 
 
 def _add_monitor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:

@@ -10,13 +10,15 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
 from rocmtui.gpu.units import fmt_span
 from rocmtui.run.layout import CONFIG
-from rocmtui.run.listing import RunInfo, find_run, list_runs, run_info
+
+if TYPE_CHECKING:
+    from rocmtui.run.listing import RunInfo
 
 RUNS_DIR = Path("runs")
 STOP_TIMEOUT_S = 120.0
@@ -78,6 +80,7 @@ def saved_config(run_dir: Path) -> TrainConfig:
 def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
+    from rocmtui.run.listing import find_run
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.compare import run_labels
     from rocmtui.ui.train_app import create_train_app, run_train_app
@@ -121,6 +124,8 @@ def print_lines(lines: list[str], *, failed: bool) -> None:
 
 
 def run_runs(args: argparse.Namespace) -> int:
+    from rocmtui.run.listing import list_runs
+
     runs = list_runs(args.runs_dir)
     if args.json:
         print(json.dumps([info.to_dict() for info in runs], indent=1))
@@ -146,6 +151,7 @@ def _row(info: RunInfo) -> tuple[str, ...]:
 
 def run_stop(args: argparse.Namespace) -> int:
     from rocmtui.run.control import send_command
+    from rocmtui.run.listing import find_run, run_info
     from rocmtui.run.lock import is_locked
 
     run_dir = find_run(args.run, args.runs_dir, live_only=True)
