@@ -29,27 +29,10 @@ def the_run(tmp_path: Path) -> list:
 
 def test_lightning_fit_reports_steps_validation_and_its_end(tmp_path: Path) -> None:
     pl = pytest.importorskip("lightning.pytorch")
+    from tiny_lightning import Tiny
     from torch.utils.data import DataLoader, TensorDataset
 
     from rocmtui.integrations.lightning import RocmtuiCallback
-
-    class Tiny(pl.LightningModule):
-        def __init__(self) -> None:
-            super().__init__()
-            self.layer = torch.nn.Linear(4, 1)
-
-        def training_step(self, batch, batch_idx):
-            x, y = batch
-            loss = torch.nn.functional.mse_loss(self.layer(x), y)
-            self.log("train_loss", loss)
-            return loss
-
-        def validation_step(self, batch, batch_idx):
-            x, y = batch
-            self.log("val_loss", torch.nn.functional.mse_loss(self.layer(x), y))
-
-        def configure_optimizers(self):
-            return torch.optim.SGD(self.parameters(), lr=0.1)
 
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))

@@ -74,23 +74,9 @@ LIGHTNING_SCRIPT = """
 import sys
 import torch
 import lightning.pytorch as pl
+from tiny_lightning import Tiny
 from torch.utils.data import DataLoader, TensorDataset
 from rocmtui.integrations.lightning import RocmtuiCallback
-
-
-class Tiny(pl.LightningModule):
-    def __init__(self):
-        super().__init__()
-        self.layer = torch.nn.Linear(4, 1)
-
-    def training_step(self, batch, batch_idx):
-        x, y = batch
-        loss = torch.nn.functional.mse_loss(self.layer(x), y)
-        self.log("train_loss", loss)
-        return loss
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.1)
 
 
 if __name__ == "__main__":
@@ -109,7 +95,8 @@ def test_lightning_ddp_on_two_cpu_processes_reports_every_rank(tmp_path: Path) -
     script = tmp_path / "fit_ddp.py"
     script.write_text(textwrap.dedent(LIGHTNING_SCRIPT))
     runs = tmp_path / "runs"
-    done = run_script(tmp_path, [sys.executable, str(script)], **{env.RUNS_DIR: str(runs)})
+    helpers = {"PYTHONPATH": str(Path(__file__).parent)}  # tiny_lightning
+    done = run_script(tmp_path, [sys.executable, str(script)], **{env.RUNS_DIR: str(runs)}, **helpers)
     assert done.returncode == 0, done.stderr[-2000:]
     [run] = run_dirs(runs)
     events = read_events(run)
