@@ -6,46 +6,20 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
-import select
 import signal
 import struct
 import sys
 import termios
-import time
 from pathlib import Path
 
 import pytest
+from processes import drain, pid_alive, wait_until
 
 from rocmtui.cli.main import main
 from rocmtui.run.lock import is_locked
 from rocmtui.run.status import read_status
 
 pytestmark = pytest.mark.slow  # functional tier: real processes and a pty
-
-
-def wait_until(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
-
-
-def drain(fd: int) -> None:
-    """Read what the UI drew, so that its writes never block on a full pty."""
-    while select.select([fd], [], [], 0)[0]:
-        try:
-            if not os.read(fd, 65536):
-                return
-        except OSError:
-            return
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_closing_the_terminal_leaves_the_run_training(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
