@@ -128,7 +128,8 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
     torch.manual_seed(config.seed)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
-        torch.cuda.init()  # the allocator's per-device stats exist only once CUDA is up (cuda:N does not start it)
+        # the allocator's per-device statistics exist only once CUDA is up, and naming cuda:N does not start it
+        torch.cuda.init()  # type: ignore[no-untyped-call]
         torch.cuda.reset_peak_memory_stats(device)
     data = to_device(arrays, device)
     model = models.build_model(config.model, data.channels, data.size, len(data.classes)).to(device)

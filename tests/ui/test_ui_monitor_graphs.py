@@ -95,7 +95,11 @@ async def test_timebase_and_graph_keys_redraw_the_graph() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         for _ in range(30):
             source.step()
-        await pilot.pause()
+        for _ in range(100):  # the cards mount with the first GPU sample: a loaded machine takes a few frames
+            await pilot.pause(0.02)
+            cards = app.monitor_screen.query(GpuGraphCard)
+            if cards and cards.first().graph.rows:
+                break
         card = app.monitor_screen.query_one(GpuGraphCard)
         rows = card.graph.rows
         assert rows[-1][0].startswith("-10m") and "util" in rows[-1][0]

@@ -15,7 +15,7 @@ TRAIN_KEYS = (
     ("s", "save a checkpoint now (while it runs)"),
     ("l", "loss plot: log or linear scale"),
     ("[ ]", "loss plot: less or more smoothing (EMA 0, 0.6 ... 0.98 ... 0.995)"),
-    ("z", "loss plot: zoom to all, the last 5 epochs, the last epoch"),
+    ("z", "loss plot: zoom to all, the last 5 epochs, the last epoch, the last 100 steps"),
     ("n", "a script's run (rocmtui run): the next series in the second plot"),
     ("↑ ↓", "epoch table: scroll back (PgUp/PgDn, Home); End follows the newest epoch again"),
     ("r", "watch RUN1 RUN2 ...: the epoch table shows the next run (then the summary again)"),

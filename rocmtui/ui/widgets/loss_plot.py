@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from textual.reactive import reactive
 
@@ -28,13 +29,30 @@ def thin(xs: list[float], ys: list[float], limit: int = MAX_POINTS) -> tuple[lis
     return [xs[i] for i in idx], [ys[i] for i in idx]
 
 
-WINDOWS: tuple[float | None, ...] = (None, 5.0, 1.0)
-"""The zoom key's cycle: epochs shown, newest last (None: the whole run)."""
+@dataclass(frozen=True)
+class Zoom:
+    """What the loss plot shows: the whole run, the newest ``epochs``, or the newest ``steps``."""
+
+    epochs: float | None = None
+    steps: int | None = None
+
+    def span(self, steps_per_epoch: int | None) -> float | None:
+        """Epochs shown (the x axis counts epochs); None: the whole run, or steps of a run not yet reporting."""
+        if self.steps is not None:
+            return self.steps / steps_per_epoch if steps_per_epoch else None
+        return self.epochs
+
+    @property
+    def name(self) -> str:
+        """Short: it shares the plot's title with the legend (at 80 columns, about 40 columns)."""
+        if self.steps is not None:
+            return f"last {self.steps} steps"
+        return "all" if self.epochs is None else f"last {self.epochs:g} ep"
 
 
-def window_name(window: float | None) -> str:
-    """Short: it shares the plot's title with the legend (at 80 columns, about 40 columns)."""
-    return "all" if window is None else f"last {window:g} ep"
+WINDOWS: tuple[Zoom, ...] = (Zoom(), Zoom(epochs=5.0), Zoom(epochs=1.0), Zoom(steps=100))
+"""The zoom key's cycle, newest last: the whole run, 5 epochs, 1 epoch, 100 steps (the loss now, in a run of
+long epochs)."""
 
 
 def smoothing_name(weight: float) -> str:
@@ -52,8 +70,8 @@ class LossPlot(ThrottledPlot):
         self.state = state
         self.runs = runs
         """Runs compared (more than one: each run's smoothed loss and test loss in its colour)."""
-        self.window: float | None = None
-        """Epochs shown, newest last (``WINDOWS``); None: the whole run."""
+        self.zoom = WINDOWS[0]
+        """What is shown, newest last (``WINDOWS``)."""
         self.show_legend()
 
     def watch_log_scale(self, log_scale: bool) -> None:
@@ -70,10 +88,16 @@ class LossPlot(ThrottledPlot):
             self.replot()
 
     def next_window(self) -> None:
-        """Zoom: all, the last 5 epochs, the last one, and round again."""
-        self.window = WINDOWS[(WINDOWS.index(self.window) + 1) % len(WINDOWS)]
+        """Zoom: all, the last 5 epochs, the last one, the last 100 steps, and round again."""
+        self.zoom = WINDOWS[(WINDOWS.index(self.zoom) + 1) % len(WINDOWS)]
         self.show_legend()
         self.replot()
+
+    @property
+    def window(self) -> float | None:
+        """Epochs shown, newest last; None: the whole run."""
+        steps = self.state.last_steps
+        return self.zoom.span(steps.steps_per_epoch if steps is not None else None)
 
     def show_legend(self) -> None:
         if self.tracked:
@@ -82,13 +106,13 @@ class LossPlot(ThrottledPlot):
             title, colors = loss_legend(self.state.scalars, self.log_scale)
         elif self.comparing:
             what = [smoothing_name(self.smoothing), "● test"]
-            what += [window_name(self.window)] if self.window is not None else []
+            what += [self.zoom.name] if self.zoom != WINDOWS[0] else []
             what += ["log"] if self.log_scale else []
             title = f"Loss ({', '.join(what)})"
             self.set_legend(title, {run.label: run_color(i) for i, run in enumerate(self.runs)})
             return
         else:
-            what = [window_name(self.window)] if self.window is not None else []
+            what = [self.zoom.name] if self.zoom != WINDOWS[0] else []
             what += ["log"] if self.log_scale else []
             title = f"Loss ({', '.join(what)})" if what else "Loss"
             colors = dict(COLORS)
@@ -120,7 +144,8 @@ class LossPlot(ThrottledPlot):
         plt, state = self.plt, self.state
         series = state.loss
         last_x = series.x[-1] if series.x else float(state.epochs_done)
-        low = max(0.0, last_x - self.window) if self.window is not None else 0.0
+        window = self.window
+        low = max(0.0, last_x - window) if window is not None else 0.0
         if series.raw:
             first = bisect.bisect_left(series.x, low)  # the smoothed line is of the whole run, then cut
             limit = min(MAX_POINTS, max(50, 2 * self.size.width))
@@ -136,17 +161,18 @@ class LossPlot(ThrottledPlot):
             self.epoch_line(ex, [e.test_loss for e in epochs], COLORS["test"])
         if self.log_scale:
             plt.yscale("log")
-        if self.window is None:
+        if window is None:
             self.epoch_axis(state.total_epochs, last_x)
         else:
-            self.window_axis(low, last_x if last_x > low else low + self.window)
+            self.window_axis(low, last_x if last_x > low else low + window)
 
     def draw_compared(self) -> None:
         """Each run's smoothed per-step loss and its per-epoch test loss, in the run's colour."""
         plt = self.plt
         last_x = max((run.state.loss.x[-1] for run in self.runs if run.state.loss.x), default=0.0)
         last_x = max([last_x, *(float(run.state.epochs_done) for run in self.runs)])
-        low = max(0.0, last_x - self.window) if self.window is not None else 0.0
+        window = self.window
+        low = max(0.0, last_x - window) if window is not None else 0.0
         limit = min(MAX_POINTS, max(50, 2 * self.size.width))
         for index, run in enumerate(self.runs):
             color, series = run_color(index), run.state.loss
@@ -162,7 +188,7 @@ class LossPlot(ThrottledPlot):
                 )
         if self.log_scale:
             plt.yscale("log")
-        if self.window is None:
+        if window is None:
             self.epoch_axis(max(run.state.total_epochs for run in self.runs), last_x)
         else:
-            self.window_axis(low, last_x if last_x > low else low + self.window)
+            self.window_axis(low, last_x if last_x > low else low + window)

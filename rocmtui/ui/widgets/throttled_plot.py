@@ -35,6 +35,14 @@ LEGEND_COLOR = {
 a name it does not know is not drawn in colour, and costs a failed parse at every repaint."""
 
 
+def tick_step(span: float) -> float:
+    """Epochs between x ticks in a window of ``span`` epochs: whole epochs (at most about eight ticks), or for a
+    window of about one epoch or less the largest of 0.25, 0.1, 0.05 and 0.02 that gives three ticks (else 0.01)."""
+    if span > 1.5:
+        return float(max(1, math.ceil(span / 8)))
+    return next((step for step in (0.25, 0.1, 0.05, 0.02) if step <= span / 3), 0.01)
+
+
 class ThrottledPlot(PlotextPlot):
     """Subclasses implement ``draw`` with ``self.plt``; nobody calls ``replot`` per message."""
 
@@ -96,9 +104,9 @@ class ThrottledPlot(PlotextPlot):
         self.x_label("epoch")
 
     def window_axis(self, low: float, high: float) -> None:
-        """x over the zoomed part of the run only: ticks at whole epochs, or quarters in a window of about one."""
+        """x over the zoomed part of the run only, ticked every ``tick_step(span)`` epochs."""
         span = max(high - low, 1e-9)
-        step = 0.25 if span <= 1.5 else float(max(1, math.ceil(span / 8)))
+        step = tick_step(span)
         ticks = [i * step for i in range(math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9) + 1)]
         self.plt.xlim(low, low + span * 1.02)
         self.plt.xticks(ticks, [f"{t:g}" for t in ticks])
