@@ -1,10 +1,11 @@
-"""The loss plot's zoom windows, and the x ticks of a zoomed window."""
+"""The loss plot's zoom windows, and the x ticks of a zoomed window and of a script's steps."""
 
 from __future__ import annotations
 
 import pytest
 
 from rocmtui.ui.widgets.loss_plot import WINDOWS, Zoom
+from rocmtui.ui.widgets.scalar_plot import step_ticks
 from rocmtui.ui.widgets.throttled_plot import tick_step
 
 
@@ -31,3 +32,10 @@ def test_a_zoom_spans_epochs_or_steps(zoom: Zoom, steps_per_epoch: int | None, s
 )
 def test_a_zoomed_window_gets_ticks_that_fit_it(span: float, step: float) -> None:
     assert tick_step(span) == step
+
+
+@pytest.mark.parametrize(
+    ("end", "ticks"), [(1, [0, 1]), (7, [0, 2, 4, 6]), (300, [0, 100, 200, 300]), (12345, [0, 5000, 10000])]
+)
+def test_a_scripts_step_axis_is_ticked_at_round_whole_steps(end: int, ticks: list[int]) -> None:
+    assert step_ticks(end) == ticks

@@ -7,6 +7,8 @@ time, cycled with a key: a series, or a group of per-epoch series (a train run's
 
 from __future__ import annotations
 
+import math
+
 from rocmtui.ui.scalars import GROUP, Scalars, ScalarSeries
 from rocmtui.ui.widgets.loss_plot import MAX_POINTS, thin
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
@@ -58,7 +60,16 @@ def _step_axis(plot: ThrottledPlot, scalars: Scalars) -> None:
     last = scalars.last
     end = max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
     plot.plt.xlim(0, end * 1.02)
+    plot.plt.xticks(step_ticks(end))
     plot.x_label("step")
+
+
+def step_ticks(end: float) -> list[int]:
+    """Whole steps from 0 to ``end``, at most five, each a round number (1, 2 or 5 times a power of ten)."""
+    raw = max(end / 4, 1.0)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return list(range(0, int(end) + 1, int(step)))
 
 
 def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
