@@ -60,7 +60,8 @@ def _step_axis(plot: ThrottledPlot, scalars: Scalars) -> None:
     last = scalars.last
     end = max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
     plot.plt.xlim(0, end * 1.02)
-    plot.plt.xticks([float(tick) for tick in step_ticks(end)], [str(tick) for tick in step_ticks(end)])
+    ticks = step_ticks(end)
+    plot.plt.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
     plot.x_label("step")
 
 
