@@ -46,6 +46,8 @@ class Scalars:
     last: MetricsLogged | None = None
     previous: MetricsLogged | None = None
     last_epoch: EpochMetrics | None = None
+    epoch_events: list[EpochMetrics] = field(default_factory=list)
+    """Each ``run.log_epoch`` of a tracked script, in order (the epoch table's rows)."""
     x_name: str = "step"
     """What x counts: ``step`` (a tracked script) or ``epoch`` (a train run; fractional within an epoch)."""
     groups: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
@@ -70,6 +72,7 @@ class Scalars:
 
     def add_epoch(self, event: EpochMetrics) -> None:
         self.last_epoch = event
+        self.epoch_events.append(event)
         x = float(event.step if event.step is not None else (self.last.step if self.last else event.epoch))
         for name, value in event.values.items():
             self.epochs.setdefault(name, ScalarSeries()).add(x, value)

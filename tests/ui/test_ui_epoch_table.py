@@ -7,7 +7,7 @@ from textual.app import App, ComposeResult
 from textual.events import MouseScrollUp
 from ui_helpers import recorded_events
 
-from rocmtui.events import EpochCompleted
+from rocmtui.events import EpochCompleted, EpochMetrics
 from rocmtui.ui.widgets.epoch_table import COLUMNS, EpochTable, epoch_row, table_line
 
 
@@ -90,3 +90,22 @@ async def test_few_rows_draw_no_position_and_another_run_starts_at_its_newest_ro
         await pilot.press("home")
         table.show(epochs(30, total=30), key=2)  # the compare view switched runs
         assert table.following and shown(table)[-1] == "30"
+
+
+async def test_a_scripts_epochs_get_a_column_for_each_name_it_logged() -> None:
+    app = TableApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        table = app.query_one(EpochTable)
+        logged = [
+            EpochMetrics(epoch=1, values={"eval_loss": 2.25, "eval_acc": 0.41}, elapsed_s=3.0, step=100),
+            EpochMetrics(epoch=2, values={"eval_loss": 1.5, "eval_acc": 0.5, "bleu": 12.5}, elapsed_s=6.0, step=200),
+        ]
+        table.show_metrics(logged[:1])
+        await pilot.pause()
+        header, *rows = str(table.render()).splitlines()
+        assert header.split() == ["epoch", "eval_loss", "eval_acc"] and rows[0].split() == ["1", "2.25", "0.41"]
+        table.show_metrics(logged)  # a name first logged later gets its own column; a row without it, a gap
+        header, *rows = str(table.render()).splitlines()
+        assert header.split() == ["epoch", "eval_loss", "eval_acc", "bleu"]
+        assert [row.split() for row in rows] == [["1", "2.25", "0.41"], ["2", "1.5", "0.5", "12.5"]]
+        assert table.get_content_width(table.size, table.size) >= max(len(line) for line in (header, *rows))

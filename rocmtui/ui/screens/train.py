@@ -336,7 +336,11 @@ class TrainScreen(Screen[None]):
         if self.progress_seen != self.state.version or self.state.phase == "training":
             self.progress_seen = self.state.version  # while training the clock runs: two cheap lines a frame
             self.progress.refresh()
-        self.table.show(self.runs[self.table_run].state.epochs, key=self.table_run)
+        shown = self.runs[self.table_run].state
+        if shown.started is None and shown.scalars.epoch_events:  # a script's run.log_epoch values
+            self.table.show_metrics(shown.scalars.epoch_events, key=self.table_run)
+        else:
+            self.table.show(shown.epochs, key=self.table_run)
         self.log_view.flush()
         self.flush_samples()
 

@@ -17,7 +17,7 @@ from textual.events import MouseScrollDown, MouseScrollUp
 from textual.geometry import Size
 from textual.widget import Widget
 
-from rocmtui.events import EpochCompleted
+from rocmtui.events import EpochCompleted, EpochMetrics
 from rocmtui.ui.format import fmt_acc, fmt_span
 
 COLUMNS = (
@@ -45,12 +45,23 @@ def epoch_row(epoch: EpochCompleted, best: bool) -> tuple[str, ...]:
     )
 
 
-def table_line(cells: Sequence[str]) -> str:
+def table_line(cells: Sequence[str], columns: Sequence[tuple[str, int]] = COLUMNS) -> str:
     """The cells in their columns; a cell as wide as its column still gets one space before the next."""
     out = ""
-    for cell, (_, width) in zip(cells, COLUMNS, strict=True):
+    for cell, (_, width) in zip(cells, columns, strict=True):
         out += cell.ljust(width - 1) + " "
     return out.rstrip()
+
+
+def metric_columns(events: Sequence[EpochMetrics]) -> tuple[tuple[str, int], ...]:
+    """A script's columns: its epoch, then each name it logged per epoch (first seen first), as wide as needed."""
+    names = list(dict.fromkeys(name for event in events for name in event.values))
+    return ((" epoch", 7), *((name, max(len(name), 9) + 2) for name in names))
+
+
+def metric_row(event: EpochMetrics, columns: Sequence[tuple[str, int]]) -> tuple[str, ...]:
+    values = [event.values.get(name) for name, _ in columns[1:]]
+    return (f" {event.epoch}", *("" if v is None else f"{v:.4g}" for v in values))
 
 
 class EpochTable(Widget, can_focus=True):
@@ -70,7 +81,12 @@ class EpochTable(Widget, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.epochs: tuple[EpochCompleted, ...] = ()
+        self.columns: tuple[tuple[str, int], ...] = COLUMNS
+        """Labels and widths: a training run's (``COLUMNS``), or what a script logs per epoch."""
+        self.lines: tuple[str, ...] = ()
+        """Every row, formatted, oldest first (the best training epoch starts with ``*``)."""
+        self.shown: tuple[object, ...] = ()
+        """The events the lines were made of (a new one, or another run, remakes them)."""
         self.shown_key: object = None
         """Which run's rows are shown (the compare view switches runs)."""
         self.top: int | None = None
@@ -80,7 +96,7 @@ class EpochTable(Widget, can_focus=True):
 
     @property
     def row_count(self) -> int:
-        return len(self.epochs)
+        return len(self.lines)
 
     @property
     def page(self) -> int:
@@ -94,23 +110,39 @@ class EpochTable(Widget, can_focus=True):
     @property
     def first_visible(self) -> int:
         """Index of the first row drawn."""
-        last_top = max(0, len(self.epochs) - self.page)
+        last_top = max(0, len(self.lines) - self.page)
         return last_top if self.top is None else min(self.top, last_top)
 
     def show(self, epochs: Sequence[EpochCompleted], key: object = None) -> None:
-        """The rows of one run; another run (``key``) starts again at its newest row."""
+        """The rows of one training run; another run (``key``) starts again at its newest row."""
+        if self._unchanged(epochs, key):
+            return
+        best = max(range(len(epochs)), key=lambda i: epochs[i].test_acc, default=None)
+        self._set(COLUMNS, [epoch_row(e, i == best) for i, e in enumerate(epochs)], epochs)
+
+    def show_metrics(self, events: Sequence[EpochMetrics], key: object = None) -> None:
+        """The rows of a script's ``run.log_epoch`` calls, a column for each name it logged."""
+        if self._unchanged(events, key):
+            return
+        columns = metric_columns(events)
+        self._set(columns, [metric_row(event, columns) for event in events], events)
+
+    def _unchanged(self, events: Sequence[object], key: object) -> bool:
         if key != self.shown_key:
             self.shown_key = key
             self.top = None
-        elif len(epochs) == len(self.epochs) and (not epochs or epochs[-1] is self.epochs[-1]):
-            return
-        self.epochs = tuple(epochs)
+            return False
+        return len(events) == len(self.shown) and (not events or events[-1] is self.shown[-1])
+
+    def _set(self, columns: tuple[tuple[str, int], ...], rows: list[tuple[str, ...]], events: Sequence[object]) -> None:
+        self.columns, self.shown = columns, tuple(events)
+        self.lines = tuple(table_line(row, columns) for row in rows)
         self.show_where()
         self.refresh()
 
     def scroll_rows_to(self, top: int) -> None:
         """Show rows from ``top``; at (or past) the end the view follows the newest row again."""
-        last_top = max(0, len(self.epochs) - self.page)
+        last_top = max(0, len(self.lines) - self.page)
         top = max(0, top)
         self.top = None if top >= last_top else top
         self.show_where()
@@ -120,9 +152,10 @@ class EpochTable(Widget, can_focus=True):
     def where(self) -> str:
         """Which rows are shown, when not all fit (``3-7/20``); the way back when scrolled."""
         first, page = self.first_visible, self.page
-        if first == 0 and first + page >= len(self.epochs):
+        count = len(self.lines)
+        if first == 0 and first + page >= count:
             return ""
-        where = f"{first + 1}-{min(len(self.epochs), first + page)}/{len(self.epochs)}"
+        where = f"{first + 1}-{min(count, first + page)}/{count}"
         return where if self.following else f"{where} (End: newest)"
 
     def show_where(self) -> None:
@@ -142,7 +175,7 @@ class EpochTable(Widget, can_focus=True):
         self.scroll_rows_to(top)
 
     def action_follow(self) -> None:
-        self.scroll_rows_to(len(self.epochs))
+        self.scroll_rows_to(len(self.lines))
 
     def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
         event.stop()
@@ -152,18 +185,13 @@ class EpochTable(Widget, can_focus=True):
         event.stop()
         self.action_scroll_rows(1)
 
-    def rows(self) -> list[str]:
-        """Every row as text (the best one marked), oldest first."""
-        best = max(range(len(self.epochs)), key=lambda i: self.epochs[i].test_acc, default=None)
-        return [table_line(epoch_row(e, i == best)) for i, e in enumerate(self.epochs)]
-
     def get_content_width(self, container: Size, viewport: Size) -> int:
         """As wide as the header line (with its caption), so that the log beside it gets the rest."""
         caption = f"  {self.caption}" if self.caption else ""
-        return sum(width for _, width in COLUMNS) - 1 + len(caption)
+        return sum(width for _, width in self.columns) - 1 + len(caption)
 
     def render(self) -> Text:
-        header = table_line([label for label, _ in COLUMNS])
+        header = table_line([label for label, _ in self.columns], self.columns)
         if self.caption:
             header = f"{header}  {self.caption}"
         first, page = self.first_visible, self.page
@@ -171,7 +199,7 @@ class EpochTable(Widget, can_focus=True):
             header = f"{header}  {self.where}"
         width = self.content_size.width or len(header)  # each line cut to the width: none may wrap
         text = Text(header[:width], style="bold", no_wrap=True, overflow="crop")
-        for row in self.rows()[first : first + page]:
+        for row in self.lines[first : first + page]:
             text.append("\n")
             text.append(row[:width], style="bold" if row.startswith("*") else "")
         return text
