@@ -4,6 +4,7 @@ link does), the training going on, then stopped from outside with a checkpoint a
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pty
 import signal
@@ -22,7 +23,8 @@ from rocmtui.run.status import read_status
 pytestmark = pytest.mark.slow  # functional tier: real processes and a pty
 
 
-def test_closing_the_terminal_leaves_the_run_training(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("how", ["the terminal closes", "kill -9 of the UI"])
+def test_losing_the_ui_leaves_the_run_training(how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs"
     argv = [sys.executable, "-m", "rocmtui", "train", "cifar", "--epochs", "200", "--runs-dir", str(runs)]
     ui_pid, master = pty.fork()
@@ -45,9 +47,12 @@ def test_closing_the_terminal_leaves_the_run_training(tmp_path: Path, capsys: py
         trainer_pid, epoch_then = status.pid, status.epoch
         assert os.getsid(trainer_pid) == trainer_pid  # a session of its own: the hangup cannot reach it
     finally:
+        if how == "kill -9 of the UI":
+            os.kill(ui_pid, signal.SIGKILL)  # no handler, no goodbye
         os.close(master)  # the terminal goes away: the kernel hangs up the UI's session
     _, wait_status = os.waitpid(ui_pid, 0)
-    assert os.waitstatus_to_exitcode(wait_status) == 128 + signal.SIGHUP  # the UI left...
+    expected = -signal.SIGKILL if how == "kill -9 of the UI" else 128 + signal.SIGHUP
+    assert os.waitstatus_to_exitcode(wait_status) == expected  # the UI left...
 
     def advanced() -> bool:
         status = read_status(run_dir)
@@ -62,3 +67,12 @@ def test_closing_the_terminal_leaves_the_run_training(tmp_path: Path, capsys: py
     assert status is not None and status.state == "stopped"
     assert (run_dir / "checkpoint-last.pt").is_file()
     wait_until(lambda: not pid_alive(trainer_pid), 10, "the trainer to exit")
+
+    assert main(["runs", "--runs-dir", str(runs), "--json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["state"] == "stopped"
+    done = status.epoch
+    argv = ["train", "cifar", "--resume", str(run_dir), "--epochs", str(done + 1), "--headless"]
+    assert main(argv) == 0  # the folder the lost UI left is resumed in place
+    final = read_status(run_dir)
+    assert final is not None and final.state == "finished" and final.epoch == done + 1
