@@ -304,9 +304,13 @@ class TrainScreen(Screen[None]):
 
         ``keep_log``: the card takes the table's place only; otherwise the log's as well.
         """
+        bottom = self.query_one("#train-bottom")
+        if not bottom.is_attached:  # a run that ends before its screen has mounted (a demo's replay at speed)
+            self.call_after_refresh(self.show_card, card, keep_log=keep_log)
+            return
         self.add_class("-card")  # app.tcss hides the table (and the log) and places the card
         self.set_class(not keep_log, "-card-wide")
-        self.query_one("#train-bottom").mount(card, before=self.log_view)
+        bottom.mount(card, before=self.log_view)
         self.relayout()
         self.refresh_bindings()
 
