@@ -6,6 +6,9 @@ import os
 import select
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+from rocmtui.run.status import RunStatus, read_status
 
 
 def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> None:
@@ -50,3 +53,29 @@ class Terminal:
                 break
             self.drawn.extend(chunk)
         return bytes(self.drawn)
+
+
+def first_epoch(runs: Path, ui_fd: int, where: str) -> tuple[Path, RunStatus]:
+    """Wait, reading what the UI draws on ``ui_fd``, until the one run under ``runs`` has trained an epoch."""
+
+    def training() -> bool:
+        drain(ui_fd)
+        folders = list(runs.glob("*")) if runs.is_dir() else []
+        status = read_status(folders[0]) if folders else None
+        return status is not None and status.state == "running" and status.epoch >= 1
+
+    wait_until(training, 120, f"the first epoch {where}")
+    run_dir = next(runs.glob("*"))
+    status = read_status(run_dir)
+    assert status is not None
+    return run_dir, status
+
+
+def trains_on(run_dir: Path, epoch_then: int, after: str) -> None:
+    """Wait until the run has trained past ``epoch_then``."""
+
+    def advanced() -> bool:
+        status = read_status(run_dir)
+        return status is not None and status.epoch > epoch_then
+
+    wait_until(advanced, 60, f"an epoch after {after}")

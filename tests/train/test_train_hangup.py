@@ -14,7 +14,7 @@ import termios
 from pathlib import Path
 
 import pytest
-from processes import drain, pid_alive, wait_until
+from processes import first_epoch, pid_alive, trains_on, wait_until
 
 from rocmtui.cli.main import main
 from rocmtui.run.lock import is_locked
@@ -34,16 +34,8 @@ def test_losing_the_ui_leaves_the_run_training(how: str, tmp_path: Path, capsys:
     try:
         fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
 
-        def training() -> bool:
-            drain(master)
-            folders = list(runs.glob("*")) if runs.is_dir() else []
-            status = read_status(folders[0]) if folders else None
-            return status is not None and status.state == "running" and status.epoch >= 1
-
-        wait_until(training, 120, "the first epoch in the TUI")
-        run_dir = next(runs.glob("*"))
-        status = read_status(run_dir)
-        assert status is not None and status.pid != ui_pid
+        run_dir, status = first_epoch(runs, master, "in the TUI")
+        assert status.pid != ui_pid
         trainer_pid, epoch_then = status.pid, status.epoch
         assert os.getsid(trainer_pid) == trainer_pid  # a session of its own: the hangup cannot reach it
     finally:
@@ -54,11 +46,7 @@ def test_losing_the_ui_leaves_the_run_training(how: str, tmp_path: Path, capsys:
     expected = -signal.SIGKILL if how == "kill -9 of the UI" else 128 + signal.SIGHUP
     assert os.waitstatus_to_exitcode(wait_status) == expected  # the UI left...
 
-    def advanced() -> bool:
-        status = read_status(run_dir)
-        return status is not None and status.epoch > epoch_then
-
-    wait_until(advanced, 60, "an epoch after the hangup")  # ...and the run trained on
+    trains_on(run_dir, epoch_then, "the UI left")  # ...and the run trained on
     assert is_locked(run_dir) and pid_alive(trainer_pid)
 
     assert main(["stop", str(run_dir)]) == 0

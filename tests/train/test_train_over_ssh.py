@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from processes import Terminal, drain, pid_alive, wait_until
+from processes import Terminal, first_epoch, pid_alive, trains_on, wait_until
 
 from rocmtui.run.lock import is_locked
 from rocmtui.run.status import read_status
@@ -117,27 +117,14 @@ def test_a_run_outlives_its_ssh_client_and_a_new_login_watches_and_stops_it(sshd
     rocmtui = [sys.executable, "-m", "rocmtui"]
     client, master = sshd.login([*rocmtui, "train", "cifar", "--epochs", "200", "--runs-dir", str(runs)], tmp_path)
 
-    def training() -> bool:
-        drain(master)
-        folders = list(runs.glob("*")) if runs.is_dir() else []
-        status = read_status(folders[0]) if folders else None
-        return status is not None and status.state == "running" and status.epoch >= 1
-
-    wait_until(training, 120, "the first epoch over SSH")
-    run_dir = next(runs.glob("*"))
-    status = read_status(run_dir)
-    assert status is not None
+    run_dir, status = first_epoch(runs, master, "over SSH")
     trainer_pid, epoch_then = status.pid, status.epoch
 
     os.kill(client, signal.SIGKILL)  # the SSH link goes away without a word
     assert reap(client) == -signal.SIGKILL
     os.close(master)
 
-    def advanced() -> bool:
-        status = read_status(run_dir)
-        return status is not None and status.epoch > epoch_then
-
-    wait_until(advanced, 60, "an epoch after the ssh client died")  # the run trains on
+    trains_on(run_dir, epoch_then, "the ssh client died")  # the run trains on
     assert is_locked(run_dir) and pid_alive(trainer_pid)
 
     watcher, master = sshd.login([*rocmtui, "watch", str(run_dir)], tmp_path)  # a new login
