@@ -5,6 +5,7 @@ second plot cycling every series of a train run (``n``)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.run_state import ACC_VIEW, RunState
 from rocmtui.ui.screens.finished import SummaryCard
 from rocmtui.ui.screens.train import COMPACT_HEIGHT, COMPACT_WIDTH
-from rocmtui.ui.train_app import TrainApp, create_train_app
+from rocmtui.ui.train_app import create_train_app
 from rocmtui.ui.widgets.epoch_table import COLUMNS
 from rocmtui.ui.widgets.log_panel import wrap
 from rocmtui.ui.widgets.run_info import fitting, run_lines
@@ -29,11 +30,18 @@ PATH = "/home/someone/experiments/cifar/runs/20261201-101500-cifar10-simplecnn/c
 """A long path, as the log shows one when a run ends."""
 
 
-async def mid_run(app: TrainApp, trainer: ReplayTrainer, pilot) -> None:
-    assert await asyncio.to_thread(trainer.holding.wait, 10)
-    await pilot.pause()
-    app.train_screen.replot_now()
-    await pilot.pause()
+@contextlib.asynccontextmanager
+async def mid_run(host_source: ManualReplay, size: tuple[int, int], theme: str | None = None):
+    """The training screen of the recorded run, held mid-run and drawn: (app, pilot)."""
+    trainer = ReplayTrainer(recorded_events(), hold_at=36)
+    themed = {} if theme is None else {"theme": theme}
+    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER, **themed)
+    async with app.run_test(size=size) as pilot:
+        assert await asyncio.to_thread(trainer.holding.wait, 10)
+        await pilot.pause()
+        app.train_screen.replot_now()
+        await pilot.pause()
+        yield app, pilot
 
 
 def wide(size: tuple[int, int]) -> bool:
@@ -42,10 +50,7 @@ def wide(size: tuple[int, int]) -> bool:
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_panels_take_the_room_their_content_needs(host_source: ManualReplay, size) -> None:
-    trainer = ReplayTrainer(recorded_events(), hold_at=36)
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER)
-    async with app.run_test(size=size) as pilot:
-        await mid_run(app, trainer, pilot)
+    async with mid_run(host_source, size) as (app, _pilot):
         screen = app.train_screen
         table, log, plots = screen.table, screen.log_view, (screen.loss_plot, screen.accuracy_plot)
         assert screen.has_class("-compact") != wide(size)
@@ -86,10 +91,7 @@ def test_a_long_line_wraps_at_spaces_and_slashes_under_its_stamp() -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_the_log_wraps_only_when_it_must(host_source: ManualReplay, size) -> None:
-    trainer = ReplayTrainer(recorded_events(), hold_at=36)
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER)
-    async with app.run_test(size=size) as pilot:
-        await mid_run(app, trainer, pilot)
+    async with mid_run(host_source, size) as (app, pilot):
         screen = app.train_screen
         screen.apply(LogMessage(f"checkpoint saved: {PATH}"))
         screen.flush_text()
@@ -120,10 +122,7 @@ def test_the_run_line_shortens_by_parts_never_mid_word() -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_the_header_fits_the_width(host_source: ManualReplay, size) -> None:
-    trainer = ReplayTrainer(recorded_events(), hold_at=36)
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER)
-    async with app.run_test(size=size) as pilot:
-        await mid_run(app, trainer, pilot)
+    async with mid_run(host_source, size) as (app, _pilot):
         info = app.train_screen.info
         line = str(info.line.render())
         assert line in info.lines and len(line) <= info.content_size.width
@@ -145,10 +144,7 @@ def contrast(a: Color, b: Color) -> float:
 
 @pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
 async def test_panel_titles_are_readable_on_a_projector(host_source: ManualReplay, theme) -> None:
-    trainer = ReplayTrainer(recorded_events(), hold_at=36)
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER, theme=theme)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await mid_run(app, trainer, pilot)
+    async with mid_run(host_source, (120, 40), theme) as (app, _pilot):
         screen = app.train_screen
         for panel in (screen.loss_plot, screen.accuracy_plot, screen.table, screen.log_view):
             styles, background = panel.styles, panel.background_colors[1]
@@ -179,10 +175,7 @@ def test_a_train_run_offers_every_series_it_reports() -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_n_cycles_every_series_of_a_train_run(host_source: ManualReplay, size) -> None:
-    trainer = ReplayTrainer(recorded_events(), hold_at=36)
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER)
-    async with app.run_test(size=size) as pilot:
-        await mid_run(app, trainer, pilot)
+    async with mid_run(host_source, size) as (app, pilot):
         plot = app.train_screen.accuracy_plot
         views = app.state.scalars.others()
         titles = []
@@ -198,10 +191,7 @@ async def test_n_cycles_every_series_of_a_train_run(host_source: ManualReplay, s
 
 
 async def test_the_second_plot_follows_each_report_only_when_it_shows_one(host_source: ManualReplay) -> None:
-    trainer = ReplayTrainer(recorded_events(), hold_at=36)
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await mid_run(app, trainer, pilot)
+    async with mid_run(host_source, (120, 40)) as (app, pilot):
         screen, plot = app.train_screen, app.train_screen.accuracy_plot
         steps = next(e for e in recorded_events()[36:] if type(e).__name__ == "StepsCompleted")
         screen.apply(steps)
