@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from ui_helpers import synthetic_gpu_sets
+from ui_helpers import monitor_shown
 
-from rocmtui.config import MonitorConfig
-from rocmtui.gpu.replay import ManualReplay
-from rocmtui.ui.app import create_monitor_app
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
 
 
 async def test_eight_gpus_at_80x24_graph_the_selected_one_and_the_keys_move_the_selection() -> None:
-    source = ManualReplay(synthetic_gpu_sets(8, count=30))
-    app = create_monitor_app(MonitorConfig(), source)
-    async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(30):
-            source.step()
-        await pilot.pause()
+    async with monitor_shown(8, 30) as (app, pilot):
         screen = app.monitor_screen
         panel = screen.panel
         cards = list(screen.query(GpuGraphCard))
@@ -44,12 +36,7 @@ async def test_eight_gpus_at_80x24_graph_the_selected_one_and_the_keys_move_the_
 
 
 async def test_one_gpu_at_80x24_keeps_its_full_card_and_no_second_graph() -> None:
-    source = ManualReplay(synthetic_gpu_sets(1, count=5))
-    app = create_monitor_app(MonitorConfig(), source)
-    async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(5):
-            source.step()
-        await pilot.pause()
+    async with monitor_shown(1, 5) as (app, pilot):
         panel = app.monitor_screen.panel
         assert not panel.focus_shown
         card = app.monitor_screen.query_one(GpuGraphCard)

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ui_helpers import synthetic_gpu_sets
+from ui_helpers import monitor_shown
 
-from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import Point
-from rocmtui.gpu.replay import ManualReplay
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.ui.app import create_monitor_app
 from rocmtui.ui.braille import FIRST, SECOND, picture
 from rocmtui.ui.screens.help import MONITOR_KEYS
 from rocmtui.ui.severity import memory_level, power_level, temp_level, util_level
@@ -90,16 +87,7 @@ def test_help_lists_every_key_the_monitor_footer_shows() -> None:
 
 
 async def test_timebase_and_graph_keys_redraw_the_graph() -> None:
-    source = ManualReplay(synthetic_gpu_sets(1, count=30))
-    app = create_monitor_app(MonitorConfig(), source)
-    async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(30):
-            source.step()
-        for _ in range(100):  # the cards mount with the first GPU sample: a loaded machine takes a few frames
-            await pilot.pause(0.02)
-            cards = app.monitor_screen.query(GpuGraphCard)
-            if cards and cards.first().graph.rows:
-                break
+    async with monitor_shown(1, 30) as (app, pilot):
         card = app.monitor_screen.query_one(GpuGraphCard)
         rows = card.graph.rows
         assert rows[-1][0].startswith("-10m") and "util" in rows[-1][0]

@@ -8,17 +8,22 @@ screenshots in ``screenshots/`` come from real recordings.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
+from textual.pilot import Pilot
 
-from rocmtui.config import TrainConfig
+from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import Emit, RunControl, RunFinished, StepsCompleted, TrainEvent, event_from_dict
-from rocmtui.gpu.replay import ReplaySource
+from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import BackendStatus, GpuProcess, GpuSample, HostSample, SampleSet
+from rocmtui.ui.app import MonitorApp, create_monitor_app
+from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RECORDED_RUN = DATA / "recorded-run.jsonl"
@@ -139,3 +144,22 @@ def synthetic_gpu_sets(gpus: int, count: int = 40) -> list[SampleSet]:
             SampleSet(timestamp=1000.0 + t, backend="rocm", gpus=cards, host=host, processes=procs, statuses=statuses)
         )
     return sets
+
+
+@contextlib.asynccontextmanager
+async def monitor_shown(gpus: int, samples: int) -> AsyncIterator[tuple[MonitorApp, Pilot[int]]]:
+    """The monitor at 80x24 over ``samples`` synthetic samples of ``gpus`` GPUs, all shown: (app, pilot).
+
+    The GPU cards mount with the first GPU sample, which a loaded machine draws a few frames later.
+    """
+    source = ManualReplay(synthetic_gpu_sets(gpus, count=samples))
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(samples):
+            source.step()
+        for _ in range(100):
+            await pilot.pause(0.02)
+            cards = app.monitor_screen.query(GpuGraphCard)
+            if cards and cards.first().graph.rows:
+                break
+        yield app, pilot
