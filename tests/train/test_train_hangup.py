@@ -23,17 +23,22 @@ from rocmtui.run.status import read_status
 pytestmark = pytest.mark.slow  # functional tier: real processes and a pty
 
 
+def start_tui(runs: Path, *flags: str) -> tuple[int, int]:
+    """``rocmtui train cifar`` in a pty of 80x24, in the pty's session as a login shell would start it."""
+    argv = [sys.executable, "-m", "rocmtui", "train", "cifar", "--epochs", "200", "--runs-dir", str(runs), *flags]
+    ui_pid, master = pty.fork()
+    if ui_pid == 0:
+        os.environ["TERM"] = "xterm-256color"
+        os.execv(sys.executable, argv)
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    return ui_pid, master
+
+
 @pytest.mark.parametrize("how", ["the terminal closes", "kill -9 of the UI"])
 def test_losing_the_ui_leaves_the_run_training(how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs"
-    argv = [sys.executable, "-m", "rocmtui", "train", "cifar", "--epochs", "200", "--runs-dir", str(runs)]
-    ui_pid, master = pty.fork()
-    if ui_pid == 0:  # the child: the TUI, in the pty's session, as a login shell would start it
-        os.environ["TERM"] = "xterm-256color"
-        os.execv(sys.executable, argv)
+    ui_pid, master = start_tui(runs)
     try:
-        fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-
         run_dir, status = first_epoch(runs, master, "in the TUI")
         assert status.pid != ui_pid
         trainer_pid, epoch_then = status.pid, status.epoch
@@ -64,3 +69,18 @@ def test_losing_the_ui_leaves_the_run_training(how: str, tmp_path: Path, capsys:
     assert main(argv) == 0  # the folder the lost UI left is resumed in place
     final = read_status(run_dir)
     assert final is not None and final.state == "finished" and final.epoch == done + 1
+
+
+def test_with_stop_on_hangup_closing_the_terminal_stops_the_run_with_a_checkpoint(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    ui_pid, master = start_tui(runs, "--stop-on-hangup")
+    try:
+        run_dir, status = first_epoch(runs, master, "in the TUI")
+    finally:
+        os.close(master)
+    _, wait_status = os.waitpid(ui_pid, 0)
+    assert os.waitstatus_to_exitcode(wait_status) == 128 + signal.SIGHUP
+    wait_until(lambda: not pid_alive(status.pid), 60, "the trainer to stop")
+    final = read_status(run_dir)
+    assert final is not None and final.state == "stopped"
+    assert (run_dir / "checkpoint-last.pt").is_file() and not is_locked(run_dir)
