@@ -84,3 +84,22 @@ def test_with_stop_on_hangup_closing_the_terminal_stops_the_run_with_a_checkpoin
     final = read_status(run_dir)
     assert final is not None and final.state == "stopped"
     assert (run_dir / "checkpoint-last.pt").is_file() and not is_locked(run_dir)
+
+
+def test_a_headless_run_given_detach_trains_on_when_its_terminal_closes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    pid, master = start_tui(runs, "--headless", "--detach")
+    try:
+        run_dir, status = first_epoch(runs, master, "of the headless run")
+    finally:
+        os.close(master)  # its terminal goes away; its next lines have nowhere to go
+    trains_on(run_dir, status.epoch + 1, "the terminal closed")
+    assert is_locked(run_dir)
+    assert main(["stop", str(run_dir)]) == 0
+    assert "stopped at epoch" in capsys.readouterr().out
+    _, wait_status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(wait_status) == 0  # stopped by the user, with a checkpoint
+    final = read_status(run_dir)
+    assert final is not None and final.state == "stopped" and (run_dir / "checkpoint-last.pt").is_file()
