@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rocmtui.config import MonitorConfig
+
+if TYPE_CHECKING:
+    from rocmtui.gpu.source import TelemetrySource
 
 
 class TemperatureWatch:
     """Samples the GPUs in the background through ``rocmtui.gpu``; every failure there just means N/A."""
 
     def __init__(self) -> None:
-        self._source: Any = None
+        self._source: TelemetrySource | None = None
 
     def start(self) -> None:
         try:

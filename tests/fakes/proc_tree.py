@@ -7,8 +7,8 @@ Where the lines come from: the key names and units follow the kernel's Documenta
 (``drm-driver: <str>``, ``drm-pdev: <aaaa:bb.cc.d>``, ``drm-client-id: <uint>``, ``drm-engine-<keystr>:
 <uint> ns`` for the cumulative busy time of an engine, ``drm-memory-<region>: <uint> [KiB|MiB]``), and
 amdgpu's own names (``gfx``, ``compute``; ``vram``, ``gtt``) from its fdinfo output (drivers/gpu/drm/amd/
-amdgpu/amdgpu_fdinfo.c) as /work/shared/amd-sources.md records them. The values are re-typed test values,
-not a capture: no public repository holds a real amdgpu fdinfo file under a licence (amd-sources.md).
+amdgpu/amdgpu_fdinfo.c). The values are re-typed test values, not a capture: no public repository was found
+that holds a real amdgpu fdinfo file under a licence (``tests/data/amd/SOURCES.md`` lists the captures kept).
 """
 
 from __future__ import annotations
