@@ -45,7 +45,6 @@ class Scalars:
     epochs: dict[str, ScalarSeries] = field(default_factory=dict)
     last: MetricsLogged | None = None
     previous: MetricsLogged | None = None
-    last_epoch: EpochMetrics | None = None
     epoch_events: list[EpochMetrics] = field(default_factory=list)
     """Each ``run.log_epoch`` of a tracked script, in order (the epoch table's rows)."""
     x_name: str = "step"
@@ -71,11 +70,14 @@ class Scalars:
             self.steps.setdefault(name, ScalarSeries()).add(float(event.step), value)
 
     def add_epoch(self, event: EpochMetrics) -> None:
-        self.last_epoch = event
         self.epoch_events.append(event)
         x = float(event.step if event.step is not None else (self.last.step if self.last else event.epoch))
         for name, value in event.values.items():
             self.epochs.setdefault(name, ScalarSeries()).add(x, value)
+
+    @property
+    def last_epoch(self) -> EpochMetrics | None:
+        return self.epoch_events[-1] if self.epoch_events else None
 
     @property
     def any(self) -> bool:
