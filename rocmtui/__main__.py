@@ -1,6 +1,6 @@
 """Entry point for ``python -m rocmtui``."""
 
-from rocmtui.cli import main
+from rocmtui.cli.main import entry
 
 if __name__ == "__main__":  # the spawned training process imports this module too: run nothing then
-    raise SystemExit(main())
+    entry()

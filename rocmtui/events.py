@@ -86,10 +86,15 @@ class EpochCompleted(_Event, frozen=True):
     """0..1"""
     lr: float
     seconds: float
-    """Wall time of the epoch's training and evaluation."""
+    """Training time of the epoch (its test pass is ``eval_s``, outside the run's clock)."""
     images_per_s: float
     is_best: bool
     """True when test_acc is the best so far (a checkpoint-best.pt was written)."""
+    eval_s: float = 0.0
+    """Wall time of the epoch's test pass."""
+    elapsed_s: float = 0.0
+    """The run's clock when the epoch ended: training time, test passes and pauses left out (0 in
+    recordings older than this field)."""
 
 
 class LogMessage(_Event, frozen=True):
@@ -114,6 +119,10 @@ class RunFinished(_Event, frozen=True):
     run_dir: str
     per_class_acc: tuple[tuple[str, float], ...] = ()
     checkpoint: str | None = None
+    tta_test_acc: float | None = None
+    """Test accuracy of the final model with test-time augmentation (fastnet), after the run's clock stopped."""
+    eval_s: float = 0.0
+    """Wall time of all test passes, the final one included: not part of ``total_s``."""
 
 
 class RunFailed(_Event, frozen=True):

@@ -11,6 +11,7 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from rocmtui.cli.demo_command import run_demo
 from rocmtui.cli.export_command import run_export
@@ -22,6 +23,7 @@ from rocmtui.cli.train_options import config_from_args
 from rocmtui.cli.web_commands import run_serve
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError, first_line
+from rocmtui.run.outcome import leave
 
 __all__ = ["build_parser", "main", "monitor_config", "train_config"]
 
@@ -157,6 +159,7 @@ def _run_bench(args: argparse.Namespace) -> int:
             data_dir=args.data_dir,
             device=args.device,
             fast=args.fast,
+            recipe=args.recipe,
         )
     )
 
@@ -180,6 +183,11 @@ COMMANDS = {
     "export": run_export,
     "demo": run_demo,
 }
+
+
+def entry() -> NoReturn:
+    """The ``rocmtui`` command: the CLI, then ``outcome.leave`` (no slow teardown once torch is loaded)."""
+    leave(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,6 +6,11 @@ The same in the TUI and headless (README, "Exit codes"): 0 finished or stopped b
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from typing import NoReturn
+
 from rocmtui.events import RunFailed, RunFinished
 
 EXIT_OK = 0
@@ -19,6 +24,21 @@ def exit_code(final: RunFinished | RunFailed | None) -> int:
     return EXIT_OK if final is not None else EXIT_FAILED
 
 
+def leave(code: int) -> NoReturn:
+    """Exit now; with torch loaded, skip the interpreter's teardown.
+
+    Unloading torch takes 0.7 to 0.9 s on the 2-core CPU box (``import torch`` then exit: 2.6 to 2.9 s; then
+    ``os._exit``: 1.8 to 2.0 s) and writes nothing of ours: by the time a command returns, its run files are
+    closed and fsynced, its threads stopped and the terminal restored. Only the standard streams need a flush.
+    """
+    if "torch" not in sys.modules:
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed pipe must not turn the exit code into a traceback
+            stream.flush()
+    os._exit(code)
+
+
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.2f}%"
 
@@ -29,7 +49,8 @@ def result_lines(final: RunFinished | RunFailed | None, run_dir: str | None) -> 
     if isinstance(final, RunFinished):
         best = "" if final.best_test_acc is None else f", best test accuracy {_pct(final.best_test_acc)}"
         epochs = f"{final.epochs_completed} epoch(s)" if final.epochs_completed else "done"
-        head = f"rocmtui: {final.reason}: {epochs}{best}, {final.total_s:.1f}s"
+        tta = "" if final.tta_test_acc is None else f" ({_pct(final.tta_test_acc)} with test-time augmentation)"
+        head = f"rocmtui: {final.reason}: {epochs}{best}{tta}, {final.total_s:.1f}s of training"
         return [head, *where]
     if isinstance(final, RunFailed):
         return [f"rocmtui: failed ({final.kind}): {final.message}", *where]

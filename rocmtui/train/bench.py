@@ -1,4 +1,5 @@
-"""``rocmtui bench``: the guide's loop against the engine on the same workload, one shareable line each."""
+"""``rocmtui bench``: the guide's loop against the engine on the same workload, one shareable line each;
+then a recipe (on a GPU, ``fast``) with its time to 94%."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from pathlib import Path
 
 import torch
 
-from rocmtui.config import ModelName, TrainConfig
-from rocmtui.events import RunControl, RunFinished
+from rocmtui.config import RECIPES, ModelName, TrainConfig
+from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.gpu.units import fmt_bytes, fmt_temp
+from rocmtui.run.milestones import accuracy_times, first_reached
 from rocmtui.train import reference
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.engine import describe_device, resolve_device
@@ -21,6 +23,8 @@ from rocmtui.train.telemetry import TemperatureWatch
 
 QUICK_STEPS = 300
 """Steps per epoch with ``--quick`` (one epoch)."""
+TARGET_ACC = 0.94
+"""The recipe run reports when it first reached this test accuracy."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,9 @@ class BenchOptions:
     data_dir: Path | None
     device: str
     fast: bool
+    recipe: str | None = None
+    """A recipe to run after the two, reporting its time to ``TARGET_ACC``: default ``fast`` on a GPU, none on
+    the CPU (``none`` leaves it out)."""
 
 
 @dataclass(frozen=True)
@@ -49,14 +56,20 @@ class BenchResult:
     peak_vram_bytes: int | None
     peak_temp_c: float | None
     test_acc: float
+    time_to_target_s: float | None = None
+    """A recipe run's training time until its test accuracy first reached ``TARGET_ACC`` (None: not reached)."""
 
     def line(self) -> str:
         vram, temp = fmt_bytes(self.peak_vram_bytes), fmt_temp(self.peak_temp_c)
-        return (
+        line = (
             f"{self.run}: {self.model} on {self.dataset} | {self.gpu} | torch {self.torch} | {self.epochs} epoch(s) "
             f"| {self.seconds:.2f} s | {self.images_per_s:,.0f} img/s | peak VRAM {vram} | peak temp {temp} "
             f"| test acc {100 * self.test_acc:.2f}%"
         )
+        if self.run.startswith("recipe"):
+            reached = self.time_to_target_s
+            line += f" | {TARGET_ACC:.0%} " + ("not reached" if reached is None else f"at {reached:.2f} s")
+        return line
 
 
 def run_bench(options: BenchOptions) -> int:
@@ -77,21 +90,27 @@ def run_bench(options: BenchOptions) -> int:
         t0 = time.time()
         ref = reference.run_reference(train_set, test_set, config.epochs, device, options.model, max_steps)
         guide = BenchResult(
-            "guide loop", **common, epochs=config.epochs, seconds=ref.seconds, images_per_s=ref.images / ref.seconds,
+            "guide loop", common["model"], common["dataset"], common["gpu"], common["torch"],
+            epochs=config.epochs, seconds=ref.seconds, images_per_s=ref.images / ref.seconds,
             peak_vram_bytes=ref.peak_memory_bytes, peak_temp_c=watch.peak(t0, time.time()), test_acc=ref.test_acc,
         )  # fmt: skip
         ours = _engine_run(config, options, device, max_steps, common, watch)
+        recipe = options.recipe or ("fast" if device.type == "cuda" else "none")
+        cooked = None if ours is None or recipe == "none" else _recipe_run(recipe, config, max_steps, common, watch)
     finally:
         watch.stop()
-    if ours is None:
+    if ours is None or (recipe != "none" and cooked is None):
         return 1
     speedup = guide.seconds / ours.seconds if ours.seconds > 0 else float("inf")
     if options.json:
-        print(json.dumps({"guide": asdict(guide), "rocmtui": asdict(ours), "speedup": round(speedup, 2)}))
+        out = {"guide": asdict(guide), "rocmtui": asdict(ours), "speedup": round(speedup, 2)}
+        print(json.dumps(out | ({"recipe": asdict(cooked)} if cooked else {})))
     else:
         print(guide.line())
         print(ours.line())
         print(f"speedup: {speedup:.1f}x (rocmtui {'fastest settings' if options.fast else 'default settings'})")
+        if cooked is not None:
+            print(cooked.line())
     return 0
 
 
@@ -104,22 +123,39 @@ def _engine_run(  # noqa: PLR0917 - a private helper of run_bench, called once
     watch: TemperatureWatch,
 ) -> BenchResult | None:
     fast = options.fast and device.type == "cuda"
+    run_config = replace(config, cuda_graph=fast, max_steps_per_epoch=max_steps, checkpoint_every_epoch=False)
+    return _timed_run("rocmtui" + (" --cuda-graph" if fast else ""), run_config, common, watch)
+
+
+def _recipe_run(
+    name: str, config: TrainConfig, max_steps: int | None, common: dict[str, str], watch: TemperatureWatch
+) -> BenchResult | None:
+    """The recipe as ``train --recipe NAME`` runs it (checkpoints too), on the same data and device."""
+    settings = RECIPES[name].settings
+    run_config = replace(config, **settings, max_steps_per_epoch=max_steps)
+    if max_steps is not None:
+        run_config = replace(run_config, epochs=1)
+    return _timed_run(f"recipe {name}", run_config, common | {"model": run_config.model}, watch)
+
+
+def _timed_run(run: str, config: TrainConfig, common: dict[str, str], watch: TemperatureWatch) -> BenchResult | None:
+    epochs: list[EpochCompleted] = []
+
+    def keep(event: TrainEvent) -> None:
+        if isinstance(event, EpochCompleted):
+            epochs.append(event)
+
     with tempfile.TemporaryDirectory(prefix="rocmtui-bench-") as runs_dir:
-        run_config = replace(
-            config,
-            runs_dir=Path(runs_dir),
-            cuda_graph=fast,
-            max_steps_per_epoch=max_steps,
-            checkpoint_every_epoch=False,
-        )
         t0 = time.time()
-        summary = train(run_config, lambda _event: None, RunControl())
+        summary = train(replace(config, runs_dir=Path(runs_dir)), keep, RunControl())
     event = summary.event
     if not isinstance(event, RunFinished):
-        print(f"rocmtui bench: the engine's run failed ({event.kind}): {event.message}")
+        print(f"rocmtui bench: the {run} run failed ({event.kind}): {event.message}")
         return None
     return BenchResult(
-        "rocmtui" + (" --cuda-graph" if fast else ""), **common, epochs=config.epochs, seconds=event.total_s,
-        images_per_s=event.images_per_s, peak_vram_bytes=event.peak_memory_bytes,
-        peak_temp_c=watch.peak(t0, time.time()), test_acc=event.final_test_acc or 0.0,
+        run, common["model"], common["dataset"], common["gpu"], common["torch"],
+        epochs=event.epochs_completed, seconds=event.total_s, images_per_s=event.images_per_s,
+        peak_vram_bytes=event.peak_memory_bytes, peak_temp_c=watch.peak(t0, time.time()),
+        test_acc=event.tta_test_acc or event.final_test_acc or 0.0,
+        time_to_target_s=first_reached(accuracy_times(epochs, event), TARGET_ACC),
     )  # fmt: skip

@@ -24,7 +24,7 @@ from pathlib import Path
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import RunControl, RunFailed, TrainEvent
 from rocmtui.run.layout import STDERR
-from rocmtui.run.outcome import exit_code
+from rocmtui.run.outcome import exit_code, leave
 from rocmtui.train.loop import train
 from rocmtui.train.resume import planned_nproc
 
@@ -71,4 +71,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    leave(main(sys.argv[1:]))

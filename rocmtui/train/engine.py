@@ -16,11 +16,23 @@ from rocmtui.gpu.host import read_cpu_name
 from rocmtui.train import models
 from rocmtui.train.data import Arrays
 from rocmtui.train.distributed import SINGLE, Ranks, shard_size, wrap
-from rocmtui.train.gpudata import DeviceData, Normalizer, batch_indices, permutation, to_device
+from rocmtui.train.gpudata import (
+    Augmentation,
+    DeviceData,
+    Normalizer,
+    alternating_flips,
+    augment,
+    batch_indices,
+    permutation,
+    to_device,
+)
 from rocmtui.train.optim import build_optimizer
 from rocmtui.train.optimizer import FunctionalOptimizer
 from rocmtui.train.stats import Stats
 from rocmtui.train.step import EagerStep, GraphStep
+
+FLIP_SEED_OFFSET = 0x5EED
+"""The alternating flips are drawn from the seed plus this, apart from the data order's generator."""
 
 
 def resolve_device(config: TrainConfig) -> torch.device:
@@ -36,6 +48,8 @@ def resolve_device(config: TrainConfig) -> torch.device:
             raise UsageError(f"--device {config.device}: only {torch.cuda.device_count()} GPU(s) are visible")
     if config.cuda_graph and device.type != "cuda" and "cuda_graph" in config.given:
         raise UsageError("--cuda-graph needs a GPU; drop it to train on the CPU")
+    if config.optimizer == "muon" and config.model != "fastnet":
+        raise UsageError("--optimizer muon is tuned for fastnet's layers; use it with --model fastnet")
     if config.cuda_graph and config.compile:
         raise UsageError("choose one of --cuda-graph and --compile")
     if config.nproc > 1:
@@ -107,6 +121,11 @@ class Engine:
     aug_gen: torch.Generator
     """Draws the augmentation: ``gen`` itself in a single-process run; one per rank in a DDP run, so that the
     ranks share the data order but not their crops and flips."""
+    augmentation: Augmentation
+    """What ``--augment`` does for this model."""
+    flip_base: torch.Tensor | None
+    """With alternating flips: whether each training image is mirrored in even epochs (drawn once from the
+    seed, so a resumed run draws the same)."""
     ranks: Ranks = SINGLE
     train_count: int = 0
     """Images this rank trains on per epoch (its shard)."""
@@ -114,6 +133,11 @@ class Engine:
     @property
     def total_steps(self) -> int:
         return self.steps_per_epoch * self.config.epochs
+
+    def augmented(self, x: torch.Tensor, idx: torch.Tensor, epoch: int) -> torch.Tensor:
+        """The batch of training images ``idx`` as this epoch's augmentation shows them."""
+        flips = None if self.flip_base is None else alternating_flips(self.flip_base, idx, epoch)
+        return augment(x, self.aug_gen, self.augmentation, flips)
 
     def batch_size_at(self, epoch_step: int) -> int:
         """Images in batch ``epoch_step`` (known without a sync)."""
@@ -146,13 +170,19 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
     trained: nn.Module = wrap(model, device) if ranks.several else model
     train_model: Any = torch.compile(trained) if config.compile else trained
     eval_model: Any = train_model if not ranks.several else torch.compile(model) if config.compile else model
-    optimizer = build_optimizer(model, config, device, graph=config.cuda_graph)
-    loss_fn = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
-    eager = EagerStep(train_model, optimizer, loss_fn, prepare, device, config.amp)
     count = shard_size(int(data.train_y.shape[0]), ranks.world)
     steps = math.ceil(count / config.batch_size)
     if config.max_steps_per_epoch is not None:
         steps = min(steps, config.max_steps_per_epoch)
+    optimizer = build_optimizer(model, config, device, graph=config.cuda_graph, steps_per_epoch=steps)
+    loss_fn = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
+    eager = EagerStep(train_model, optimizer, loss_fn, prepare, device, config.amp)
+    augmentation = models.augmentation(config.model)
+    flip_base = None
+    if augmentation.alternating_flip:
+        flip_gen = torch.Generator(device=device)
+        flip_gen.manual_seed(config.seed + FLIP_SEED_OFFSET)
+        flip_base = torch.rand(int(data.train_y.shape[0]), generator=flip_gen, device=device) < 0.5
     gen = torch.Generator(device=device)
     gen.manual_seed(config.seed)
     aug_gen = gen
@@ -173,6 +203,8 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         config.cuda_graph,
         eval_model,
         aug_gen,
+        augmentation,
+        flip_base,
         ranks,
         count,
     )

@@ -20,10 +20,11 @@ class EvalResult:
 
 
 @torch.no_grad()
-def evaluate(engine: Engine, batch_size: int = 1000) -> EvalResult:
-    """Evaluate the test split in eval mode (fastnet with test-time augmentation, see ``_logits``)."""
+def evaluate(engine: Engine, tta: bool = False, batch_size: int = 1000) -> EvalResult:
+    """Evaluate the test split in eval mode; ``tta``: with test-time augmentation where the model has it
+    (``models.has_tta``, see ``_logits``)."""
     model, data = engine.eval_model, engine.data
-    tta = isinstance(engine.model, models.FastNet)
+    tta = tta and models.has_tta(engine.config.model)
     was_training = engine.model.training
     engine.model.eval()
     num_classes = len(data.classes)

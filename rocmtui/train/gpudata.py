@@ -83,20 +83,50 @@ def batch_indices(perm: torch.Tensor, step: int, batch_size: int, full: bool) ->
     return idx
 
 
-def augment(x: torch.Tensor, generator: torch.Generator, pad: int = 4) -> torch.Tensor:
-    """Random translate by up to ``pad`` pixels (zero fill) and horizontal flip, for a whole uint8 batch.
+@dataclass(frozen=True)
+class Augmentation:
+    """A random translation of up to ``pad`` pixels, edges zero-filled or reflected, and a horizontal flip:
+    drawn per image and batch, or (``alternating_flip``) drawn once per image and inverted every other epoch,
+    as airbench does: every image is seen both ways round in any two epochs in a row."""
 
-    Vectorised: one padded copy, one gather with per-image offsets, one masked flip.
+    pad: int
+    reflect: bool = False
+    alternating_flip: bool = False
+
+
+def alternating_flips(base: torch.Tensor, idx: torch.Tensor, epoch: int) -> torch.Tensor:
+    """Which images of the batch ``idx`` are mirrored in ``epoch``: their first-epoch draw, inverted in odd epochs."""
+    flips = base[idx]
+    return ~flips if epoch % 2 else flips
+
+
+def augment(
+    x: torch.Tensor, generator: torch.Generator, aug: Augmentation, flips: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``aug`` applied to a whole uint8 batch; ``flips`` (one bool per image) instead of random flips.
+
+    Vectorised: one gather with per-image offsets (through a padded copy for zero fill, through reflected
+    indexes otherwise) that also reads a mirrored image's columns backwards.
     """
     n, _, h, w = x.shape
-    dev = x.device
-    padded = torch.nn.functional.pad(x, (pad, pad, pad, pad))
-    shifts = torch.randint(0, 2 * pad + 1, (2, n), generator=generator, device=dev)
-    flip = torch.rand(n, generator=generator, device=dev) < 0.5
+    dev, pad = x.device, aug.pad
+    shifts = torch.randint(-pad, pad + 1, (2, n), generator=generator, device=dev)
+    if flips is None:
+        flips = torch.rand(n, generator=generator, device=dev) < 0.5
     j = torch.arange(w, device=dev).view(1, w)
-    j = torch.where(flip.view(n, 1), (w - 1) - j, j)  # a flipped image reads its columns backwards
-    rows = (torch.arange(h, device=dev).view(1, h) + shifts[0].view(n, 1)).view(n, 1, h, 1)
-    cols = (j + shifts[1].view(n, 1)).view(n, 1, 1, w)
+    j = torch.where(flips.view(n, 1), (w - 1) - j, j)
+    rows = torch.arange(h, device=dev).view(1, h) + shifts[0].view(n, 1)
+    cols = j + shifts[1].view(n, 1)
+    if aug.reflect:
+        source, rows, cols = x, _reflected(rows, h), _reflected(cols, w)
+    else:
+        source, rows, cols = torch.nn.functional.pad(x, (pad, pad, pad, pad)), rows + pad, cols + pad
     batch = torch.arange(n, device=dev).view(n, 1, 1, 1)
     chans = torch.arange(x.shape[1], device=dev).view(1, -1, 1, 1)
-    return padded[batch, chans, rows, cols]
+    return source[batch, chans, rows.view(n, 1, h, 1), cols.view(n, 1, 1, w)]
+
+
+def _reflected(index: torch.Tensor, size: int) -> torch.Tensor:
+    """Indexes outside ``0..size-1`` mirrored back inside, without repeating the edge (``F.pad``'s reflect)."""
+    index = index.abs()
+    return torch.where(index > size - 1, 2 * (size - 1) - index, index)

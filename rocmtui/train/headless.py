@@ -21,6 +21,7 @@ from rocmtui.events import (
     TrainEvent,
 )
 from rocmtui.gpu.units import fmt_bytes
+from rocmtui.run.milestones import time_to_accuracy
 from rocmtui.run.outcome import exit_code
 from rocmtui.train.engine import resolve_device
 from rocmtui.train.loop import train
@@ -39,6 +40,8 @@ class LinePrinter:
         self.err = err or out
         """Where failures go: stderr, so that ``--headless > train.log`` still shows them at the terminal."""
         self.epochs = 0
+        self.done: list[EpochCompleted] = []
+        """The run's epochs, for its time to accuracy."""
         self.last_progress = time.monotonic()
         self.closed = False
 
@@ -74,15 +77,17 @@ class LinePrinter:
             )
         if isinstance(event, EpochCompleted):
             self.last_progress = time.monotonic()
+            self.done.append(event)
             return (
                 f"epoch {event.epoch + 1}/{event.epochs}  train loss {event.train_loss:.4f} acc "
                 f"{100 * event.train_acc:.2f}%  test loss {event.test_loss:.4f} acc {100 * event.test_acc:.2f}%  "
-                f"{event.seconds:.2f}s  {event.images_per_s:,.0f} img/s{'  best' if event.is_best else ''}"
+                f"{event.seconds:.2f}s (test {event.eval_s:.2f}s)  {event.images_per_s:,.0f} img/s"
+                f"{'  best' if event.is_best else ''}"
             )
         if isinstance(event, LogMessage):
             return f"{event.level}: {event.message}"
         if isinstance(event, RunFinished):
-            return _finished_lines(event)
+            return _finished_lines(event, self.done)
         if isinstance(event, RunFailed):
             return f"failed ({event.kind}): {event.message}" + (
                 f"\nrun folder: {event.run_dir}" if event.run_dir else ""
@@ -90,16 +95,21 @@ class LinePrinter:
         return None  # the events of tracked scripts (rocmtui.track()): train() never sends them
 
 
-def _finished_lines(event: RunFinished) -> str:
+def _finished_lines(event: RunFinished, epochs: list[EpochCompleted]) -> str:
     def pct(value: float | None) -> str:
         return "n/a" if value is None else f"{100 * value:.2f}%"
 
     peak = "" if event.peak_memory_bytes is None else f", peak memory {fmt_bytes(event.peak_memory_bytes)}"
-    return (
+    tta = "" if event.tta_test_acc is None else f", {pct(event.tta_test_acc)} with test-time augmentation"
+    tests = f" (and {event.eval_s:.2f}s of test passes)" if event.eval_s else ""
+    lines = [
         f"{event.reason}: {event.epochs_completed} epoch(s), test acc {pct(event.final_test_acc)} "
-        f"(best {pct(event.best_test_acc)}), {event.total_s:.2f}s, {event.images_per_s:,.0f} img/s{peak}\n"
-        f"run folder: {event.run_dir}"
-    )
+        f"(best {pct(event.best_test_acc)}){tta}, {event.total_s:.2f}s of training{tests}, "
+        f"{event.images_per_s:,.0f} img/s{peak}"
+    ]
+    if epochs:
+        lines.append(f"time to accuracy: {time_to_accuracy(epochs, event)}")
+    return "\n".join([*lines, f"run folder: {event.run_dir}"])
 
 
 def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: MonitorConfig | None = None) -> int:

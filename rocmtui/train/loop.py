@@ -37,7 +37,7 @@ from rocmtui.run.files import is_disk_full, write_json
 from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
 from rocmtui.run.session import RunSession
-from rocmtui.train import runs
+from rocmtui.train import models, runs
 from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
 from rocmtui.train.distributed import (
     SINGLE,
@@ -51,10 +51,9 @@ from rocmtui.train.distributed import (
     sum_all,
 )
 from rocmtui.train.engine import Engine, build_engine, capture_graph, describe_device, fit_to_device, resolve_device
-from rocmtui.train.evaluate import evaluate
+from rocmtui.train.evaluate import EvalResult, evaluate
 from rocmtui.train.gpu_record import GpuRecorder
-from rocmtui.train.gpudata import augment, batch_indices, permutation
-from rocmtui.train.models import augment_pad
+from rocmtui.train.gpudata import batch_indices, permutation
 from rocmtui.train.optim import lr_at, set_lr
 from rocmtui.train.resume import prepare_resume
 from rocmtui.train.state import Progress, restore, snapshot
@@ -83,14 +82,22 @@ class NonFiniteLoss(Exception):
 
 
 class _Clock:
-    """Training seconds: wall time minus pauses."""
+    """Training seconds: wall time minus pauses and test passes."""
 
     def __init__(self, before_s: float) -> None:
         self.start = time.perf_counter() - before_s
         self.paused_s = 0.0
+        self.eval_s = 0.0
 
     def now(self) -> float:
-        return time.perf_counter() - self.start - self.paused_s
+        return time.perf_counter() - self.start - self.paused_s - self.eval_s
+
+    def evaluated(self, engine: Engine, tta: bool = False) -> EvalResult:
+        """The test pass, its time kept apart from the training time (it ends with a sync: wall time is its own)."""
+        start = time.perf_counter()
+        result = evaluate(engine, tta)
+        self.eval_s += time.perf_counter() - start
+        return result
 
 
 def train(
@@ -267,7 +274,6 @@ class _Run:
     def _loop(self) -> RunSummary:
         assert self.engine is not None
         engine, cfg, p = self.engine, self.config, self.progress
-        pad = augment_pad(cfg.model)
         n, world = int(engine.data.train_y.shape[0]), self.ranks.world
         while p.epoch < cfg.epochs:
             if p.perm is None:
@@ -281,9 +287,8 @@ class _Run:
                 idx = batch_indices(order, p.epoch_step, cfg.batch_size, engine.full_batches)
                 x, y = engine.data.train_x[idx], engine.data.train_y[idx]
                 if cfg.augment:
-                    x = augment(x, engine.aug_gen, pad)
-                if cfg.schedule != "constant":
-                    set_lr(engine.optimizer, lr_at(cfg, p.global_step, engine.total_steps))
+                    x = engine.augmented(x, idx, p.epoch)
+                set_lr(engine.optimizer, cfg, p.global_step, engine.total_steps)
                 engine.step(x, y, engine.stats)
                 size = engine.batch_size_at(p.epoch_step)
                 p.epoch_step, p.global_step, p.seen, p.images = (
@@ -395,6 +400,8 @@ class _Run:
     def _end_epoch(self, epoch_start: float, trained_now: int) -> None:
         assert self.engine is not None
         engine, p = self.engine, self.progress
+        if self.device.type == "cuda":  # the epoch's queued steps belong to its training time
+            torch.cuda.synchronize(self.device)
         train_time = self.clock.now() - epoch_start
         loss_sum, correct, seen = engine.stats.loss_sum, int(engine.stats.correct.item()), p.seen
         if self.ranks.several:  # the epoch's training figures over every rank's shard
@@ -402,7 +409,8 @@ class _Run:
             correct, seen, trained_now = int(correct_all), int(seen_all), trained_now * self.ranks.world
         train_loss = loss_sum / max(seen, 1)
         train_acc = correct / max(seen, 1)
-        result = evaluate(engine)
+        eval_before = self.clock.eval_s
+        result = self.clock.evaluated(engine)
         self.per_class = result.per_class
         is_best = p.best_acc is None or result.acc > p.best_acc
         p.best_acc = result.acc if is_best else p.best_acc
@@ -417,9 +425,11 @@ class _Run:
             test_loss=result.loss,
             test_acc=result.acc,
             lr=self._lr(),
-            seconds=self.clock.now() - epoch_start,
+            seconds=train_time,
             images_per_s=(trained_now / train_time) if train_time > 0 else 0.0,
             is_best=is_best,
+            eval_s=self.clock.eval_s - eval_before,
+            elapsed_s=self.clock.now(),
         )
         self.send(event)
         names = [runs.LAST] if self.config.checkpoint_every_epoch else []
@@ -450,6 +460,9 @@ class _Run:
             self._save(runs.LAST, "Checkpoint saved")
         self.writer.wait()
         total = self.clock.now()
+        tta = None
+        if reason == "completed" and models.has_tta(self.config.model) and p.final_acc is not None:
+            tta = self.clock.evaluated(self.engine, tta=True).acc
         peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
         finished = RunFinished(
             reason="stopped" if reason == "stopped" else "completed",
@@ -462,6 +475,8 @@ class _Run:
             run_dir=str(self.run_dir),
             per_class_acc=self.per_class,
             checkpoint=str(self.run_dir / runs.LAST),
+            tta_test_acc=tta,
+            eval_s=self.clock.eval_s,
         )
         self.send(finished)
         if self.ranks.leader:

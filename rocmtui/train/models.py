@@ -2,13 +2,16 @@
 
 ``fastnet`` follows the ideas of the fastest known CIFAR-10 trainings (KellerJordan/cifar10-airbench):
 a frozen patch-whitening first layer, three conv groups of widths 64/256/256 each with a max-pool,
-BatchNorm and GELU, identity-initialised convs, a scaled linear head, and flip test-time augmentation.
+BatchNorm and GELU, identity-initialised convs, a scaled linear head; its data augmentation (reflected
+translations and alternating flips, ``augmentation``) and its test-time augmentation (``evaluate``).
 """
 
 from __future__ import annotations
 
 import torch
 from torch import nn
+
+from rocmtui.train.gpudata import Augmentation
 
 
 def simplecnn(channels: int, size: int, num_classes: int) -> nn.Module:
@@ -63,10 +66,17 @@ class _Scale(nn.Module):
         return x * self.factor
 
 
-class FastNet(nn.Sequential):
-    """Whitening 2x2 conv -> GELU -> groups 64/256/256 -> global max-pool -> linear / 9."""
+HEAD_SCALE = 1 / 9
+"""fastnet's logits are its linear head's output times this."""
 
-    tta_flip = True
+
+class FastNet(nn.Sequential):
+    """Whitening 2x2 conv -> GELU -> groups 64/256/256 -> global max-pool -> linear / 9.
+
+    The head starts with weights of standard deviation 9/256: airbench94_muon's unit-deviation head
+    behind a 1/256 output scale, the same function and the same training under our 1/9 scale once its
+    learning rate is scaled by (9/256)^2 (``optim.MUON_HEAD_RATE``).
+    """
 
     def __init__(self, channels: int, size: int, num_classes: int) -> None:
         whiten_width = 2 * channels * 4
@@ -83,8 +93,22 @@ class FastNet(nn.Sequential):
             nn.MaxPool2d(final),
             nn.Flatten(),
             nn.Linear(widths[2], num_classes, bias=False),
-            _Scale(1 / 9),
+            _Scale(HEAD_SCALE),
         )
+        with torch.no_grad():
+            self.head.weight.mul_(HEAD_SCALE**-1 / widths[2] / self.head.weight.std())
+
+    @property
+    def whiten(self) -> nn.Conv2d:
+        conv = self[0]
+        assert isinstance(conv, nn.Conv2d)
+        return conv
+
+    @property
+    def head(self) -> nn.Linear:
+        linear = self[-2]
+        assert isinstance(linear, nn.Linear)
+        return linear
 
     @torch.no_grad()
     def init_whitening(self, images: torch.Tensor, eps: float = 5e-4) -> None:
@@ -92,8 +116,7 @@ class FastNet(nn.Sequential):
 
         Its filters are the patch covariance's eigenvectors scaled by 1/sqrt(eigenvalue), and their negatives.
         """
-        conv = self[0]
-        assert isinstance(conv, nn.Conv2d)
+        conv = self.whiten
         c = images.shape[1]
         patches = images.float().unfold(2, 2, 1).unfold(3, 2, 1)  # N, C, H', W', 2, 2
         flat = patches.permute(0, 2, 3, 1, 4, 5).reshape(-1, c * 4)
@@ -118,6 +141,14 @@ def uses_plain_inputs(name: str) -> bool:
     return name == "simplecnn"
 
 
-def augment_pad(name: str) -> int:
-    """Translate range for --augment: 2 px for fastnet (as in airbench), 4 px (the classic crop) otherwise."""
-    return 2 if name == "fastnet" else 4
+def augmentation(name: str) -> Augmentation:
+    """What ``--augment`` does for a model: airbench's for fastnet (translations of up to 2 px with
+    reflected edges, every image flipped in alternate epochs), the classic crop and random flip otherwise."""
+    if name == "fastnet":
+        return Augmentation(pad=2, reflect=True, alternating_flip=True)
+    return Augmentation(pad=4)
+
+
+def has_tta(name: str) -> bool:
+    """Whether the run's final test pass uses test-time augmentation (mirrors and one-pixel shifts)."""
+    return name == "fastnet"

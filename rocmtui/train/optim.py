@@ -8,15 +8,34 @@ import torch
 from torch import nn
 
 from rocmtui.config import TrainConfig
+from rocmtui.train import models
 from rocmtui.train.optimizer import FunctionalOptimizer
 
 BN_BIAS_LR_SCALE = 64.0
 """fastnet's BatchNorm shifts (their scales are frozen) learn this much faster, with as much less decay."""
 
+MUON_MOMENTUM = 0.6
+MUON_SGD_MOMENTUM = 0.85
+MUON_BIAS_RATE = 0.053 / 0.24
+"""airbench94_muon's bias rate over its Muon rate, for a loss summed over the batch: per image of the
+batch, since our loss is the batch mean."""
+MUON_HEAD_RATE = 0.67 / 0.24 / (models.HEAD_SCALE * 256) ** 2
+"""The same for the head, whose output airbench scales by 1/256 where fastnet's is scaled by 1/9."""
+WHITEN_BIAS_EPOCHS = 3
+"""With muon, the whitening layer's bias learns for this many epochs, its rate falling to 0, then stays."""
 
-def param_groups(model: nn.Module, config: TrainConfig) -> list[dict[str, Any]]:
-    """One group for everything, except fastnet's BatchNorm biases, which get a scaled learning rate."""
+
+def param_groups(model: nn.Module, config: TrainConfig, steps_per_epoch: int = 0) -> list[dict[str, Any]]:
+    """One group for everything, except fastnet's BatchNorm biases, which get a scaled learning rate.
+
+    With muon (fastnet only), airbench94_muon's groups: the conv filters through Muon, and through Nesterov
+    SGD the whitening bias (for ``WHITEN_BIAS_EPOCHS`` epochs: its own ``span`` of steps), the BatchNorm
+    biases and the head.
+    """
     trainable = [p for p in model.parameters() if p.requires_grad]
+    if config.optimizer == "muon":
+        assert isinstance(model, models.FastNet)
+        return _muon_groups(model, config, trainable, WHITEN_BIAS_EPOCHS * steps_per_epoch)
     if config.model != "fastnet":
         return [{"params": trainable, "lr_scale": 1.0}]
     norm_ids = {id(m.bias) for m in model.modules() if isinstance(m, nn.BatchNorm2d) and m.bias is not None}
@@ -28,18 +47,39 @@ def param_groups(model: nn.Module, config: TrainConfig) -> list[dict[str, Any]]:
     ]
 
 
-def build_optimizer(model: nn.Module, config: TrainConfig, device: torch.device, graph: bool) -> FunctionalOptimizer:
-    """Adam, AdamW or Nesterov SGD over the trainable parameters.
+def _muon_groups(
+    model: models.FastNet, config: TrainConfig, trainable: list[nn.Parameter], whiten_span: int
+) -> list[dict[str, Any]]:
+    assert model.whiten.bias is not None
+    norm_ids = {id(m.bias) for m in model.modules() if isinstance(m, nn.BatchNorm2d) and m.bias is not None}
+    filters = [p for p in trainable if p.ndim == 4]
+    sgd_groups: list[dict[str, Any]] = [
+        {"params": [model.whiten.bias], "lr_scale": config.batch_size * MUON_BIAS_RATE, "span": whiten_span},
+        {"params": [p for p in trainable if id(p) in norm_ids], "lr_scale": config.batch_size * MUON_BIAS_RATE},
+        {"params": [model.head.weight], "lr_scale": config.batch_size * MUON_HEAD_RATE},
+    ]
+    for group in sgd_groups:  # decoupled: the same share decayed per step at the peak rate in each group
+        group.update(momentum=MUON_SGD_MOMENTUM, weight_decay=config.weight_decay / (config.lr * group["lr_scale"]))
+    muon = {"params": filters, "lr_scale": 1.0, "muon": True, "momentum": MUON_MOMENTUM, "weight_decay": 0.0}
+    grouped = {id(p) for group in (muon, *sgd_groups) for p in group["params"]}
+    assert grouped == {id(p) for p in trainable}, "every trainable parameter in exactly one group"
+    return [muon, *sgd_groups]
+
+
+def build_optimizer(
+    model: nn.Module, config: TrainConfig, device: torch.device, graph: bool, steps_per_epoch: int = 0
+) -> FunctionalOptimizer:
+    """Adam, AdamW, Nesterov SGD or Muon over the trainable parameters.
 
     The fused kernels are used (one launch per step on a GPU, one pass on the CPU). For a CUDA graph the optimizer is
     ``capturable`` and its learning rates are device tensors, so the schedule can change them between replays.
     """
-    groups = param_groups(model, config)
+    groups = param_groups(model, config, steps_per_epoch)
     for group in groups:
         value = config.lr * group["lr_scale"]
         group["lr"] = torch.tensor(value, device=device) if graph else value
     kind = config.optimizer
-    if kind == "sgd" or not graph:
+    if kind in ("sgd", "muon") or not graph:
         return FunctionalOptimizer(kind, groups, lr=config.lr, weight_decay=config.weight_decay, fused=True)
     return FunctionalOptimizer(
         kind, groups, lr=config.lr, weight_decay=config.weight_decay, fused=False, capturable=True, foreach=True
@@ -63,9 +103,13 @@ def lr_at(config: TrainConfig, step: int, total_steps: int) -> float:
     return config.lr * (1.0 - 0.99 * (frac - warm) / (1.0 - warm))
 
 
-def set_lr(optimizer: FunctionalOptimizer, value: float) -> None:
-    """Set every group's learning rate (times its scale); a tensor lr (CUDA graph) is filled in place."""
+def set_lr(optimizer: FunctionalOptimizer, config: TrainConfig, step: int, total_steps: int) -> None:
+    """Every group's learning rate for ``step``: the schedule times the group's scale. A group with its own
+    ``span`` of steps runs the schedule over those and then stops learning (rate 0). A tensor lr (CUDA
+    graph) is filled in place."""
     for group in optimizer.param_groups:
+        span = group.get("span") or total_steps
+        value = lr_at(config, step, span) if step < span else 0.0
         lr, scaled = group["lr"], value * group.get("lr_scale", 1.0)
         if isinstance(lr, torch.Tensor):
             lr.fill_(scaled)

@@ -1,4 +1,5 @@
-"""Adam, AdamW and Nesterov SGD through torch's own functional kernels, without ``torch.optim.Optimizer``.
+"""Adam, AdamW, Nesterov SGD and Muon without ``torch.optim.Optimizer``; the first three through torch's own
+functional kernels.
 
 Why: constructing any ``torch.optim.Optimizer`` imports ``torch._dynamo`` (through the dynamo-disable
 wrappers on its methods): 2.3 s on the 2-core box, about 3 s on the H200, which every run waited for before
@@ -6,6 +7,10 @@ its first step. The update itself is ``torch.optim.adam.adam`` / ``torch.optim.s
 ``torch.optim.Adam``/``AdamW``/``SGD`` call with the same arguments (fused kernels, or foreach and
 capturable inside a CUDA graph), so the steps are the same to the bit (tested), and so is the state dict:
 checkpoints written through ``torch.optim`` load here, and the other way round.
+
+Muon (Keller Jordan's, as airbench94_muon uses it) replaces a filter's Nesterov update by its nearest
+semi-orthogonal matrix, found by a few Newton-Schulz iterations, and keeps each filter bank's norm fixed.
+Groups marked ``muon`` take that step; the others take Nesterov SGD.
 """
 
 from __future__ import annotations
@@ -17,8 +22,11 @@ import torch
 from torch.optim.adam import adam
 from torch.optim.sgd import sgd
 
-Kind = Literal["adam", "adamw", "sgd"]
+Kind = Literal["adam", "adamw", "sgd", "muon"]
 SGD_MOMENTUM = 0.9
+NEWTON_SCHULZ_STEPS = 3
+NEWTON_SCHULZ_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
+"""The quintic iteration's coefficients, chosen for the steepest slope at zero (Muon's)."""
 
 
 class FunctionalOptimizer:
@@ -47,7 +55,7 @@ class FunctionalOptimizer:
             "differentiable": False,
             "fused": fused,
         }
-        if kind == "sgd":
+        if kind in ("sgd", "muon"):
             defaults.update(momentum=SGD_MOMENTUM, dampening=0, nesterov=True)
         else:
             defaults.update(
@@ -74,8 +82,14 @@ class FunctionalOptimizer:
     def step(self) -> None:
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
-            if params:
-                (self._sgd if self.kind == "sgd" else self._adam)(group, params)
+            if not params:
+                continue
+            if group.get("muon"):
+                self._muon(group, params)
+            elif self.kind in ("sgd", "muon"):
+                self._sgd(group, params)
+            else:
+                self._adam(group, params)
 
     def _adam(self, group: dict[str, Any], params: list[torch.Tensor]) -> None:
         on_device = group["capturable"] or group["fused"]
@@ -135,6 +149,21 @@ class FunctionalOptimizer:
             if buffer is not None:
                 self.state[param]["momentum_buffer"] = buffer
 
+    def _muon(self, group: dict[str, Any], params: list[torch.Tensor]) -> None:
+        momentum, lr = group["momentum"], group["lr"]
+        for param in params:
+            grad = param.grad
+            assert grad is not None
+            state = self.state[param]
+            if "momentum_buffer" not in state:
+                state["momentum_buffer"] = torch.zeros_like(grad)
+            buffer = state["momentum_buffer"]
+            buffer.mul_(momentum).add_(grad)
+            update = grad.add(buffer, alpha=momentum) if group["nesterov"] else buffer
+            rows = param.shape[0]
+            param.mul_(rows**0.5 / param.norm())
+            param.sub_(orthogonalized(update.reshape(rows, -1)).view_as(param).to(param.dtype) * lr)
+
     def state_dict(self) -> dict[str, Any]:
         """``torch.optim``'s format: state by parameter index, groups with their parameters' indexes."""
         index: dict[int, int] = {}
@@ -172,3 +201,18 @@ def _placed(param: torch.Tensor, group: dict[str, Any], key: str, value: Any) ->
         on_device = group.get("capturable") or group.get("fused")
         return value.to(dtype=torch.float32, device=param.device) if on_device else value
     return value.to(dtype=param.dtype, device=param.device) if param.is_floating_point() else value.to(param.device)
+
+
+def orthogonalized(matrix: torch.Tensor, steps: int = NEWTON_SCHULZ_STEPS, eps: float = 1e-7) -> torch.Tensor:
+    """About U V^T of ``matrix`` = U S V^T: its singular values pushed towards 1 (within about 0.5 to 1.5) by
+    a quintic Newton-Schulz iteration, in bf16 on a GPU (as Muon does) and in fp32 on the CPU."""
+    a, b, c = NEWTON_SCHULZ_COEFFICIENTS
+    x: torch.Tensor = matrix.to(torch.bfloat16 if matrix.is_cuda else torch.float32)
+    x = x / (x.norm() + eps)  # the largest singular value at most 1
+    tall = x.shape[0] > x.shape[1]
+    if tall:
+        x = x.T
+    for _ in range(steps):
+        gram = x @ x.T
+        x = a * x + (b * gram + c * gram @ gram) @ x
+    return x.T if tall else x

@@ -35,6 +35,15 @@ def test_quick_bench_prints_two_shareable_lines_and_the_speedup(capsys: pytest.C
     assert speedup.startswith("speedup: ") and speedup.endswith("(rocmtui default settings)")
 
 
+@pytest.mark.slow
+def test_a_recipe_run_follows_with_its_time_to_94_percent(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_bench(options(recipe="fast")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4
+    assert lines[3].startswith("recipe fast: fastnet on cifar10 (sample) | ")
+    assert lines[3].endswith("| 94% not reached")  # one capped epoch on the sample
+
+
 def test_bench_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_bench(options(json=True, fast=True)) == 0
     out = capsys.readouterr().out

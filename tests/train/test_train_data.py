@@ -19,7 +19,7 @@ import torch
 from rocmtui.errors import DataError
 from rocmtui.events import RunControl, RunFinished, RunStarted, TrainEvent
 from rocmtui.train import data, tvdata
-from rocmtui.train.gpudata import augment, batch_indices, permutation
+from rocmtui.train.gpudata import Augmentation, alternating_flips, augment, batch_indices, permutation
 from rocmtui.train.loop import train
 
 
@@ -235,16 +235,48 @@ def test_batches_come_from_a_seeded_permutation_and_wrap_when_full() -> None:
 
 def test_augment_flips_and_translates_each_image_on_its_own() -> None:
     x = torch.arange(2 * 3 * 6 * 6, dtype=torch.uint8).view(2, 3, 6, 6)
-    flips_only = augment(x, torch.Generator().manual_seed(0), pad=0)
+    flips_only = augment(x, torch.Generator().manual_seed(0), Augmentation(pad=0))
     for got, original in zip(flips_only, x, strict=True):
         assert torch.equal(got, original) or torch.equal(got, original.flip(-1))
     batch = torch.randint(1, 255, (256, 3, 8, 8), dtype=torch.uint8, generator=torch.Generator().manual_seed(1))
-    out = augment(batch, torch.Generator().manual_seed(2), pad=2)
+    out = augment(batch, torch.Generator().manual_seed(2), Augmentation(pad=2))
     assert out.shape == batch.shape and out.dtype == torch.uint8
     zero_cols = (out == 0).all(dim=(1, 2))  # translated images gain zero borders
     assert 0.3 < (zero_cols.any(dim=1)).float().mean() < 1.0
     unchanged = (out == batch).flatten(1).all(1) | (out == batch.flip(-1)).flatten(1).all(1)
     assert 0 < unchanged.sum() < 256 // 4  # a shift of (0, 0) is rare: 1 in 25
+
+
+def test_reflected_translations_are_torchs_reflect_padding_cropped() -> None:
+    """Each output is a 6x6 window of the image reflect-padded by 2 (mirrored or not): airbench's crop."""
+    x = torch.randint(0, 255, (64, 3, 6, 6), dtype=torch.uint8, generator=torch.Generator().manual_seed(4))
+    out = augment(x, torch.Generator().manual_seed(5), Augmentation(pad=2, reflect=True))
+    padded = torch.nn.functional.pad(x.float(), (2, 2, 2, 2), mode="reflect").to(torch.uint8)
+    windows = padded.unfold(2, 6, 1).unfold(3, 6, 1)  # N, C, 5, 5, 6, 6
+    shifts_seen = set()
+    for i in range(64):
+        matches = [
+            (dy, dx)
+            for dy in range(5)
+            for dx in range(5)
+            for view in (windows[i, :, dy, dx], windows[i, :, dy, dx].flip(-1))
+            if torch.equal(out[i], view)
+        ]
+        assert matches, f"image {i} is no window of its reflect-padded self"
+        shifts_seen.update(matches)
+    assert len(shifts_seen) > 10  # the shifts vary from image to image
+
+
+def test_alternating_flips_mirror_every_image_in_one_of_two_epochs() -> None:
+    x = torch.randint(0, 255, (32, 3, 5, 5), dtype=torch.uint8, generator=torch.Generator().manual_seed(6))
+    base = torch.rand(32, generator=torch.Generator().manual_seed(7)) < 0.5
+    idx = torch.arange(32)
+    no_shift = Augmentation(pad=0, alternating_flip=True)
+    even = augment(x, torch.Generator(), no_shift, alternating_flips(base, idx, epoch=2))
+    odd = augment(x, torch.Generator(), no_shift, alternating_flips(base, idx, epoch=3))
+    for i in range(32):
+        first, second = (x[i].flip(-1), x[i]) if base[i] else (x[i], x[i].flip(-1))
+        assert torch.equal(even[i], first) and torch.equal(odd[i], second)
 
 
 def test_mnist_trains_through_the_same_loop(small, tmp_path: Path) -> None:

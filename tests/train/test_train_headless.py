@@ -111,8 +111,20 @@ def test_log_failure_and_finish_lines() -> None:
     assert printer.format(failed) == "failed (oom): out of GPU memory; try a smaller --batch-size\nrun folder: runs/x"
     done = RunFinished("completed", 5, 0.61, 0.6, 5.5, 43000.0, 860_000_000, "runs/x")
     assert printer.format(done) == (
-        "completed: 5 epoch(s), test acc 60.00% (best 61.00%), 5.50s, 43,000 img/s, peak memory 820.2 MiB\n"
-        "run folder: runs/x"
+        "completed: 5 epoch(s), test acc 60.00% (best 61.00%), 5.50s of training, 43,000 img/s, "
+        "peak memory 820.2 MiB\nrun folder: runs/x"
+    )
+
+
+def test_the_finish_line_gives_the_test_time_augmented_accuracy_and_the_time_to_accuracy() -> None:
+    printer = LinePrinter(io.StringIO())
+    printer.format(EpochCompleted(0, 2, 1.0, 0.5, 1.1, 0.931, 1e-3, 0.9, 1e5, True, eval_s=0.05, elapsed_s=0.9))
+    printer.format(EpochCompleted(1, 2, 1.0, 0.5, 1.1, 0.937, 1e-3, 0.9, 1e5, True, eval_s=0.05, elapsed_s=1.8))
+    done = RunFinished("completed", 2, 0.937, 0.937, 1.8, 1e5, None, "runs/x", tta_test_acc=0.9421, eval_s=0.3)
+    assert printer.format(done) == (
+        "completed: 2 epoch(s), test acc 93.70% (best 93.70%), 94.21% with test-time augmentation, "
+        "1.80s of training (and 0.30s of test passes), 100,000 img/s\n"
+        "time to accuracy: 93% at 0.90s, 94% at 1.80s\nrun folder: runs/x"
     )
 
 

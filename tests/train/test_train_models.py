@@ -57,8 +57,54 @@ def test_fastnet_trains_with_scaled_norm_bias_rates() -> None:
     optimizer = build_optimizer(model, config, torch.device("cpu"), graph=False)
     plain, norms = optimizer.param_groups
     assert norms["lr"] == pytest.approx(6.4) and norms["weight_decay"] == pytest.approx(1e-3 / 64)
-    set_lr(optimizer, 0.2)
+    set_lr(optimizer, dataclasses.replace(config, lr=0.2), 0, 100)
     assert (plain["lr"], norms["lr"]) == (pytest.approx(0.2), pytest.approx(12.8))
+
+
+def test_muon_groups_follow_airbench94_muon() -> None:
+    """Filters through Muon at --lr; the whitening bias, BatchNorm biases and head through Nesterov SGD at
+    airbench's rates per image of the batch, each decayed by --weight-decay per step at the peak rate."""
+    model = FastNet(3, 32, 10)
+    config = TrainConfig(model="fastnet", optimizer="muon", lr=0.24, weight_decay=0.004, batch_size=2000)
+    optimizer = build_optimizer(model, config, torch.device("cpu"), graph=False, steps_per_epoch=25)
+    muon, whiten, norms, head = optimizer.param_groups
+    assert muon["muon"] and muon["momentum"] == 0.6 and muon["lr"] == pytest.approx(0.24)
+    assert all(p.ndim == 4 and p.requires_grad for p in muon["params"]) and len(muon["params"]) == 6
+    assert whiten["params"] == [model.whiten.bias] and whiten["span"] == 3 * 25
+    assert head["params"] == [model.head.weight] and len(norms["params"]) == 6
+    assert whiten["lr"] == pytest.approx(0.053 * 2000) and norms["lr"] == pytest.approx(0.053 * 2000)
+    assert head["lr"] == pytest.approx(0.67 * 2000 * (9 / 256) ** 2)
+    for group in (whiten, norms, head):
+        assert group["momentum"] == 0.85 and group["nesterov"]
+        assert group["lr"] * group["weight_decay"] == pytest.approx(0.004)
+
+
+def test_the_whitening_bias_learns_for_its_span_then_stays() -> None:
+    model = FastNet(3, 32, 10)
+    config = TrainConfig(model="fastnet", optimizer="muon", lr=0.24, schedule="linear", batch_size=100)
+    optimizer = build_optimizer(model, config, torch.device("cpu"), graph=False, steps_per_epoch=10)
+    muon, whiten = optimizer.param_groups[:2]
+    rates = []
+    for step in (0, 15, 29, 30, 60):
+        set_lr(optimizer, config, step, 80)
+        rates.append((muon["lr"] / 0.24, whiten["lr"] / whiten["lr_scale"] / 0.24))
+    assert rates == [
+        (pytest.approx(1.0), pytest.approx(1.0)),
+        (pytest.approx(1 - 15 / 80), pytest.approx(0.5)),
+        (pytest.approx(1 - 29 / 80), pytest.approx(1 / 30)),
+        (pytest.approx(1 - 30 / 80), 0.0),
+        (pytest.approx(1 - 60 / 80), 0.0),
+    ]
+
+
+def test_fastnets_head_starts_as_airbenchs_behind_its_scale() -> None:
+    """Airbench's head: unit deviation, output / 256; ours: deviation 9/256, output / 9 (the same logits)."""
+    assert FastNet(3, 32, 10).head.weight.std().item() == pytest.approx(9 / 256, rel=1e-5)
+
+
+def test_muon_is_for_fastnet() -> None:
+    with pytest.raises(UsageError, match="--optimizer muon is tuned for fastnet"):
+        resolve_device(TrainConfig(device="cpu", optimizer="muon", model="resnet18"))
 
 
 def test_schedules() -> None:

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from rocmtui.train.optimizer import FunctionalOptimizer
+from rocmtui.train.optimizer import FunctionalOptimizer, orthogonalized
 
 KINDS = ("adam", "adamw", "sgd")
 
@@ -93,7 +93,7 @@ def test_building_and_stepping_it_never_imports_dynamo() -> None:
     code = """
 import sys, torch
 from torch import nn
-from rocmtui.train.optimizer import FunctionalOptimizer
+from rocmtui.train.optimizer import FunctionalOptimizer, orthogonalized
 m = nn.Linear(4, 2)
 opt = FunctionalOptimizer("adam", [{"params": list(m.parameters())}], lr=1e-3, weight_decay=0.0, fused=True)
 m(torch.randn(3, 4)).sum().backward()
@@ -102,3 +102,36 @@ print("torch._dynamo" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_newton_schulz_pushes_every_singular_value_near_one_and_keeps_the_directions() -> None:
+    gen = torch.Generator().manual_seed(0)
+    for shape in ((64, 216), (256, 64)):  # wide and tall
+        matrix = torch.randn(*shape, generator=gen) * torch.logspace(-0.5, 0.5, shape[1]).view(1, -1)
+        out = orthogonalized(matrix)
+        assert out.shape == matrix.shape
+        singular = torch.linalg.svdvals(out)
+        assert singular.min() > 0.3 and singular.max() < 1.3  # Muon's: roughly 0.5 to 1.5, never to 0
+        u, _, vh = torch.linalg.svd(matrix, full_matrices=False)
+        polar = u @ vh  # the exact orthogonal factor
+        cosine = (out * polar).sum() / (out.norm() * polar.norm())
+        assert cosine > 0.9
+
+
+def test_a_muon_step_renormalises_the_filter_then_subtracts_the_orthogonalised_nesterov_update() -> None:
+    torch.manual_seed(1)
+    weight = nn.Parameter(torch.randn(8, 3, 3, 3))
+    optimizer = FunctionalOptimizer(
+        "muon", [{"params": [weight], "muon": True, "momentum": 0.6}], lr=0.1, weight_decay=0.0, fused=False
+    )
+    grads = [torch.randn(8, 3, 3, 3) for _ in range(2)]
+    expected, buffer = weight.detach().clone(), torch.zeros(8, 3, 3, 3)
+    for grad in grads:
+        buffer = 0.6 * buffer + grad
+        nesterov = grad + 0.6 * buffer
+        expected = expected * (8**0.5 / expected.norm())
+        expected = expected - 0.1 * orthogonalized(nesterov.reshape(8, -1)).view(8, 3, 3, 3)
+        weight.grad = grad.clone()
+        optimizer.step()
+    assert torch.allclose(weight.detach(), expected, atol=1e-6)
+    assert torch.allclose(optimizer.state[weight]["momentum_buffer"], buffer, atol=1e-6)

@@ -10,7 +10,7 @@ import msgspec
 from textual.color import Color
 from ui_helpers import recorded_events, synthetic_gpu_sets
 
-from rocmtui.events import EpochCompleted, RunFailed, RunStarted, StepsCompleted
+from rocmtui.events import EpochCompleted, RunFailed, RunFinished, RunStarted, StepsCompleted
 from rocmtui.gpu.sample import BackendStatus, HostSample, SampleSet
 from rocmtui.ui.format import bar, fmt_duration, fmt_span, fmt_used_total, meter
 from rocmtui.ui.messages import SampleRelay
@@ -251,7 +251,7 @@ def test_smoothed_line_lags_a_falling_loss_by_the_weights_span_and_no_more() -> 
 
 
 def test_time_to_accuracy_names_when_each_top_percent_was_first_reached() -> None:
-    from rocmtui.ui.screens.finished import time_to_accuracy
+    from rocmtui.run.milestones import time_to_accuracy
 
     epochs = [
         EpochCompleted(0, 4, 1.0, 0.5, 1.0, 0.905, 1e-3, 0.5, 1000.0, True),
@@ -261,3 +261,14 @@ def test_time_to_accuracy_names_when_each_top_percent_was_first_reached() -> Non
     ]
     assert time_to_accuracy(epochs) == "93% at 0.90s, 94% at 1.70s"  # 92% came with 93%: said once
     assert time_to_accuracy([]) == "N/A"
+
+
+def test_time_to_accuracy_counts_the_final_test_time_augmented_pass_at_the_runs_end() -> None:
+    from rocmtui.run.milestones import time_to_accuracy
+
+    epochs = [
+        EpochCompleted(0, 2, 1.0, 0.5, 1.0, 0.925, 1e-3, 0.9, 1000.0, True, eval_s=0.1, elapsed_s=0.95),
+        EpochCompleted(1, 2, 1.0, 0.5, 1.0, 0.935, 1e-3, 0.9, 1000.0, True, eval_s=0.1, elapsed_s=1.9),
+    ]  # elapsed_s, the run's own clock, includes what happened between epochs (saves), test passes excluded
+    done = RunFinished("completed", 2, 0.935, 0.935, 1.92, 1.0, None, "r", tta_test_acc=0.9412)
+    assert time_to_accuracy(epochs, done) == "92% at 0.95s, 93% at 1.90s, 94% at 1.92s"

@@ -6,7 +6,7 @@ import statistics
 
 from textual.widgets import Static
 
-from rocmtui.events import EpochCompleted
+from rocmtui.run.milestones import time_to_accuracy
 from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span, fmt_temp
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
@@ -36,27 +36,6 @@ def tracked_summary(state: RunState, peaks: Peaks) -> list[str]:
     ]
 
 
-def time_to_accuracy(epochs: list[EpochCompleted], milestones: int = 3) -> str:
-    """``41% at 1.2s, 42% at 1.5s``: when the test accuracy first reached each of the top whole percents.
-
-    The time is the run's own clock at the end of that epoch (training and test passes, pauses excluded).
-    """
-    reached: list[tuple[int, float]] = []
-    clock = 0.0
-    for epoch in epochs:
-        clock += epoch.seconds
-        reached.append((int(100 * epoch.test_acc + 1e-9), clock))
-    if not reached:
-        return NA
-    top = max(pct for pct, _ in reached)
-    firsts: dict[float, int] = {}  # time -> the highest percent first reached then (one entry per moment)
-    for pct in range(max(0, top - milestones + 1), top + 1):
-        first = next((at for got, at in reached if got >= pct), None)
-        if first is not None:
-            firsts[first] = pct
-    return ", ".join(f"{pct}% at {fmt_span(at)}" for at, pct in firsts.items())
-
-
 def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
     """The finished (or failed) run in a few labelled lines."""
     if state.started is None and (state.tracked is not None or state.scalars.any):
@@ -79,15 +58,17 @@ def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
     rates = [e.images_per_s for e in state.epochs if e.images_per_s > 0]
     return [
         head,
-        f"best test accuracy  {fmt_acc(best_acc)}" + (f" (epoch {best.epoch + 1})" if best else ""),
-        f"time to accuracy    {time_to_accuracy(state.epochs)}",
+        f"best test accuracy  {fmt_acc(best_acc)}"
+        + (f" (epoch {best.epoch + 1})" if best else "")
+        + (f"; {fmt_acc(done.tta_test_acc)} with TTA" if done and done.tta_test_acc is not None else ""),
+        f"time to accuracy    {time_to_accuracy(state.epochs, done)}",
         f"epochs              {state.epochs_done}/{state.total_epochs}"
         if state.total_epochs
         else "epochs              -",
         f"total time          {fmt_span(done.total_s if done else state.elapsed_s)}",
         f"training speed      {fmt_rate(statistics.median(rates) if rates else None)} (median epoch)",
         f"run folder          {run_dir}",  # before the peaks: at 80x24 the card shows 7 lines
-        f"whole run           {fmt_rate(done.images_per_s if done else None)} (with test passes and saves)",
+        f"whole run           {fmt_rate(done.images_per_s if done else None)} (with saves; test passes apart)",
         f"peak VRAM           {vram}",
         f"peak temperature    {temp}",
     ]
