@@ -434,11 +434,9 @@ class _Run:
         self.send(event)
         names = [runs.LAST] if self.config.checkpoint_every_epoch else []
         names += [runs.BEST] if is_best else []
-        if (
-            names and self.ranks.leader
-        ):  # one serialisation for both files; the writes and fsyncs overlap the next epoch
-            payload = runs.serialize(snapshot(engine, p, self.clock.now()))
-            self.writer.submit(payload, [self.run_dir / name for name in names])
+        if names and self.ranks.leader:  # copied on the device now; serialised and written while the next epoch trains
+            state = runs.detached(snapshot(engine, p, self.clock.now()))
+            self.writer.submit(state, [self.run_dir / name for name in names])
         self.last_emit_s = self.clock.now()
 
     def _save(self, name: str, message: str | None) -> None:
@@ -447,7 +445,7 @@ class _Run:
         if not self.ranks.leader:  # rank 0 writes the checkpoints (the ranks' models are the same)
             return
         path = self.run_dir / name
-        self.writer.submit(runs.serialize(snapshot(self.engine, self.progress, self.clock.now())), [path])
+        self.writer.submit(snapshot(self.engine, self.progress, self.clock.now()), [path])
         self.writer.wait()
         if message:
             self.send(LogMessage(f"{message}: {path}"))

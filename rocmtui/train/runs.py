@@ -32,8 +32,25 @@ def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     atomic_write(path, serialize(state))
 
 
+def detached(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` with every tensor copied where it lies (a device-side copy is queued, not waited for), so that
+    training can go on while another thread serialises it: later steps cannot change what is saved."""
+
+    def copy(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return value.detach().clone()
+        if isinstance(value, dict):
+            return {key: copy(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(copy(item) for item in value)
+        return value
+
+    return copy(state)
+
+
 class CheckpointWriter:
-    """Writes checkpoint bytes on a background thread, one save at a time, so fsync never stalls training.
+    """Serialises and writes checkpoints on a background thread, one save at a time, so neither the copy to
+    the host nor fsync stalls training.
 
     A write error is raised by the next ``submit`` or ``wait``, which the loop turns into a RunFailed.
     """
@@ -42,11 +59,13 @@ class CheckpointWriter:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
 
-    def submit(self, payload: bytes, paths: list[Path]) -> None:
+    def submit(self, state: dict[str, Any], paths: list[Path]) -> None:
+        """Save ``state`` (a ``detached`` one: it is read later, on the writer's thread) to each of ``paths``."""
         self.wait()
 
         def work() -> None:
             try:
+                payload = serialize(state)
                 for path in paths:
                     atomic_write(path, payload)
             except BaseException as err:  # handed to the training thread by wait()

@@ -63,7 +63,7 @@ class GraphStep:
     static outputs and accumulated outside it. Needs a capturable optimizer with a tensor learning rate.
     """
 
-    def __init__(self, eager: EagerStep, batch_x: torch.Tensor, batch_y: torch.Tensor, warmup: int = 3) -> None:
+    def __init__(self, eager: EagerStep, batch_x: torch.Tensor, batch_y: torch.Tensor, warmup: int = 1) -> None:
         self.eager = eager
         self.x = batch_x.clone()
         self.y = batch_y.clone()
@@ -74,7 +74,7 @@ class GraphStep:
         }
         side = torch.cuda.Stream()  # type: ignore[no-untyped-call]
         side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm-up creates optimizer state and cudnn plans outside the capture
+        with torch.cuda.stream(side):  # one step creates the optimizer state and cudnn plans outside the capture
             for _ in range(warmup):
                 self._forward_backward()
                 optimizer.step()
