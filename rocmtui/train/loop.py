@@ -400,9 +400,7 @@ class _Run:
     def _end_epoch(self, epoch_start: float, trained_now: int) -> None:
         assert self.engine is not None
         engine, p = self.engine, self.progress
-        if self.device.type == "cuda":  # the epoch's queued steps belong to its training time
-            torch.cuda.synchronize(self.device)
-        train_time = self.clock.now() - epoch_start
+        train_time = self._synced_now() - epoch_start
         loss_sum, correct, seen = engine.stats.loss_sum, int(engine.stats.correct.item()), p.seen
         if self.ranks.several:  # the epoch's training figures over every rank's shard
             loss_sum, correct_all, seen_all = sum_all([loss_sum, correct, seen], self.device)
@@ -434,10 +432,16 @@ class _Run:
         self.send(event)
         names = [runs.LAST] if self.config.checkpoint_every_epoch else []
         names += [runs.BEST] if is_best else []
-        if names and self.ranks.leader:  # copied on the device now; serialised and written while the next epoch trains
-            state = runs.detached(snapshot(engine, p, self.clock.now()))
-            self.writer.submit(state, [self.run_dir / name for name in names])
+        if names and self.ranks.leader:  # taken now; copied, serialised and written while the next epoch trains
+            copy = runs.HostCopy(snapshot(engine, p, self.clock.now()))
+            self.writer.submit(copy, [self.run_dir / name for name in names])
         self.last_emit_s = self.clock.now()
+
+    def _synced_now(self) -> float:
+        """The run's clock once the queued steps have run: they belong to the training time."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return self.clock.now()
 
     def _save(self, name: str, message: str | None) -> None:
         """Save now and wait for the file (explicit saves and stops are reported once on disk)."""
@@ -445,7 +449,7 @@ class _Run:
         if not self.ranks.leader:  # rank 0 writes the checkpoints (the ranks' models are the same)
             return
         path = self.run_dir / name
-        self.writer.submit(snapshot(self.engine, self.progress, self.clock.now()), [path])
+        self.writer.submit(runs.HostCopy(snapshot(self.engine, self.progress, self.clock.now())), [path])
         self.writer.wait()
         if message:
             self.send(LogMessage(f"{message}: {path}"))
@@ -454,10 +458,10 @@ class _Run:
         assert self.engine is not None
         p = self.progress
         self._flush()
+        total = self._synced_now()  # the training ends with its last step; saving it is part of the exit
         if reason == "stopped" or not self.config.checkpoint_every_epoch:
             self._save(runs.LAST, "Checkpoint saved")
         self.writer.wait()
-        total = self.clock.now()
         tta = None
         if reason == "completed" and models.has_tta(self.config.model) and p.final_acc is not None:
             tta = self.clock.evaluated(self.engine, tta=True).acc

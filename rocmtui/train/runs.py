@@ -32,20 +32,54 @@ def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     atomic_write(path, serialize(state))
 
 
-def detached(state: dict[str, Any]) -> dict[str, Any]:
-    """``state`` with every tensor copied where it lies (a device-side copy is queued, not waited for), so that
-    training can go on while another thread serialises it: later steps cannot change what is saved."""
+class HostCopy:
+    """A checkpoint on its way to host memory, taken at a step boundary without waiting for the GPU.
 
-    def copy(value: Any) -> Any:
+    GPU tensors are cloned on the device at once (later steps cannot change what is saved), then copied to
+    pinned host memory on a side stream, so the copy overlaps the next steps instead of stalling them (a
+    pageable copy on the training stream added about 5 ms to each of fastnet's 0.21 s epochs on an H200).
+    ``state`` waits for those copies: the writer's thread calls it.
+    """
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self._frozen: list[torch.Tensor] = []
+        self._streams: dict[torch.device, torch.cuda.Stream] = {}
+        self._state: dict[str, Any] = self._copied(state)
+        self._events: list[torch.cuda.Event] = []
+        for stream in self._streams.values():
+            event = torch.cuda.Event()  # type: ignore[no-untyped-call]
+            event.record(stream)
+            self._events.append(event)
+
+    def _copied(self, value: Any) -> Any:
         if isinstance(value, torch.Tensor):
-            return value.detach().clone()
+            return self._tensor(value.detach())
         if isinstance(value, dict):
-            return {key: copy(item) for key, item in value.items()}
+            return {key: self._copied(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
-            return type(value)(copy(item) for item in value)
+            return type(value)(self._copied(item) for item in value)
         return value
 
-    return copy(state)
+    def _tensor(self, tensor: torch.Tensor) -> torch.Tensor:
+        if not tensor.is_cuda:
+            return tensor.clone()
+        frozen = tensor.clone()
+        stream = self._streams.get(tensor.device)
+        if stream is None:
+            stream = self._streams[tensor.device] = torch.cuda.Stream(tensor.device)  # type: ignore[no-untyped-call]
+            stream.wait_stream(torch.cuda.current_stream(tensor.device))
+        frozen.record_stream(stream)
+        self._frozen.append(frozen)
+        host = torch.empty_like(frozen, device="cpu", pin_memory=True)
+        with torch.cuda.stream(stream):
+            host.copy_(frozen, non_blocking=True)
+        return host
+
+    def state(self) -> dict[str, Any]:
+        for event in self._events:
+            event.synchronize()
+        self._frozen.clear()
+        return self._state
 
 
 class CheckpointWriter:
@@ -59,13 +93,13 @@ class CheckpointWriter:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
 
-    def submit(self, state: dict[str, Any], paths: list[Path]) -> None:
-        """Save ``state`` (a ``detached`` one: it is read later, on the writer's thread) to each of ``paths``."""
+    def submit(self, copy: HostCopy, paths: list[Path]) -> None:
+        """Save ``copy`` to each of ``paths``."""
         self.wait()
 
         def work() -> None:
             try:
-                payload = serialize(state)
+                payload = serialize(copy.state())
                 for path in paths:
                     atomic_write(path, payload)
             except BaseException as err:  # handed to the training thread by wait()
