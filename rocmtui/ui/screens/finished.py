@@ -68,7 +68,7 @@ def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
         f"total time          {fmt_span(done.total_s if done else state.elapsed_s)}",
         f"training speed      {fmt_rate(statistics.median(rates) if rates else None)} (median epoch)",
         f"run folder          {run_dir}",  # before the peaks: at 80x24 the card shows 7 lines
-        f"whole run           {fmt_rate(done.images_per_s if done else None)} (with saves; test passes apart)",
+        f"whole run           {fmt_rate(done.images_per_s if done else None)} (test passes timed apart)",
         f"peak VRAM           {vram}",
         f"peak temperature    {temp}",
     ]
