@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tui_overhead import run_tui
+from tui_overhead import parse_run_args, run_tui
 
 FLOOR = (
     "import sys, torch; d = sys.argv[1]; x = torch.randn(8, 3, 32, 32, device=d); "
@@ -71,14 +71,9 @@ def one_run(mode: str, train_args: list[str], cols: int, rows: int) -> dict[str,
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--mode", default="tui", help="tui, headless, or both as 'tui,headless'")
-    parser.add_argument("--size", default="120x40", help="terminal size for the TUI, COLSxROWS")
     parser.add_argument("--device", default="cuda", help="where the floor's convolution runs")
-    parser.add_argument("train_args", nargs=argparse.REMAINDER, help="arguments for 'rocmtui train' after --")
-    args = parser.parse_args()
-    train_args = [a for a in args.train_args if a != "--"] or ["cifar"]
-    cols, rows = (int(x) for x in args.size.split("x"))
+    args, train_args, (cols, rows) = parse_run_args(parser)
     print(f"`rocmtui train {' '.join(train_args)}`")
     print("| mode | floor s | Enter to exit s | setup s | training s | test passes s | other s | exit s | "
           "over floor + training s | accuracy |")  # fmt: skip

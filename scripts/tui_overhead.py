@@ -84,15 +84,21 @@ def run_tui(train_args: list[str], runs_dir: Path, cols: int, rows: int) -> tupl
     return wall, drawn, children_cpu_s() - cpu
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_run_args(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, list[str], tuple[int, int]]:
+    """``--repeats``, ``--size`` and the train arguments after ``--``, beside the caller's own options."""
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--size", default="120x40", help="terminal size for the TUI runs, COLSxROWS")
-    parser.add_argument("--control", action="store_true", help="headless against headless: the noise floor")
     parser.add_argument("train_args", nargs=argparse.REMAINDER, help="arguments for 'rocmtui train' after --")
     args = parser.parse_args()
     train_args = [a for a in args.train_args if a != "--"] or ["cifar"]
     cols, rows = (int(x) for x in args.size.split("x"))
+    return args, train_args, (cols, rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--control", action="store_true", help="headless against headless: the noise floor")
+    args, train_args, (cols, rows) = parse_run_args(parser)
 
     other = "headless2" if args.control else "tui"
     ratios: list[float] = []
