@@ -1,0 +1,112 @@
+"""Where a run's seconds go, from the process's start to its first step and from its last step to the end.
+
+Runs ``train()`` in this process as ``rocmtui train --headless`` would (checkpoints and GPU samples
+included) and prints each phase's start, from the process's start (read from psutil), with its length:
+interpreter and imports, settings and the data, the engine (data to the device, model, optimizer), the
+CUDA graph, the first step, the epochs, the final save and test pass. ``--no-cudnn-benchmark`` turns cudnn's
+benchmark mode off after the engine sets it, to see what its algorithm search costs before the first step.
+
+    python scripts/startup_profile.py -- cifar --recipe fast --data-dir ~/d
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+T0 = time.perf_counter()
+
+import argparse  # noqa: E402
+import dataclasses  # noqa: E402
+import os  # noqa: E402
+import tempfile  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import psutil  # noqa: E402
+
+STARTED = time.perf_counter() - (time.time() - psutil.Process(os.getpid()).create_time())
+marks: list[tuple[str, float, float]] = []
+
+
+def timed(owner: Any, name: str, label: str, after: Callable[[], None] | None = None) -> None:
+    original = getattr(owner, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if after is not None:
+                after()
+            marks.append((label, start - STARTED, time.perf_counter() - start))
+
+    setattr(owner, name, wrapper)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-cudnn-benchmark", action="store_true")
+    parser.add_argument("train_args", nargs=argparse.REMAINDER, help="arguments for 'rocmtui train' after --")
+    args = parser.parse_args()
+    before_imports = time.perf_counter()
+    import torch
+
+    imported_torch = time.perf_counter()
+    from rocmtui.cli.parser import build_parser
+    from rocmtui.cli.train_options import config_from_args
+    from rocmtui.events import RunControl, StepsCompleted, TrainEvent
+    from rocmtui.train import loop, step
+
+    marks.append(("interpreter and this script's start", 0.0, before_imports - STARTED))
+    marks.append(("import torch", before_imports - STARTED, imported_torch - before_imports))
+    marks.append(("import rocmtui's CLI and engine", imported_torch - STARTED, time.perf_counter() - imported_torch))
+
+    def benchmark_off() -> None:
+        if args.no_cudnn_benchmark:
+            torch.backends.cudnn.benchmark = False
+
+    timed(loop, "load_arrays", "load the data set (the .npy cache)")
+    timed(loop, "build_engine", "build the engine (data to the device, model, whitening, optimizer)", benchmark_off)
+    timed(loop, "capture_graph", "capture the CUDA graph (one eager step first)")
+    timed(loop, "evaluate", "test passes (each)")
+    timed(loop.runs.CheckpointWriter, "wait", "wait for a checkpoint write")
+    timed(step.GraphStep, "__call__", "a graph step (host side)")
+    timed(step.EagerStep, "__call__", "an eager step (host side)")
+    first_emit: list[float] = []
+
+    def emit(event: TrainEvent) -> None:
+        if isinstance(event, StepsCompleted) and not first_emit:
+            first_emit.append(time.perf_counter() - STARTED)
+
+    train_args = [a for a in args.train_args if a != "--"] or ["cifar"]
+    parsed = build_parser().parse_args(["train", *train_args])
+    with tempfile.TemporaryDirectory() as runs:
+        config = dataclasses.replace(config_from_args(parsed), runs_dir=Path(runs))
+        began = time.perf_counter()
+        summary = loop.train(config, emit, RunControl())
+        ended = time.perf_counter()
+    done = summary.event
+    print(f"`rocmtui train {' '.join(train_args)}`{' (cudnn benchmark off)' if args.no_cudnn_benchmark else ''}")
+    first = first_emit[0] if first_emit else float("nan")
+    print(
+        f"train() from {began - STARTED:.3f} s to {ended - STARTED:.3f} s; first steps reported at {first:.3f} s; "
+        f"the run's clock {getattr(done, 'total_s', 0):.3f} s, test passes {getattr(done, 'eval_s', 0):.3f} s"
+    )
+    print("| phase | starts at s | lasts s |")
+    print("|---|---|---|")
+    folded: dict[str, list[float]] = {}
+    for label, start, length in marks:
+        if label.startswith(("a graph step", "an eager step", "test passes")):
+            folded.setdefault(label, []).append(length)
+            continue
+        print(f"| {label} | {start:.3f} | {length:.3f} |")
+    for label, lengths in folded.items():
+        print(f"| {label}: {len(lengths)}, first {lengths[0]:.3f} s, then median "
+              f"{sorted(lengths[1:])[len(lengths[1:]) // 2] if len(lengths) > 1 else 0:.4f} s | | |")  # fmt: skip
+    return 0 if summary.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
