@@ -67,7 +67,7 @@ class HostCopy:
         stream = self._streams.get(tensor.device)
         if stream is None:
             stream = self._streams[tensor.device] = torch.cuda.Stream(tensor.device)  # type: ignore[no-untyped-call]
-            stream.wait_stream(torch.cuda.current_stream(tensor.device))
+        stream.wait_stream(torch.cuda.current_stream(tensor.device))  # this clone first, then its copy
         frozen.record_stream(stream)
         self._frozen.append(frozen)
         host = torch.empty_like(frozen, device="cpu", pin_memory=True)
