@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -64,6 +65,34 @@ def test_resume_matches_an_uninterrupted_run(small, stop_step: int) -> None:
     lines = (part / "metrics.jsonl").read_text().splitlines()
     assert sum(json.loads(line).get("event") == "RunStarted" for line in lines) == 2
     assert any(f"step {stop_step}" in json.loads(line).get("message", "") for line in lines)
+
+
+@pytest.mark.slow
+def test_a_fast_recipe_run_resumes_exactly(small, tmp_path: Path) -> None:
+    """Muon's momentum, the whitening bias's own span (3 epochs of 4 steps: it ends after the resume) and the
+    alternating flips (an odd epoch resumed mid-way) all come back from the checkpoint. On 64 random images
+    and 20 test images: fastnet's test passes on the CPU would take most of the time otherwise."""
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    np.savez(
+        folder / "cifar10.npz",
+        train_images=rng.integers(0, 256, (64, 32, 32, 3), dtype=np.uint8),
+        train_labels=rng.integers(0, 10, 64, dtype=np.uint8),
+        test_images=rng.integers(0, 256, (20, 32, 32, 3), dtype=np.uint8),
+        test_labels=rng.integers(0, 10, 20, dtype=np.uint8),
+    )
+    config = small(
+        model="fastnet", optimizer="muon", lr=0.24, weight_decay=0.004, schedule="linear", label_smoothing=0.2,
+        augment=True, epochs=4, max_steps_per_epoch=4, batch_size=16, data_dir=folder,
+    )  # fmt: skip
+    whole = run(config)
+    part = run(dataclasses.replace(config, runs_dir=config.runs_dir / "b"), stop_at(6))
+    resumed = run(dataclasses.replace(config, resume=part))
+    assert resumed == part
+    assert_same_epochs(epochs_of(part), epochs_of(whole))
+    finished = [json.loads(line) for line in (part / "metrics.jsonl").read_text().splitlines()][-1]
+    assert finished["event"] == "RunFinished" and finished["tta_test_acc"] is not None
 
 
 def test_resume_with_more_epochs_continues_the_run(small) -> None:
