@@ -37,7 +37,8 @@ def test_a_finished_run_prints_epochs_and_the_summary(tmp_path: Path) -> None:
     assert lines[1].startswith("warning: Offline: training on the bundled 1,900-image CIFAR-10 sample")
     assert lines[2].startswith("epoch 1/1  train loss ") and " test loss " in lines[2] and "img/s" in lines[2]
     assert lines[3].startswith("completed: 1 epoch(s), test acc ")
-    folder = Path(lines[4].removeprefix("run folder: "))
+    assert lines[4].startswith("time to accuracy: ") and "% at " in lines[4]
+    folder = Path(lines[5].removeprefix("run folder: "))
     assert (folder / runs.LAST).is_file() and (folder / "summary.json").is_file()
     assert err == ""
 
