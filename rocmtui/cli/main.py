@@ -57,7 +57,7 @@ def _run_train(args: argparse.Namespace) -> int:
         return run_headless(config, detach=args.detach, telemetry=monitor_config(args))
     from rocmtui.run.samples import LateSampleTail
     from rocmtui.train.launch import LaunchedTrainer
-    from rocmtui.ui.app import check_theme  # Textual only when the UI runs: --headless never draws
+    from rocmtui.ui.themes import check_theme  # without Textual: the trainer starts before the UI imports it
 
     check_theme(args.theme)  # one line, before the trainer starts and the terminal is taken
     telemetry = monitor_config(args)
@@ -116,7 +116,8 @@ def _run_monitor(args: argparse.Namespace) -> int:
     from rocmtui.gpu.recorder import Recorder
     from rocmtui.gpu.replay import load_replay
     from rocmtui.ui import settings as saved
-    from rocmtui.ui.app import check_theme, run_monitor_app
+    from rocmtui.ui.app import run_monitor_app
+    from rocmtui.ui.themes import check_theme
 
     settings_path = saved.default_path()
     settings, problem = saved.load(settings_path)

@@ -17,7 +17,6 @@ from textual.binding import Binding, BindingType
 from textual.theme import BUILTIN_THEMES
 
 from rocmtui.config import MonitorConfig
-from rocmtui.errors import UsageError
 from rocmtui.gpu.replay import ReplaySource
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.source import TelemetrySource
@@ -26,6 +25,7 @@ from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.screens.monitor import MonitorScreen, next_interval
 from rocmtui.ui.settings import MonitorSettings
 from rocmtui.ui.settings import save as save_settings
+from rocmtui.ui.themes import check_theme
 
 
 @runtime_checkable
@@ -139,12 +139,6 @@ class MonitorApp(App[int]):
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen("rocmtui monitor: keys", MONITOR_KEYS))
-
-
-def check_theme(theme: str) -> None:
-    """A one-line UsageError for an unknown theme, before any terminal setup."""
-    if theme not in BUILTIN_THEMES:
-        raise UsageError(f"unknown theme {theme!r}; choose from {', '.join(sorted(BUILTIN_THEMES))}")
 
 
 def create_monitor_app(

@@ -1,0 +1,19 @@
+"""The theme names the CLI checks without Textual are Textual's own."""
+
+from __future__ import annotations
+
+import pytest
+from textual.theme import BUILTIN_THEMES
+
+from rocmtui.errors import UsageError
+from rocmtui.ui.themes import THEME_NAMES, check_theme
+
+
+def test_the_names_are_textuals_built_in_themes() -> None:
+    assert set(BUILTIN_THEMES) == THEME_NAMES
+
+
+def test_an_unknown_theme_is_one_line_naming_the_choices() -> None:
+    with pytest.raises(UsageError, match="unknown theme 'neon'; choose from ansi-dark, "):
+        check_theme("neon")
+    check_theme("nord")
