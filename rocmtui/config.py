@@ -122,13 +122,13 @@ class TrainConfig:
         default=0.0,
         metadata=option(
             "non_negative_float",
-            "weight decay, 0 or more (muon: the share of the biases and head taken off per step at the peak "
-            "rate; default: {default})",
+            "weight decay, 0 or more (muon: the peak rate times the biases' and head's L2 decay, as airbench94_muon "
+            "gives it; default: {default})",
             "keep",
         ),
     )
-    """Decoupled (adamw) or L2 (adam, sgd) weight decay; with muon, the fraction of the SGD-trained
-    parameters decayed per step at the peak rate (the filters are renormalised instead)."""
+    """Decoupled (adamw) or L2 (adam, sgd) weight decay; with muon, the peak rate times the L2 decay of the
+    SGD-trained parameters, the same in each of their groups (the filters are renormalised instead)."""
     label_smoothing: float = field(
         default=0.0,
         metadata=option("fraction", "cross-entropy label smoothing, 0 to below 1 (default: {default})", "keep"),

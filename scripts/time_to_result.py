@@ -54,6 +54,9 @@ def one_run(mode: str, train_args: list[str], cols: int, rows: int) -> dict[str,
             wall = time.perf_counter() - start
         ended = launched + wall
         (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
+        deadline = time.monotonic() + 10.0  # the TUI may end before its trainer has written the summary
+        while not (run_dir / "summary.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         summary = json.loads((run_dir / "summary.json").read_text())
         setup_done = (run_dir / "config.json").stat().st_mtime
         summary_at = (run_dir / "summary.json").stat().st_mtime

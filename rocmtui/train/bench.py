@@ -58,15 +58,17 @@ class BenchResult:
     test_acc: float
     time_to_target_s: float | None = None
     """A recipe run's training time until its test accuracy first reached ``TARGET_ACC`` (None: not reached)."""
+    tta: bool = False
+    """Whether ``test_acc`` is the final pass with test-time augmentation."""
 
     def line(self) -> str:
         vram, temp = fmt_bytes(self.peak_vram_bytes), fmt_temp(self.peak_temp_c)
         line = (
             f"{self.run}: {self.model} on {self.dataset} | {self.gpu} | torch {self.torch} | {self.epochs} epoch(s) "
             f"| {self.seconds:.2f} s | {self.images_per_s:,.0f} img/s | peak VRAM {vram} | peak temp {temp} "
-            f"| test acc {100 * self.test_acc:.2f}%"
+            f"| test acc {100 * self.test_acc:.2f}%{' (TTA)' if self.tta else ''}"
         )
-        if self.run.startswith("recipe"):
+        if self.run.startswith("recipe"):  # its accuracy is the final test-time-augmented pass's, where it has one
             reached = self.time_to_target_s
             line += f" | {TARGET_ACC:.0%} " + ("not reached" if reached is None else f"at {reached:.2f} s")
         return line
@@ -156,6 +158,6 @@ def _timed_run(run: str, config: TrainConfig, common: dict[str, str], watch: Tem
         run, common["model"], common["dataset"], common["gpu"], common["torch"],
         epochs=event.epochs_completed, seconds=event.total_s, images_per_s=event.images_per_s,
         peak_vram_bytes=event.peak_memory_bytes, peak_temp_c=watch.peak(t0, time.time()),
-        test_acc=event.tta_test_acc or event.final_test_acc or 0.0,
+        test_acc=event.tta_test_acc or event.final_test_acc or 0.0, tta=event.tta_test_acc is not None,
         time_to_target_s=first_reached(accuracy_times(epochs, event), TARGET_ACC),
     )  # fmt: skip

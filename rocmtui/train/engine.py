@@ -49,7 +49,8 @@ def resolve_device(config: TrainConfig) -> torch.device:
     if config.cuda_graph and device.type != "cuda" and "cuda_graph" in config.given:
         raise UsageError("--cuda-graph needs a GPU; drop it to train on the CPU")
     if config.optimizer == "muon" and config.model != "fastnet":
-        raise UsageError("--optimizer muon is tuned for fastnet's layers; use it with --model fastnet")
+        given = "--optimizer muon" if "optimizer" in config.given else "the fast recipe's --optimizer muon"
+        raise UsageError(f"{given} is tuned for fastnet's layers; with --model {config.model} give --optimizer sgd")
     if config.cuda_graph and config.compile:
         raise UsageError("choose one of --cuda-graph and --compile")
     if config.nproc > 1:
@@ -131,6 +132,11 @@ class Engine:
     """Images this rank trains on per epoch (its shard)."""
 
     @property
+    def scheduled(self) -> bool:
+        """Whether the learning rates change during the run (a schedule, or a group with its own span)."""
+        return self.config.schedule != "constant" or any(g.get("span") for g in self.optimizer.param_groups)
+
+    @property
     def total_steps(self) -> int:
         return self.steps_per_epoch * self.config.epochs
 
@@ -174,7 +180,9 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
     steps = math.ceil(count / config.batch_size)
     if config.max_steps_per_epoch is not None:
         steps = min(steps, config.max_steps_per_epoch)
-    optimizer = build_optimizer(model, config, device, graph=config.cuda_graph, steps_per_epoch=steps)
+    optimizer = build_optimizer(
+        model, config, device, config.cuda_graph, steps, images_per_step=config.batch_size * ranks.world
+    )
     loss_fn = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
     eager = EagerStep(train_model, optimizer, loss_fn, prepare, device, config.amp)
     augmentation = models.augmentation(config.model)

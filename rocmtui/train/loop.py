@@ -288,7 +288,8 @@ class _Run:
                 x, y = engine.data.train_x[idx], engine.data.train_y[idx]
                 if cfg.augment:
                     x = engine.augmented(x, idx, p.epoch)
-                set_lr(engine.optimizer, cfg, p.global_step, engine.total_steps)
+                if engine.scheduled:
+                    set_lr(engine.optimizer, cfg, p.global_step, engine.total_steps)
                 engine.step(x, y, engine.stats)
                 size = engine.batch_size_at(p.epoch_step)
                 p.epoch_step, p.global_step, p.seen, p.images = (
@@ -463,7 +464,9 @@ class _Run:
             self._save(runs.LAST, "Checkpoint saved")
         self.writer.wait()
         tta = None
-        if reason == "completed" and models.has_tta(self.config.model) and p.final_acc is not None:
+        wanted = reason == "completed" and models.has_tta(self.config.model) and p.final_acc is not None
+        if wanted and not self.control.stop.is_set():
+            self.send(LogMessage("Final test pass with test-time augmentation (mirrors and shifts)"))
             tta = self.clock.evaluated(self.engine, tta=True).acc
         peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
         finished = RunFinished(

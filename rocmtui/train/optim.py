@@ -25,7 +25,9 @@ WHITEN_BIAS_EPOCHS = 3
 """With muon, the whitening layer's bias learns for this many epochs, its rate falling to 0, then stays."""
 
 
-def param_groups(model: nn.Module, config: TrainConfig, steps_per_epoch: int = 0) -> list[dict[str, Any]]:
+def param_groups(
+    model: nn.Module, config: TrainConfig, steps_per_epoch: int = 0, images_per_step: int = 0
+) -> list[dict[str, Any]]:
     """One group for everything, except fastnet's BatchNorm biases, which get a scaled learning rate.
 
     With muon (fastnet only), airbench94_muon's groups: the conv filters through Muon, and through Nesterov
@@ -35,7 +37,8 @@ def param_groups(model: nn.Module, config: TrainConfig, steps_per_epoch: int = 0
     trainable = [p for p in model.parameters() if p.requires_grad]
     if config.optimizer == "muon":
         assert isinstance(model, models.FastNet)
-        return _muon_groups(model, config, trainable, WHITEN_BIAS_EPOCHS * steps_per_epoch)
+        images = images_per_step or config.batch_size
+        return _muon_groups(model, config, trainable, WHITEN_BIAS_EPOCHS * steps_per_epoch, images)
     if config.model != "fastnet":
         return [{"params": trainable, "lr_scale": 1.0}]
     norm_ids = {id(m.bias) for m in model.modules() if isinstance(m, nn.BatchNorm2d) and m.bias is not None}
@@ -48,15 +51,16 @@ def param_groups(model: nn.Module, config: TrainConfig, steps_per_epoch: int = 0
 
 
 def _muon_groups(
-    model: models.FastNet, config: TrainConfig, trainable: list[nn.Parameter], whiten_span: int
+    model: models.FastNet, config: TrainConfig, trainable: list[nn.Parameter], whiten_span: int, images: int
 ) -> list[dict[str, Any]]:
+    """``images``: per step, over every rank (DDP averages the ranks' gradients, as a batch mean would)."""
     assert model.whiten.bias is not None
     norm_ids = {id(m.bias) for m in model.modules() if isinstance(m, nn.BatchNorm2d) and m.bias is not None}
     filters = [p for p in trainable if p.ndim == 4]
     sgd_groups: list[dict[str, Any]] = [
-        {"params": [model.whiten.bias], "lr_scale": config.batch_size * MUON_BIAS_RATE, "span": whiten_span},
-        {"params": [p for p in trainable if id(p) in norm_ids], "lr_scale": config.batch_size * MUON_BIAS_RATE},
-        {"params": [model.head.weight], "lr_scale": config.batch_size * MUON_HEAD_RATE},
+        {"params": [model.whiten.bias], "lr_scale": images * MUON_BIAS_RATE, "span": whiten_span},
+        {"params": [p for p in trainable if id(p) in norm_ids], "lr_scale": images * MUON_BIAS_RATE},
+        {"params": [model.head.weight], "lr_scale": images * MUON_HEAD_RATE},
     ]
     for group in sgd_groups:  # decoupled: the same share decayed per step at the peak rate in each group
         group.update(momentum=MUON_SGD_MOMENTUM, weight_decay=config.weight_decay / (config.lr * group["lr_scale"]))
@@ -66,15 +70,20 @@ def _muon_groups(
     return [muon, *sgd_groups]
 
 
-def build_optimizer(
-    model: nn.Module, config: TrainConfig, device: torch.device, graph: bool, steps_per_epoch: int = 0
+def build_optimizer(  # noqa: PLR0917 - the run's settings, each its own argument
+    model: nn.Module,
+    config: TrainConfig,
+    device: torch.device,
+    graph: bool,
+    steps_per_epoch: int = 0,
+    images_per_step: int = 0,
 ) -> FunctionalOptimizer:
     """Adam, AdamW, Nesterov SGD or Muon over the trainable parameters.
 
     The fused kernels are used (one launch per step on a GPU, one pass on the CPU). For a CUDA graph the optimizer is
     ``capturable`` and its learning rates are device tensors, so the schedule can change them between replays.
     """
-    groups = param_groups(model, config, steps_per_epoch)
+    groups = param_groups(model, config, steps_per_epoch, images_per_step)
     for group in groups:
         value = config.lr * group["lr_scale"]
         group["lr"] = torch.tensor(value, device=device) if graph else value

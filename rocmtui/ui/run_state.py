@@ -146,6 +146,8 @@ class RunState:
             self.epochs = [e for e in self.epochs if e.epoch < event.epoch]  # an epoch trained again after a resume
             self.epochs.append(event)
             self._add_epoch_scalars(event)
+            if event.elapsed_s > 0:  # the run's clock after the epoch's bookkeeping (its test pass left out)
+                self._anchor_s, self._clocked_at = event.elapsed_s, self.clock()
         elif isinstance(event, LogMessage):
             self.logs.append(event)
         elif isinstance(event, RunFinished):
@@ -226,10 +228,9 @@ class RunState:
 
     @property
     def elapsed_s(self) -> float | None:
-        """Training time, pauses excluded: the run's own figure, running on between its reports.
-
-        The clock keeps going through test passes and between throttled reports (it used to stop for
-        the whole test pass); it holds while paused and ends at the run's total.
+        """Training time, pauses and test passes excluded: the run's own figure, running on between its
+        reports. It holds while paused and through an epoch's test pass (the run times those apart), and
+        ends at the run's total.
         """
         if self.finished is not None:
             return self.finished.total_s
@@ -237,7 +238,7 @@ class RunState:
             return self.scalars.last.elapsed_s
         if self.last_steps is None:
             return None
-        if self._clocked_at is None or self.phase not in ("training", "stopping"):
+        if self._clocked_at is None or self.phase not in ("training", "stopping") or self.testing:
             return self._anchor_s
         return self._anchor_s + max(0.0, self.clock() - self._clocked_at)
 
@@ -260,7 +261,7 @@ class RunState:
             return None
         done_now = steps.epoch_step / max(1, steps.steps_per_epoch) if steps.epoch >= self.epochs_done else 0.0
         left = max(0.0, self.total_epochs - self.epochs_done - done_now)
-        recent = [e.seconds for e in self.epochs[-3:] if e.seconds > 0]
+        recent = [e.seconds + e.eval_s for e in self.epochs[-3:] if e.seconds > 0]
         if recent:
             return left * statistics.median(recent)
         if steps.images_per_s <= 0:

@@ -20,6 +20,11 @@ THEME_NAMES = frozenset(
 
 
 def check_theme(theme: str) -> None:
-    """A one-line UsageError for an unknown theme, before any terminal setup."""
-    if theme not in THEME_NAMES:
-        raise UsageError(f"unknown theme {theme!r}; choose from {', '.join(sorted(THEME_NAMES))}")
+    """A one-line UsageError for an unknown theme, before any terminal setup. A name this list lacks is
+    looked up in Textual itself (a newer Textual may have more themes)."""
+    if theme in THEME_NAMES:
+        return
+    from textual.theme import BUILTIN_THEMES
+
+    if theme not in BUILTIN_THEMES:
+        raise UsageError(f"unknown theme {theme!r}; choose from {', '.join(sorted(BUILTIN_THEMES))}")

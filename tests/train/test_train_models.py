@@ -103,8 +103,20 @@ def test_fastnets_head_starts_as_airbenchs_behind_its_scale() -> None:
 
 
 def test_muon_is_for_fastnet() -> None:
-    with pytest.raises(UsageError, match="--optimizer muon is tuned for fastnet"):
-        resolve_device(TrainConfig(device="cpu", optimizer="muon", model="resnet18"))
+    with pytest.raises(UsageError, match=r"^the fast recipe's --optimizer muon is tuned for fastnet's layers; "):
+        resolve_device(TrainConfig(device="cpu", optimizer="muon", model="resnet18"))  # --recipe fast --model ...
+    with pytest.raises(UsageError, match=r"^--optimizer muon is tuned .* with --model resnet18 give --optimizer sgd"):
+        resolve_device(TrainConfig(device="cpu", optimizer="muon", model="resnet18", given=("optimizer",)))
+
+
+def test_muon_rates_follow_the_images_of_a_step_over_every_rank() -> None:
+    """DDP averages the ranks' gradients: two ranks of 1,000 images step as one batch of 2,000."""
+    config = TrainConfig(model="fastnet", optimizer="muon", lr=0.24, weight_decay=0.004, batch_size=1000)
+    one = build_optimizer(FastNet(3, 32, 10), config, torch.device("cpu"), False, 25)
+    two = build_optimizer(FastNet(3, 32, 10), config, torch.device("cpu"), False, 25, images_per_step=2000)
+    for a, b in zip(one.param_groups[1:], two.param_groups[1:], strict=True):
+        assert b["lr"] == pytest.approx(2 * a["lr"]) and b["lr"] * b["weight_decay"] == pytest.approx(0.004)
+    assert one.param_groups[0]["lr"] == two.param_groups[0]["lr"]  # Muon's own rate does not scale
 
 
 def test_schedules() -> None:

@@ -17,3 +17,12 @@ def test_an_unknown_theme_is_one_line_naming_the_choices() -> None:
     with pytest.raises(UsageError, match="unknown theme 'neon'; choose from ansi-dark, "):
         check_theme("neon")
     check_theme("nord")
+
+
+def test_a_theme_newer_than_the_list_is_looked_up_in_textual(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmtui.ui import themes
+
+    monkeypatch.setattr(themes, "THEME_NAMES", frozenset({"nord"}))
+    check_theme("dracula")  # Textual has it: accepted
+    with pytest.raises(UsageError, match="unknown theme 'neon'"):
+        check_theme("neon")

@@ -175,11 +175,12 @@ def _steps(epoch: int, epoch_step: int, elapsed: float, spe: int = 10) -> StepsC
     return StepsCompleted(epoch, epoch * spe + epoch_step, epoch_step, spe, (1.0,), 640.0, 1e-3, elapsed)
 
 
-def _epoch_done(epoch: int, seconds: float) -> EpochCompleted:
-    return EpochCompleted(epoch, 5, 1.0, 0.5, 1.0, 0.5, 1e-3, seconds, 640.0, False)
+def _epoch_done(epoch: int, seconds: float, eval_s: float = 0.0, elapsed_s: float = 0.0) -> EpochCompleted:
+    return EpochCompleted(epoch, 5, 1.0, 0.5, 1.0, 0.5, 1e-3, seconds, 640.0, False, eval_s, elapsed_s)
 
 
-def test_the_elapsed_clock_runs_through_a_test_pass_and_holds_while_paused() -> None:
+def test_the_elapsed_clock_holds_through_a_test_pass_and_while_paused() -> None:
+    """The run's clock leaves test passes out (they are timed apart): the screen's clock does the same."""
     clock = FakeClock()
     state = RunState(clock=clock)
     started = recorded_events()[0]
@@ -189,16 +190,17 @@ def test_the_elapsed_clock_runs_through_a_test_pass_and_holds_while_paused() -> 
     assert state.testing
     assert "testing" in progress_lines(state, 80)[0]
     clock.now += 6.0  # a 6 s test pass sends no event...
-    assert state.elapsed_s == 10.0  # ...and the clock runs on
-    state.apply(_epoch_done(0, seconds=10.0))
-    assert not state.testing
+    assert state.elapsed_s == 4.0  # ...and the clock holds
+    state.apply(_epoch_done(0, seconds=4.0, eval_s=6.0, elapsed_s=4.1))  # 0.1 s of saving after the steps
+    assert not state.testing and state.elapsed_s == 4.1
     clock.now += 1.0
+    assert state.elapsed_s == 5.1
     state.pause()
     clock.now += 60.0
-    assert state.elapsed_s == 11.0  # held while paused
+    assert state.elapsed_s == 5.1  # held while paused
     state.resume()
     clock.now += 2.0
-    assert state.elapsed_s == 13.0
+    assert state.elapsed_s == 7.1
 
 
 def test_the_eta_counts_test_passes_and_does_not_jump() -> None:
@@ -212,7 +214,7 @@ def test_the_eta_counts_test_passes_and_does_not_jump() -> None:
         for step in (5, 10):
             state.apply(_steps(epoch, step, elapsed=10.0 * epoch + 0.4 * step))
             etas.append(state.eta_s)
-        state.apply(_epoch_done(epoch, seconds=10.0))  # 4 s of training, 6 s of testing
+        state.apply(_epoch_done(epoch, seconds=4.0, eval_s=6.0))  # 4 s of training, 6 s of testing
         etas.append(state.eta_s)
     assert etas[2] == 40.0  # 4 epochs left at 10 s each, test passes included
     assert etas[3:] == [35.0, 30.0, 30.0, 25.0, 20.0, 20.0]  # steady, never a jump back up
