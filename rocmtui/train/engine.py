@@ -130,6 +130,8 @@ class Engine:
     ranks: Ranks = SINGLE
     train_count: int = 0
     """Images this rank trains on per epoch (its shard)."""
+    data_print: dict[str, str | int] | None = None
+    """The data's fingerprint for checkpoints (``state.data_fingerprint``), once taken."""
 
     @property
     def scheduled(self) -> bool:

@@ -74,9 +74,12 @@ def snapshot(engine: Engine, progress: Progress, elapsed_s: float) -> dict[str, 
 
 
 def data_fingerprint(engine: Engine) -> dict[str, str | int]:
-    """The fingerprint of the data on the engine's device (a copy of the labels to the CPU: a sync)."""
-    data = engine.data
-    return fingerprint(engine.config.dataset, data.train_y.cpu().numpy(), data.test_y.cpu().numpy())
+    """The fingerprint of the data on the engine's device, taken once per run (the labels never change; the
+    copy to the CPU syncs with the device, which every checkpoint used to pay)."""
+    if engine.data_print is None:
+        data = engine.data
+        engine.data_print = fingerprint(engine.config.dataset, data.train_y.cpu().numpy(), data.test_y.cpu().numpy())
+    return engine.data_print
 
 
 def saved_config(state: dict[str, Any], path: Path) -> TrainConfig:
