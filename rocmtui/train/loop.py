@@ -92,12 +92,14 @@ class _Clock:
     def now(self) -> float:
         return time.perf_counter() - self.start - self.paused_s - self.eval_s
 
-    def evaluated(self, engine: Engine, tta: bool = False) -> EvalResult:
-        """The test pass, its time kept apart from the training time (it ends with a sync: wall time is its own)."""
+    def evaluated(self, engine: Engine, tta: bool = False) -> tuple[EvalResult, float]:
+        """The test pass and its seconds, kept apart from the training time (it ends with a sync: the wall
+        time is its own)."""
         start = time.perf_counter()
         result = evaluate(engine, tta)
-        self.eval_s += time.perf_counter() - start
-        return result
+        seconds = time.perf_counter() - start
+        self.eval_s += seconds
+        return result, seconds
 
 
 def train(
@@ -275,6 +277,7 @@ class _Run:
         assert self.engine is not None
         engine, cfg, p = self.engine, self.config, self.progress
         n, world = int(engine.data.train_y.shape[0]), self.ranks.world
+        scheduled = engine.scheduled
         while p.epoch < cfg.epochs:
             if p.perm is None:
                 p.perm = permutation(n, engine.gen)
@@ -288,7 +291,7 @@ class _Run:
                 x, y = engine.data.train_x[idx], engine.data.train_y[idx]
                 if cfg.augment:
                     x = engine.augmented(x, idx, p.epoch)
-                if engine.scheduled:
+                if scheduled:
                     set_lr(engine.optimizer, cfg, p.global_step, engine.total_steps)
                 engine.step(x, y, engine.stats)
                 size = engine.batch_size_at(p.epoch_step)
@@ -408,8 +411,7 @@ class _Run:
             correct, seen, trained_now = int(correct_all), int(seen_all), trained_now * self.ranks.world
         train_loss = loss_sum / max(seen, 1)
         train_acc = correct / max(seen, 1)
-        eval_before = self.clock.eval_s
-        result = self.clock.evaluated(engine)
+        result, eval_s = self.clock.evaluated(engine)
         self.per_class = result.per_class
         is_best = p.best_acc is None or result.acc > p.best_acc
         p.best_acc = result.acc if is_best else p.best_acc
@@ -427,7 +429,7 @@ class _Run:
             seconds=train_time,
             images_per_s=(trained_now / train_time) if train_time > 0 else 0.0,
             is_best=is_best,
-            eval_s=self.clock.eval_s - eval_before,
+            eval_s=eval_s,
             elapsed_s=self.clock.now(),
         )
         self.send(event)
@@ -467,7 +469,7 @@ class _Run:
         wanted = reason == "completed" and models.has_tta(self.config.model) and p.final_acc is not None
         if wanted and not self.control.stop.is_set():
             self.send(LogMessage("Final test pass with test-time augmentation (mirrors and shifts)"))
-            tta = self.clock.evaluated(self.engine, tta=True).acc
+            tta = self.clock.evaluated(self.engine, tta=True)[0].acc
         peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
         finished = RunFinished(
             reason="stopped" if reason == "stopped" else "completed",

@@ -41,7 +41,7 @@ def param_groups(
         return _muon_groups(model, config, trainable, WHITEN_BIAS_EPOCHS * steps_per_epoch, images)
     if config.model != "fastnet":
         return [{"params": trainable, "lr_scale": 1.0}]
-    norm_ids = {id(m.bias) for m in model.modules() if isinstance(m, nn.BatchNorm2d) and m.bias is not None}
+    norm_ids = _norm_bias_ids(model)
     norms = [p for p in trainable if id(p) in norm_ids]
     others = [p for p in trainable if id(p) not in norm_ids]
     return [
@@ -55,7 +55,7 @@ def _muon_groups(
 ) -> list[dict[str, Any]]:
     """``images``: per step, over every rank (DDP averages the ranks' gradients, as a batch mean would)."""
     assert model.whiten.bias is not None
-    norm_ids = {id(m.bias) for m in model.modules() if isinstance(m, nn.BatchNorm2d) and m.bias is not None}
+    norm_ids = _norm_bias_ids(model)
     filters = [p for p in trainable if p.ndim == 4]
     sgd_groups: list[dict[str, Any]] = [
         {"params": [model.whiten.bias], "lr_scale": images * MUON_BIAS_RATE, "span": whiten_span},
@@ -68,6 +68,11 @@ def _muon_groups(
     grouped = {id(p) for group in (muon, *sgd_groups) for p in group["params"]}
     assert grouped == {id(p) for p in trainable}, "every trainable parameter in exactly one group"
     return [muon, *sgd_groups]
+
+
+def _norm_bias_ids(model: nn.Module) -> set[int]:
+    """The ids of the BatchNorm shifts (fastnet's BatchNorm scales are frozen)."""
+    return {id(m.bias) for m in model.modules() if isinstance(m, nn.BatchNorm2d) and m.bias is not None}
 
 
 def build_optimizer(  # noqa: PLR0917 - the run's settings, each its own argument
