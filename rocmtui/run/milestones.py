@@ -36,9 +36,9 @@ def time_to_accuracy(epochs: Sequence[EpochCompleted], finished: RunFinished | N
     if not points:
         return NA
     top = max(int(100 * acc + 1e-9) for acc, _ in points)
-    firsts: dict[float, int] = {}
+    firsts: dict[str, int] = {}  # one entry per moment as shown: the last epoch and the final pass are one
     for pct in range(max(0, top - milestones + 1), top + 1):
         at = first_reached(points, pct / 100)
         if at is not None:
-            firsts[at] = pct
-    return ", ".join(f"{pct}% at {fmt_span(at)}" for at, pct in firsts.items())
+            firsts[fmt_span(at)] = pct
+    return ", ".join(f"{pct}% at {at}" for at, pct in firsts.items())

@@ -274,3 +274,5 @@ def test_time_to_accuracy_counts_the_final_test_time_augmented_pass_at_the_runs_
     ]  # elapsed_s, the run's own clock, includes what happened between epochs (saves), test passes excluded
     done = RunFinished("completed", 2, 0.935, 0.935, 1.92, 1.0, None, "r", tta_test_acc=0.9412)
     assert time_to_accuracy(epochs, done) == "92% at 0.95s, 93% at 1.90s, 94% at 1.92s"
+    at_the_end = msgspec.structs.replace(done, total_s=1.9004)  # the final pass ends the clock where the last epoch did
+    assert time_to_accuracy(epochs, at_the_end) == "92% at 0.95s, 94% at 1.90s"
