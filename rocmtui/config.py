@@ -150,6 +150,16 @@ class TrainConfig:
     """Autocast dtype, one of ``AmpMode``; fp16 adds a GradScaler."""
     channels_last: bool = field(default=False, metadata=option("switch", "use the channels_last memory format", "keep"))
     """Use the channels_last memory format for model and batches."""
+    cudnn_benchmark: bool = field(
+        default=True,
+        metadata=option(
+            "switch",
+            "time cuDNN's (MIOpen's) algorithms for each new convolution shape: a search before the first step "
+            "(about 1 s for fastnet on an H200) that pays off in longer runs",
+            "may change",
+        ),
+    )
+    """Let cuDNN (MIOpen on ROCm) benchmark its convolution algorithms; off, it picks by heuristics."""
     compile: bool = field(default=False, metadata=option("switch", "compile the model with torch.compile", "keep"))
     """Wrap the model in ``torch.compile``."""
     cuda_graph: bool = field(

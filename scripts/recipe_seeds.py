@@ -6,6 +6,7 @@ the first reuse the process's CUDA context and cudnn plans, as a second run in a
 the start-up cost is measured apart (``scripts/time_to_result.py``).
 
     python scripts/recipe_seeds.py --seeds 5 --epochs 8,9 --data-dir ~/cifar10   # a folder holding cifar10.npz
+    python scripts/recipe_seeds.py --data-dir ~/cifar10 -- --no-cudnn-benchmark   # more options after --
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from rocmtui.cli.parser import build_parser
+from rocmtui.cli.train_options import config_from_args
 from rocmtui.config import RECIPES, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.run.milestones import accuracy_times, first_reached
@@ -52,9 +55,13 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epochs", default="", help="comma list of epoch counts to try (default: the recipe's)")
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("train_args", nargs=argparse.REMAINDER, help="more 'rocmtui train' options, after --")
     args = parser.parse_args()
-    base = dataclasses.replace(TrainConfig(), **RECIPES[args.recipe].settings, data_dir=args.data_dir)
+    more = [a for a in args.train_args if a != "--"]
+    where = ["--data-dir", str(args.data_dir)] if args.data_dir else []
+    base = config_from_args(build_parser().parse_args(["train", "cifar", "--recipe", args.recipe, *where, *more]))
     counts = [int(x) for x in args.epochs.split(",") if x] or [base.epochs]
+    print(f"`rocmtui train cifar --recipe {args.recipe} {' '.join(more)}`".replace("  ", " ").replace(" `", "`"))
     print("| epochs | seed | test acc | with TTA | training s | epochs' own s | test passes s | 94% at s |")
     print("|---|---|---|---|---|---|---|---|")
     for count in counts:

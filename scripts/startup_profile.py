@@ -1,10 +1,10 @@
 """Where a run's seconds go, from the process's start to its first step and from its last step to the end.
 
-Runs ``train()`` in this process as ``rocmtui train --headless`` would (checkpoints and GPU samples
+Runs ``train()`` in this process as ``rocmtui train --headless`` would (checkpoints and the GPU recorder
 included) and prints each phase's start, from the process's start (read from psutil), with its length:
 interpreter and imports, settings and the data, the engine (data to the device, model, optimizer), the
-CUDA graph, the first step, the epochs, the final save and test pass. ``--no-cudnn-benchmark`` turns cudnn's
-benchmark mode off after the engine sets it, to see what its algorithm search costs before the first step.
+CUDA graph, the first step, the epochs, the final save and test pass. The train option
+``--no-cudnn-benchmark`` shows what cudnn's algorithm search costs before the first step.
 
     python scripts/startup_profile.py -- cifar --recipe fast --data-dir ~/d
 """
@@ -47,15 +47,15 @@ def timed(owner: Any, name: str, label: str, after: Callable[[], None] | None = 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-cudnn-benchmark", action="store_true")
     parser.add_argument("train_args", nargs=argparse.REMAINDER, help="arguments for 'rocmtui train' after --")
     args = parser.parse_args()
     before_imports = time.perf_counter()
-    import torch
+    import torch  # noqa: F401 - timed on its own
 
     imported_torch = time.perf_counter()
     from rocmtui.cli.parser import build_parser
     from rocmtui.cli.train_options import config_from_args
+    from rocmtui.config import MonitorConfig
     from rocmtui.events import RunControl, StepsCompleted, TrainEvent
     from rocmtui.train import loop, step
 
@@ -63,12 +63,9 @@ def main() -> int:
     marks.append(("import torch", before_imports - STARTED, imported_torch - before_imports))
     marks.append(("import rocmtui's CLI and engine", imported_torch - STARTED, time.perf_counter() - imported_torch))
 
-    def benchmark_off() -> None:
-        if args.no_cudnn_benchmark:
-            torch.backends.cudnn.benchmark = False
-
+    timed(loop, "GpuRecorder", "start the GPU recorder (the run folder's samples)")
     timed(loop, "load_arrays", "load the data set (the .npy cache)")
-    timed(loop, "build_engine", "build the engine (data to the device, model, whitening, optimizer)", benchmark_off)
+    timed(loop, "build_engine", "build the engine (data to the device, model, whitening, optimizer)")
     timed(loop, "capture_graph", "capture the CUDA graph (one eager step first)")
     timed(loop, "evaluate", "test passes (each)")
     timed(loop.runs.CheckpointWriter, "wait", "wait for a checkpoint write")
@@ -85,10 +82,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as runs:
         config = dataclasses.replace(config_from_args(parsed), runs_dir=Path(runs))
         began = time.perf_counter()
-        summary = loop.train(config, emit, RunControl())
+        summary = loop.train(config, emit, RunControl(), telemetry=MonitorConfig())
         ended = time.perf_counter()
     done = summary.event
-    print(f"`rocmtui train {' '.join(train_args)}`{' (cudnn benchmark off)' if args.no_cudnn_benchmark else ''}")
+    print(f"`rocmtui train {' '.join(train_args)}`")
     first = first_emit[0] if first_emit else float("nan")
     print(
         f"train() from {began - STARTED:.3f} s to {ended - STARTED:.3f} s; first steps reported at {first:.3f} s; "

@@ -73,7 +73,9 @@ def add_train_options(parser: argparse.ArgumentParser) -> None:
         if option.parse == "dataset":
             parser.add_argument(name, metavar=option.metavar, type=_type(name, option), help=help_text)
         elif option.parse == "switch":
-            parser.add_argument(flag(name), dest=name, action="store_true", default=argparse.SUPPRESS, help=help_text)
+            parser.add_argument(
+                flag(name), dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text
+            )
         else:
             parser.add_argument(
                 flag(name),

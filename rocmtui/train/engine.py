@@ -159,7 +159,7 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
     each rank's epoch is its shard of the data (``--batch-size`` is per rank)."""
     torch.manual_seed(config.seed)
     if device.type == "cuda":
-        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.benchmark = config.cudnn_benchmark
         # the allocator's per-device statistics exist only once CUDA is up, and naming cuda:N does not start it
         torch.cuda.init()  # type: ignore[no-untyped-call]
         torch.cuda.reset_peak_memory_stats(device)

@@ -18,7 +18,7 @@ from rocmtui.run.samples import SampleLog
 
 
 class GpuRecorder:
-    """Opens a sampler and appends each SampleSet to the folder's ``gpu.jsonl`` (bounded).
+    """Samples the GPUs on a thread of its own and appends each SampleSet to the folder's ``gpu.jsonl`` (bounded).
 
     With ``fast_start_s`` set, it samples every ``FAST_INTERVAL_S`` for that long, then at ``interval_s``: a GPU
     utilisation sampled once a second misses most of a run whose epochs take a second.
@@ -32,13 +32,13 @@ class GpuRecorder:
         fast = settings.fast_start_s > 0 and settings.interval_s > MonitorConfig.FAST_INTERVAL_S
         self._fast_until = time.monotonic() + settings.fast_start_s if fast else None
         try:
-            from rocmtui.gpu.detect import open_sampler
+            from rocmtui.gpu.detect import DetectingSampler
 
             self._log = SampleLog(run_dir)
             start_interval = MonitorConfig.FAST_INTERVAL_S if fast else settings.interval_s
-            self._source = open_sampler(
-                replace(settings, interval_s=start_interval, history_len=2)
-            )  # the folder keeps the history
+            # the backend is detected on the sampler's thread (NVML's init, a ROCm import), beside the run's
+            # start-up rather than before it; the folder keeps the history
+            self._source = DetectingSampler(replace(settings, interval_s=start_interval, history_len=2))
             self._source.subscribe(self._record)
             self._source.start()
         except Exception:  # telemetry is optional for a run: no backend, no library, no permission, no space

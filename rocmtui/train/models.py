@@ -120,10 +120,11 @@ class FastNet(nn.Sequential):
         c = images.shape[1]
         patches = images.float().unfold(2, 2, 1).unfold(3, 2, 1)  # N, C, H', W', 2, 2
         flat = patches.permute(0, 2, 3, 1, 4, 5).reshape(-1, c * 4)
-        cov = flat.T @ flat / flat.shape[0]
+        cov = (flat.T @ flat / flat.shape[0]).double().cpu()
+        # a 12x12 problem: on the host it takes microseconds, where a GPU's first eigh loads its solver library
         values, vectors = torch.linalg.eigh(cov)
         filters = (vectors.T / torch.sqrt(values + eps).view(-1, 1)).reshape(c * 4, c, 2, 2).flip(0)
-        conv.weight.copy_(torch.cat((filters, -filters)).to(conv.weight.dtype))
+        conv.weight.copy_(torch.cat((filters, -filters)).to(conv.weight.device, conv.weight.dtype))
         assert conv.bias is not None
         conv.bias.zero_()
 

@@ -173,7 +173,16 @@ def test_every_train_option_is_derived_from_the_table(capsys: pytest.CaptureFixt
         assert flag(name) in out
         if "{default}" in option.help:
             assert f"default: {getattr(defaults, name)}" in " ".join(out.split())
-    assert "With --resume, a run keeps its own settings: only --epochs, --data-dir" in " ".join(out.split())
+    unwrapped = " ".join(out.split()).replace("- ", "-")  # argparse may wrap a line after a flag's hyphen
+    assert "With --resume, a run keeps its own settings: only --epochs, --cudnn-benchmark, --data-dir" in unwrapped
+
+
+def test_a_switch_turns_off_what_a_recipe_or_a_default_turns_on() -> None:
+    parsed = build_parser().parse_args(["train", "cifar", "--recipe", "fast", "--no-cuda-graph", "--no-cudnn-benchmark"])
+    config = train_config(parsed)
+    assert (config.model, config.cuda_graph, config.cudnn_benchmark) == ("fastnet", False, False)
+    assert TrainConfig().cudnn_benchmark
+    assert train_config(build_parser().parse_args(["train", "cifar", "--channels-last"])).channels_last
 
 
 def test_a_recipe_fills_the_settings_and_typed_options_win() -> None:
