@@ -154,8 +154,8 @@ class TrainConfig:
         default=True,
         metadata=option(
             "switch",
-            "time cuDNN's (MIOpen's) algorithms for each new convolution shape: a search before the first step "
-            "(about 1 s for fastnet on an H200) that pays off in longer runs",
+            "time cuDNN's (MIOpen's) algorithms for each new convolution shape before using it (on by default): "
+            "a search before the first step (0.9 s for the fast recipe on an H200) for faster epochs",
             "may change",
         ),
     )
