@@ -1,6 +1,6 @@
 """Entry point for ``python -m rocmtui``."""
 
-from rocmtui.cli.main import entry
+if __name__ == "__main__":  # a spawned rank imports this module too: it pauses and runs nothing then
+    from rocmtui.entry import entry
 
-if __name__ == "__main__":  # the spawned training process imports this module too: run nothing then
     entry()

@@ -13,7 +13,9 @@
 # nvtop into /tmp/nvtop (not into /), starts a bf16 8192x8192 matrix-product loop holding ~30 GiB on GPU 0,
 # then runs scripts/monitor_cost.py over the three tools at 80x24 and 120x40, interleaved, one launch each.
 # A tool that cannot run is reported as failed, with the reason, and the others are still measured.
-# Settings: PY (python3), MEASURE_S (30), SETTLE_S (5), SIZES (80x24,120x40), HOLD_GIB (30), GPU_LOAD (1; 0: none).
+# Settings: PY (python3), MEASURE_S (30), SETTLE_S (5), SIZES (80x24,120x40), HOLD_GIB (30), GPU_LOAD (1; 0: none),
+# BEFORE (a folder with another rocmtui checkout, measured the same way under the same load, for before/after),
+# LAUNCHES (0; N: then N more launches of each tool to its first frame, interleaved, for first-frame medians).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +25,8 @@ SETTLE_S=${SETTLE_S:-5}
 SIZES=${SIZES:-80x24,120x40}
 HOLD_GIB=${HOLD_GIB:-30}
 GPU_LOAD=${GPU_LOAD:-1}
+BEFORE=${BEFORE:-}
+LAUNCHES=${LAUNCHES:-0}
 OUT=${OUT:-/tmp/monitor_compare}
 mkdir -p "$OUT"
 SITE=/tmp/site
@@ -141,6 +145,22 @@ echo "== measuring: $SIZES, ${MEASURE_S} s each after ${SETTLE_S} s of settling"
 "$PY" -u scripts/monitor_cost.py --tool rocmtui,nvtop,nvitop --size "$SIZES" --seconds "$MEASURE_S" \
     --settle "$SETTLE_S" --warmup --table "$OUT/table.md" -- --backend nvml 2>&1 | tee "$OUT/monitor_cost.log"
 status=${PIPESTATUS[0]}
+if [ -n "$BEFORE" ]; then
+    echo "== rocmtui from $BEFORE, the same way"
+    "$PY" -u scripts/monitor_cost.py --tool rocmtui --source "$BEFORE" --size "$SIZES" --seconds "$MEASURE_S" \
+        --settle "$SETTLE_S" --warmup --table "$OUT/table_before.md" -- --backend nvml 2>&1 | tee -a "$OUT/monitor_cost.log"
+fi
+if [ "$LAUNCHES" -gt 0 ]; then
+    echo "== $LAUNCHES launches of each tool to its first frame"
+    for _ in $(seq "$LAUNCHES"); do
+        "$PY" scripts/monitor_cost.py --tool rocmtui,nvtop,nvitop --size "$SIZES" --seconds 0.3 --settle 0 \
+            -- --backend nvml 2>&1 | grep "^| [a-z]" | grep -v "^| tool"
+        if [ -n "$BEFORE" ]; then
+            "$PY" scripts/monitor_cost.py --tool rocmtui --source "$BEFORE" --size "$SIZES" --seconds 0.3 \
+                --settle 0 -- --backend nvml 2>&1 | grep "^| rocmtui" | sed 's/^| rocmtui/| rocmtui (before)/'
+        fi
+    done | tee "$OUT/launches.md"
+fi
 if [ "$GPU_LOAD" = 1 ] && [ -n "$load_pid" ]; then
     echo "== GPU after the runs (the load still on)"
     nvidia-smi --query-gpu=utilization.gpu,memory.used,power.draw --format=csv 2>&1
@@ -159,6 +179,18 @@ stop_load
     [ -n "$nvtop_problem" ] && echo "nvtop could not run: $nvtop_problem."
     echo
     cat "$OUT/table.md" 2>/dev/null || echo "(no table: monitor_cost.py exited with $status)"
+    if [ -n "$BEFORE" ]; then
+        echo
+        echo "rocmtui from $BEFORE (before):"
+        echo
+        cat "$OUT/table_before.md" 2>/dev/null || echo "(no table)"
+    fi
+    if [ "$LAUNCHES" -gt 0 ]; then
+        echo
+        echo "First frames, $LAUNCHES launches of each (tool, size, first frame, first reading, ...):"
+        echo
+        cat "$OUT/launches.md"
+    fi
 } >"$OUT/monitor_compare.md"
 echo
 echo "== $OUT/monitor_compare.md"

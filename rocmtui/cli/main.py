@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from rocmtui import gc_pause
 from rocmtui.cli.demo_command import run_demo
 from rocmtui.cli.export_command import run_export
 from rocmtui.cli.parser import build_parser
@@ -52,8 +53,9 @@ def _run_train(args: argparse.Namespace) -> int:
     data.resolve_source(config)  # fail fast with a one-line DataError before any UI starts
     refuse_live_resume(config)
     if args.headless or not sys.stdout.isatty():
-        from rocmtui.train.headless import run_headless
+        from rocmtui.train.headless import run_headless  # torch, imported with the collector paused
 
+        gc_pause.resume()
         return run_headless(config, detach=args.detach, telemetry=monitor_config(args))
     from rocmtui.run.samples import LateSampleTail
     from rocmtui.train.launch import LaunchedTrainer
@@ -111,6 +113,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
     if not ui:
         from rocmtui.gpu import report
 
+        gc_pause.resume()
         return report.print_once(config) if args.once else report.stream_json(config, args.count)
     from rocmtui.gpu.detect import DetectingSampler
     from rocmtui.gpu.recorder import Recorder
@@ -194,6 +197,8 @@ def entry() -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    if args.command not in {"monitor", "train"}:  # those two resume it once their start is over
+        gc_pause.resume()
     try:
         return COMMANDS[args.command](args)
     except UsageError as err:

@@ -36,6 +36,8 @@ class NvmlBackend:
 
     def __init__(self, pynvml: Any, count: int) -> None:
         self._nvml = pynvml
+        self._unsupported: set[tuple[int, str]] = set()
+        """(device, reading) that NVML answered NOT_SUPPORTED: the card's answer, not asked again each tick."""
         self._handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
         self._names = [_text(self._field(partial(pynvml.nvmlDeviceGetName, h))) or "NVIDIA GPU" for h in self._handles]
         self._limits = [self._temp_limits(h) for h in self._handles]
@@ -51,13 +53,17 @@ class NvmlBackend:
         return len(self._handles)
 
     def sample(self, index: int) -> GpuSample:
-        nv, h, field = self._nvml, self._handles[index], self._field
-        util = field(lambda: nv.nvmlDeviceGetUtilizationRates(h))
-        memory = self._memory(h)
-        temp = field(lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))
-        power_mw = field(lambda: nv.nvmlDeviceGetPowerUsage(h))
-        limit_mw = field(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
-        ecc = self._ecc(h)
+        nv, h = self._nvml, self._handles[index]
+
+        def field(name: str, read: Callable[[], _T]) -> _T | None:
+            return self._field(read, (index, name))
+
+        util = field("utilization", lambda: nv.nvmlDeviceGetUtilizationRates(h))
+        memory = self._memory(index)
+        temp = field("temperature", lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))
+        power_mw = field("power", lambda: nv.nvmlDeviceGetPowerUsage(h))
+        limit_mw = field("power limit", lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
+        ecc = self._ecc(index)
         return GpuSample(
             index=index,
             name=self._names[index],
@@ -69,38 +75,44 @@ class NvmlBackend:
             temperatures_c=() if temp is None else (("gpu", float(temp)),),
             power_w=None if power_mw is None else power_mw / 1000.0,
             power_cap_w=None if limit_mw is None else limit_mw / 1000.0,
-            sclk_mhz=_maybe_float(field(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_GRAPHICS))),
-            mclk_mhz=_maybe_float(field(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM))),
-            fan_pct=_maybe_float(field(lambda: nv.nvmlDeviceGetFanSpeed(h))),
+            sclk_mhz=_maybe_float(field("sclk", lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_GRAPHICS))),
+            mclk_mhz=_maybe_float(field("mclk", lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM))),
+            fan_pct=_maybe_float(field("fan", lambda: nv.nvmlDeviceGetFanSpeed(h))),
             temp_crit_c=self._limits[index][0],
             temp_emergency_c=self._limits[index][1],
             uuid=self._identities[index][0],
             pci_bus_id=self._identities[index][1],
-            encoder_pct=_first_float(field(lambda: nv.nvmlDeviceGetEncoderUtilization(h))),
-            decoder_pct=_first_float(field(lambda: nv.nvmlDeviceGetDecoderUtilization(h))),
-            pcie_rx_bytes_per_s=_kib(field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES))),
-            pcie_tx_bytes_per_s=_kib(field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES))),
+            encoder_pct=_first_float(field("encoder", lambda: nv.nvmlDeviceGetEncoderUtilization(h))),
+            decoder_pct=_first_float(field("decoder", lambda: nv.nvmlDeviceGetDecoderUtilization(h))),
+            pcie_rx_bytes_per_s=_kib(
+                field("pcie rx", lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES))
+            ),
+            pcie_tx_bytes_per_s=_kib(
+                field("pcie tx", lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES))
+            ),
             ecc_corrected=ecc[0],
             ecc_uncorrected=ecc[1],
-            throttle_reasons=self._throttle(h),
+            throttle_reasons=self._throttle(index),
         )
 
-    def _ecc(self, handle: Any) -> tuple[int | None, int | None]:
+    def _ecc(self, index: int) -> tuple[int | None, int | None]:
         """(corrected, uncorrected) volatile ECC counts (since the driver loaded); None without ECC."""
-        nv = self._nvml
+        nv, handle = self._nvml, self._handles[index]
 
         def count(kind: int) -> int | None:
-            value = self._field(lambda: nv.nvmlDeviceGetTotalEccErrors(handle, kind, nv.NVML_VOLATILE_ECC))
+            value = self._field(
+                lambda: nv.nvmlDeviceGetTotalEccErrors(handle, kind, nv.NVML_VOLATILE_ECC), (index, f"ecc {kind}")
+            )
             return None if value is None else int(value)
 
         return count(nv.NVML_MEMORY_ERROR_TYPE_CORRECTED), count(nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED)
 
-    def _throttle(self, handle: Any) -> tuple[str, ...] | None:
+    def _throttle(self, index: int) -> tuple[str, ...] | None:
         """The clocks-event reasons (nvidia-ml-py 12.535+), else the older throttle-reasons call, decoded."""
         nv = self._nvml
         for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
             read = getattr(nv, name, None)
-            mask = self._field(partial(read, handle)) if read is not None else None
+            mask = self._field(partial(read, self._handles[index]), (index, name)) if read is not None else None
             if mask is not None:
                 return throttle.from_nvml(int(mask))
         return None
@@ -164,18 +176,27 @@ class NvmlBackend:
             self._closed = True
             self._nvml.nvmlShutdown()
 
-    def _memory(self, handle: Any) -> Any:
+    def _memory(self, index: int) -> Any:
         """Memory info v2 (``used`` excludes driver-reserved memory, as nvidia-smi shows), else v1."""
-        nv = self._nvml
+        nv, handle = self._nvml, self._handles[index]
         v2 = getattr(nv, "nvmlMemory_v2", None)
-        memory = self._field(lambda: nv.nvmlDeviceGetMemoryInfo(handle, version=v2)) if v2 is not None else None
-        return memory if memory is not None else self._field(lambda: nv.nvmlDeviceGetMemoryInfo(handle))
+        memory = None
+        if v2 is not None:
+            memory = self._field(lambda: nv.nvmlDeviceGetMemoryInfo(handle, version=v2), (index, "memory v2"))
+        if memory is None:
+            memory = self._field(lambda: nv.nvmlDeviceGetMemoryInfo(handle), (index, "memory"))
+        return memory
 
-    def _field(self, read: Callable[[], _T]) -> _T | None:
-        """``read()``, or None when NVML says this field is not available on this GPU."""
+    def _field(self, read: Callable[[], _T], key: tuple[int, str] | None = None) -> _T | None:
+        """``read()``, or None when NVML says this field is not available on this GPU; with ``key`` (device,
+        reading), a NOT_SUPPORTED answer is kept and the reading not asked again (other errors are)."""
+        if key in self._unsupported:
+            return None
         try:
             return read()
-        except self._nvml.NVMLError:
+        except self._nvml.NVMLError as err:
+            if key is not None and err.value == getattr(self._nvml, "NVML_ERROR_NOT_SUPPORTED", None):
+                self._unsupported.add(key)
             return None
 
 

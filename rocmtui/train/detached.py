@@ -21,12 +21,11 @@ import signal
 import sys
 from pathlib import Path
 
+from rocmtui import gc_pause
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import RunControl, RunFailed, TrainEvent
 from rocmtui.run.layout import STDERR
 from rocmtui.run.outcome import exit_code, leave
-from rocmtui.train.loop import train
-from rocmtui.train.resume import planned_nproc
 
 
 def _announce(run_dir: Path) -> None:
@@ -58,6 +57,9 @@ def main(argv: list[str]) -> int:
         if isinstance(event, RunFailed) and event.run_dir is None:
             early.append(event)
 
+    from rocmtui.train.loop import train
+    from rocmtui.train.resume import planned_nproc
+
     if planned_nproc(config) > 1:  # the ranks train; this process starts them and follows their folder
         from rocmtui.train.ranks_launch import launch_ranks
 
@@ -71,4 +73,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    gc_pause.pause()
+    import rocmtui.train.loop  # noqa: F401 - torch, imported with the collector paused
+
+    gc_pause.resume()
     leave(main(sys.argv[1:]))

@@ -16,6 +16,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.theme import BUILTIN_THEMES
 
+from rocmtui import gc_pause
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ReplaySource
 from rocmtui.gpu.sample import SampleSet
@@ -80,6 +81,7 @@ class MonitorApp(App[int]):
             self.relay.offer(history[-1])
         # The first frame first: a live source loads and initialises its vendor library at its first tick.
         self.call_after_refresh(self.sampler.start)
+        self.call_after_refresh(gc_pause.resume)  # the start is over (rocmtui.entry paused the collector)
 
     def first_screen(self) -> str:
         return "monitor"

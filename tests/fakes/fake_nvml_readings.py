@@ -12,6 +12,7 @@ module is an older nvidia-ml-py that has only ``nvmlDeviceGetCurrentClocksThrott
 from __future__ import annotations
 
 import types
+from collections import Counter
 from dataclasses import dataclass, field
 
 import pynvml
@@ -20,6 +21,7 @@ CONSTANTS = (
     "NVMLError", "NVML_TEMPERATURE_GPU", "NVML_CLOCK_GRAPHICS", "NVML_CLOCK_MEM", "NVML_PCIE_UTIL_RX_BYTES",
     "NVML_PCIE_UTIL_TX_BYTES", "NVML_MEMORY_ERROR_TYPE_CORRECTED", "NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
     "NVML_VOLATILE_ECC", "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN", "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN",
+    "NVML_ERROR_NOT_SUPPORTED",
 )  # fmt: skip
 
 
@@ -36,6 +38,8 @@ class FakeGpu:
     clocks_event_mask: int | None = None
     broken: set[str] = field(default_factory=set)
     """Call names that fail with NVML_ERROR_UNKNOWN (a driver hiccup in one query)."""
+    asked: Counter[str] = field(default_factory=Counter)
+    """How many times each scripted call was made."""
 
 
 def _fail(code: int) -> pynvml.NVMLError:
@@ -43,6 +47,7 @@ def _fail(code: int) -> pynvml.NVMLError:
 
 
 def _answer(gpu: FakeGpu, call: str, value: object) -> object:
+    gpu.asked[call] += 1
     if call in gpu.broken:
         raise _fail(pynvml.NVML_ERROR_UNKNOWN)
     if value is None:

@@ -47,6 +47,20 @@ def test_nvml_unsupported_readings_are_none_and_one_failing_call_leaves_the_rest
     assert (s.encoder_pct, s.decoder_pct) == (5.0, 1.0)
 
 
+def test_nvml_asks_a_not_supported_reading_once_and_a_failed_one_every_tick() -> None:
+    gpu = FakeGpu(encoder_pct=None, decoder_pct=4, pcie_rx_kb_s=10, pcie_tx_kb_s=20, broken={"ecc"})
+    backend = NvmlBackend(fake_module([gpu]), 1)
+    for _ in range(3):
+        s = backend.sample(0)
+    assert (s.encoder_pct, s.decoder_pct, s.ecc_corrected) == (None, 4.0, None)
+    assert gpu.asked["encoder"] == 1  # NOT_SUPPORTED: the card's answer for the session
+    assert gpu.asked["decoder"] == 3
+    assert gpu.asked["ecc"] == 6  # NVML_ERROR_UNKNOWN, twice a tick: tried again each tick
+    other = FakeGpu(encoder_pct=7)
+    both = NvmlBackend(fake_module([gpu, other]), 2)
+    assert (both.sample(0).encoder_pct, both.sample(1).encoder_pct) == (None, 7.0)  # each device its own
+
+
 def test_nvml_falls_back_to_the_throttle_reasons_call_of_older_nvidia_ml_py() -> None:
     gpu = FakeGpu(clocks_event_mask=pynvml.nvmlClocksThrottleReasonHwSlowdown)
     s = NvmlBackend(fake_module([gpu], event_reasons_call=False), 1).sample(0)
