@@ -4,8 +4,12 @@ Units as NVML gives them, converted to GpuSample's: memory in bytes, temperature
 power and the enforced limit in mW (-> W), clocks in MHz, fan in %, PCIe throughput in KB/s (-> bytes/s,
 KB being 1024 bytes as nvidia-smi counts them). Each field is read on its own: an NVMLError (NOT_SUPPORTED
 for the fan of a datacenter GPU, or for the encoder of an H200, say) makes that field None and leaves the
-others. ``nvmlDeviceGetPcieThroughput`` counts bytes over 20 ms inside the call, so the two PCIe reads
-cost the sampler's thread about 40 ms per GPU per tick (waiting, not CPU).
+others; NOT_SUPPORTED is the card's answer for the session, and that field is not asked again.
+
+PCIe throughput comes from the driver's byte counters (``NVML_FI_DEV_PCIE_COUNT_RX_BYTES``/``TX_BYTES`` through
+``nvmlDeviceGetFieldValues``), as the rate between two ticks. Where a GPU has no such counters it comes from
+``nvmlDeviceGetPcieThroughput``, which counts bytes over 20 ms inside the call: about 0.9 ms of the sampler's
+CPU per call on an H200, two calls per GPU per tick (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ class NvmlBackend:
         self._stats = ProcessStats()
         self._util_seen: dict[int, int] = {}
         """Per device, the newest per-process utilisation sample read (NVML's µs timestamp)."""
+        self._pcie_counts: dict[int, tuple[int, int, int]] = {}
+        """Per device, the last PCIe byte counters read: (NVML's µs timestamp, rx bytes, tx bytes)."""
 
     def device_count(self) -> int:
         return len(self._handles)
@@ -64,6 +70,7 @@ class NvmlBackend:
         power_mw = field("power", lambda: nv.nvmlDeviceGetPowerUsage(h))
         limit_mw = field("power limit", lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
         ecc = self._ecc(index)
+        pcie_rx, pcie_tx = self._pcie(index)
         return GpuSample(
             index=index,
             name=self._names[index],
@@ -84,16 +91,48 @@ class NvmlBackend:
             pci_bus_id=self._identities[index][1],
             encoder_pct=_first_float(field("encoder", lambda: nv.nvmlDeviceGetEncoderUtilization(h))),
             decoder_pct=_first_float(field("decoder", lambda: nv.nvmlDeviceGetDecoderUtilization(h))),
-            pcie_rx_bytes_per_s=_kib(
-                field("pcie rx", lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES))
-            ),
-            pcie_tx_bytes_per_s=_kib(
-                field("pcie tx", lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES))
-            ),
+            pcie_rx_bytes_per_s=pcie_rx,
+            pcie_tx_bytes_per_s=pcie_tx,
             ecc_corrected=ecc[0],
             ecc_uncorrected=ecc[1],
             throttle_reasons=self._throttle(index),
         )
+
+    def _pcie(self, index: int) -> tuple[float | None, float | None]:
+        """PCIe (rx, tx) bytes/s: between the driver's byte counters of this tick and the last (None at the
+        first tick, or when a counter went back), else from NVML's 20 ms throughput sample."""
+        counts = self._pcie_counters(index)
+        if counts is None:
+            nv, h = self._nvml, self._handles[index]
+            rx = self._field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES), (index, "pcie rx"))
+            tx = self._field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES), (index, "pcie tx"))
+            return _kib(rx), _kib(tx)
+        last = self._pcie_counts.get(index)
+        self._pcie_counts[index] = counts
+        if last is None or counts[0] <= last[0] or counts[1] < last[1] or counts[2] < last[2]:
+            return None, None
+        seconds = (counts[0] - last[0]) / 1e6
+        return (counts[1] - last[1]) / seconds, (counts[2] - last[2]) / seconds
+
+    def _pcie_counters(self, index: int) -> tuple[int, int, int] | None:
+        """(µs timestamp, rx bytes, tx bytes) from the driver's PCIe counters; None where the GPU (or this
+        nvidia-ml-py) has none, which is then the GPU's answer for the session."""
+        nv, key = self._nvml, (index, "pcie counters")
+        ids = (
+            getattr(nv, "NVML_FI_DEV_PCIE_COUNT_RX_BYTES", None),
+            getattr(nv, "NVML_FI_DEV_PCIE_COUNT_TX_BYTES", None),
+        )
+        if key in self._unsupported or None in ids or not hasattr(nv, "nvmlDeviceGetFieldValues"):
+            return None
+        values = self._field(lambda: nv.nvmlDeviceGetFieldValues(self._handles[index], list(ids)), key)
+        if values is None:
+            return None
+        if any(v.nvmlReturn != nv.NVML_SUCCESS for v in values):
+            self._unsupported.add(key)  # each field says why; the call as a whole succeeded
+            return None
+        rx, tx = values[0], values[1]
+        stamp_us = int(rx.timestamp) or int(time.time() * 1e6)  # NVML's CPU time of the value, when it gives one
+        return stamp_us, int(rx.value.ullVal), int(tx.value.ullVal)
 
     def _ecc(self, index: int) -> tuple[int | None, int | None]:
         """(corrected, uncorrected) volatile ECC counts (since the driver loaded); None without ECC."""
@@ -138,6 +177,8 @@ class NvmlBackend:
         """Compute processes with their GPU memory (None where NVML cannot say, e.g. in containers) and
         their SM utilisation (None where NVML does not sample processes, e.g. under MIG)."""
         procs = self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handles[index])
+        if not procs:  # the utilisation query costs 2.7 ms of CPU on an H200 even when it finds nothing
+            return ()
         util = self._process_utilization(index)
         return tuple(
             replace(

@@ -49,3 +49,9 @@ def test_unsupported_utilization_is_none_and_the_rest_still_reads() -> None:
     backend = _backend(old, mig)
     assert _util(backend, 0) == {PID: None} and _util(backend, 1) == {PID + 1: None}
     assert backend.processes(0)[0].gpu_memory_bytes == 2**20
+
+
+def test_a_gpu_without_processes_is_not_asked_for_their_utilisation() -> None:
+    idle = FakeDevice()
+    assert _backend(idle).processes(0) == ()
+    assert idle.seen == []  # the query costs milliseconds of CPU even when it finds nothing
