@@ -6,10 +6,10 @@ KB being 1024 bytes as nvidia-smi counts them). Each field is read on its own: a
 for the fan of a datacenter GPU, or for the encoder of an H200, say) makes that field None and leaves the
 others; NOT_SUPPORTED is the card's answer for the session, and that field is not asked again.
 
-PCIe throughput comes from the driver's byte counters (``NVML_FI_DEV_PCIE_COUNT_RX_BYTES``/``TX_BYTES`` through
-``nvmlDeviceGetFieldValues``), as the rate between two ticks. Where a GPU has no such counters it comes from
-``nvmlDeviceGetPcieThroughput``, which counts bytes over 20 ms inside the call: about 0.9 ms of the sampler's
-CPU per call on an H200, two calls per GPU per tick (BENCHMARKS.md).
+``nvmlDeviceGetPcieThroughput`` counts bytes over 20 ms inside the call and spins for part of it: 0.9 ms of the
+sampler's CPU per call on an H200, two calls (rx, tx) per GPU, most of a tick's cost. So PCIe throughput is
+sampled every ``PCIE_EVERY_S`` and the last figures repeated in between (NVML's PCIe byte-counter fields are
+32-bit on an H200: at tens of GB/s they wrap several times a second, so they cannot stand in).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from rocmtui.gpu.sample import GpuProcess, GpuSample
 
 _T = TypeVar("_T")
 
+PCIE_EVERY_S = 5.0
+"""How often PCIe throughput is sampled (the figures are repeated in between)."""
 UTIL_FIRST_WINDOW_US = 1_000_000
 """How far back the first per-process utilisation query of a device looks (NVML keeps a few seconds)."""
 
@@ -38,8 +40,11 @@ class NvmlBackend:
 
     name = "nvml"
 
-    def __init__(self, pynvml: Any, count: int) -> None:
+    def __init__(self, pynvml: Any, count: int, *, pcie_every_s: float = PCIE_EVERY_S) -> None:
         self._nvml = pynvml
+        self._pcie_every_s = pcie_every_s
+        self._pcie: dict[int, tuple[float, float | None, float | None]] = {}
+        """Per device, the last PCIe sample: (monotonic time read, rx bytes/s, tx bytes/s)."""
         self._unsupported: set[tuple[int, str]] = set()
         """(device, reading) that NVML answered NOT_SUPPORTED: the card's answer, not asked again each tick."""
         self._handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
@@ -52,8 +57,6 @@ class NvmlBackend:
         self._stats = ProcessStats()
         self._util_seen: dict[int, int] = {}
         """Per device, the newest per-process utilisation sample read (NVML's µs timestamp)."""
-        self._pcie_counts: dict[int, tuple[int, int, int]] = {}
-        """Per device, the last PCIe byte counters read: (NVML's µs timestamp, rx bytes, tx bytes)."""
 
     def device_count(self) -> int:
         return len(self._handles)
@@ -70,7 +73,7 @@ class NvmlBackend:
         power_mw = field("power", lambda: nv.nvmlDeviceGetPowerUsage(h))
         limit_mw = field("power limit", lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
         ecc = self._ecc(index)
-        pcie_rx, pcie_tx = self._pcie(index)
+        pcie_rx, pcie_tx = self._pcie_throughput(index)
         return GpuSample(
             index=index,
             name=self._names[index],
@@ -98,41 +101,21 @@ class NvmlBackend:
             throttle_reasons=self._throttle(index),
         )
 
-    def _pcie(self, index: int) -> tuple[float | None, float | None]:
-        """PCIe (rx, tx) bytes/s: between the driver's byte counters of this tick and the last (None at the
-        first tick, or when a counter went back), else from NVML's 20 ms throughput sample."""
-        counts = self._pcie_counters(index)
-        if counts is None:
-            nv, h = self._nvml, self._handles[index]
-            rx = self._field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES), (index, "pcie rx"))
-            tx = self._field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES), (index, "pcie tx"))
-            return _kib(rx), _kib(tx)
-        last = self._pcie_counts.get(index)
-        self._pcie_counts[index] = counts
-        if last is None or counts[0] <= last[0] or counts[1] < last[1] or counts[2] < last[2]:
-            return None, None
-        seconds = (counts[0] - last[0]) / 1e6
-        return (counts[1] - last[1]) / seconds, (counts[2] - last[2]) / seconds
-
-    def _pcie_counters(self, index: int) -> tuple[int, int, int] | None:
-        """(µs timestamp, rx bytes, tx bytes) from the driver's PCIe counters; None where the GPU (or this
-        nvidia-ml-py) has none, which is then the GPU's answer for the session."""
-        nv, key = self._nvml, (index, "pcie counters")
-        ids = (
-            getattr(nv, "NVML_FI_DEV_PCIE_COUNT_RX_BYTES", None),
-            getattr(nv, "NVML_FI_DEV_PCIE_COUNT_TX_BYTES", None),
+    def _pcie_throughput(self, index: int) -> tuple[float | None, float | None]:
+        """(rx, tx) bytes/s: NVML's 20 ms sample, taken again once ``pcie_every_s`` has passed."""
+        now = time.monotonic()
+        last = self._pcie.get(index)
+        if last is not None and now - last[0] < self._pcie_every_s:
+            return last[1], last[2]
+        nv, h = self._nvml, self._handles[index]
+        rx = _kib(
+            self._field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES), (index, "pcie rx"))
         )
-        if key in self._unsupported or None in ids or not hasattr(nv, "nvmlDeviceGetFieldValues"):
-            return None
-        values = self._field(lambda: nv.nvmlDeviceGetFieldValues(self._handles[index], list(ids)), key)
-        if values is None:
-            return None
-        if any(v.nvmlReturn != nv.NVML_SUCCESS for v in values):
-            self._unsupported.add(key)  # each field says why; the call as a whole succeeded
-            return None
-        rx, tx = values[0], values[1]
-        stamp_us = int(rx.timestamp) or int(time.time() * 1e6)  # NVML's CPU time of the value, when it gives one
-        return stamp_us, int(rx.value.ullVal), int(tx.value.ullVal)
+        tx = _kib(
+            self._field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES), (index, "pcie tx"))
+        )
+        self._pcie[index] = (now, rx, tx)
+        return rx, tx
 
     def _ecc(self, index: int) -> tuple[int | None, int | None]:
         """(corrected, uncorrected) volatile ECC counts (since the driver loaded); None without ECC."""
@@ -177,7 +160,7 @@ class NvmlBackend:
         """Compute processes with their GPU memory (None where NVML cannot say, e.g. in containers) and
         their SM utilisation (None where NVML does not sample processes, e.g. under MIG)."""
         procs = self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handles[index])
-        if not procs:  # the utilisation query costs 2.7 ms of CPU on an H200 even when it finds nothing
+        if not procs:  # the utilisation query costs about 2 ms of CPU on an H200 even when it finds nothing
             return ()
         util = self._process_utilization(index)
         return tuple(

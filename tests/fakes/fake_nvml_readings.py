@@ -3,12 +3,10 @@
 Keeps nvidia-ml-py's real names, argument order, units and error convention: encoder/decoder utilisation
 as ``[utilization %, samplingPeriodUs]``; ``nvmlDeviceGetPcieThroughput(device, NVML_PCIE_UTIL_RX_BYTES |
 NVML_PCIE_UTIL_TX_BYTES)`` in KB/s; ``nvmlDeviceGetTotalEccErrors(handle, errorType, counterType)`` a
-count; the clocks-event reasons a bitmask of ``nvmlClocksEventReason*``; ``nvmlDeviceGetFieldValues(handle,
-fieldIds)`` an array of the real ``c_nvmlFieldValue_t``, each with its own ``nvmlReturn`` (the PCIe byte
-counters ``NVML_FI_DEV_PCIE_COUNT_RX_BYTES``/``TX_BYTES`` as unsigned long longs, with a µs timestamp).
-A reading scripted as None raises the module's own ``NVMLError`` with NVML_ERROR_NOT_SUPPORTED, as a GPU
-without it answers; a device's ``broken`` set raises NVML_ERROR_UNKNOWN for those calls. Without
-``event_reasons_call`` the module is an older nvidia-ml-py that has only ``nvmlDeviceGetCurrentClocksThrottleReasons``.
+count; the clocks-event reasons a bitmask of ``nvmlClocksEventReason*``. A reading scripted as None
+raises the module's own ``NVMLError`` with NVML_ERROR_NOT_SUPPORTED, as a GPU without it answers; a
+device's ``broken`` set raises NVML_ERROR_UNKNOWN for those calls. Without ``event_reasons_call`` the
+module is an older nvidia-ml-py that has only ``nvmlDeviceGetCurrentClocksThrottleReasons``.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ CONSTANTS = (
     "NVMLError", "NVML_TEMPERATURE_GPU", "NVML_CLOCK_GRAPHICS", "NVML_CLOCK_MEM", "NVML_PCIE_UTIL_RX_BYTES",
     "NVML_PCIE_UTIL_TX_BYTES", "NVML_MEMORY_ERROR_TYPE_CORRECTED", "NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
     "NVML_VOLATILE_ECC", "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN", "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN",
-    "NVML_ERROR_NOT_SUPPORTED", "NVML_SUCCESS", "NVML_FI_DEV_PCIE_COUNT_RX_BYTES", "NVML_FI_DEV_PCIE_COUNT_TX_BYTES",
+    "NVML_ERROR_NOT_SUPPORTED",
 )  # fmt: skip
 
 
@@ -40,8 +38,6 @@ class FakeGpu:
     clocks_event_mask: int | None = None
     broken: set[str] = field(default_factory=set)
     """Call names that fail with NVML_ERROR_UNKNOWN (a driver hiccup in one query)."""
-    pcie_counts: list[tuple[int, int, int]] | None = None
-    """The PCIe counters' successive answers, (µs timestamp, rx bytes, tx bytes); None: the GPU has none."""
     asked: Counter[str] = field(default_factory=Counter)
     """How many times each scripted call was made."""
 
@@ -59,28 +55,8 @@ def _answer(gpu: FakeGpu, call: str, value: object) -> object:
     return value
 
 
-def _field_values(h: FakeGpu, field_ids: list[int]) -> object:
-    h.asked["pcie counters"] += 1
-    values = (pynvml.c_nvmlFieldValue_t * len(field_ids))()
-    answer = h.pcie_counts.pop(0) if h.pcie_counts else None
-    for value, field_id in zip(values, field_ids, strict=True):
-        value.fieldId = field_id
-        known = field_id in (pynvml.NVML_FI_DEV_PCIE_COUNT_RX_BYTES, pynvml.NVML_FI_DEV_PCIE_COUNT_TX_BYTES)
-        if answer is None or not known:
-            value.nvmlReturn = pynvml.NVML_ERROR_NOT_SUPPORTED
-            continue
-        value.nvmlReturn = pynvml.NVML_SUCCESS
-        value.timestamp = answer[0]
-        value.valueType = pynvml.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
-        value.value.ullVal = answer[1] if field_id == pynvml.NVML_FI_DEV_PCIE_COUNT_RX_BYTES else answer[2]
-    return values
-
-
-def fake_module(
-    gpus: list[FakeGpu], *, event_reasons_call: bool = True, field_values: bool = False
-) -> types.ModuleType:
-    """A FAKE ``pynvml`` module over ``gpus``; every query not scripted here answers NOT_SUPPORTED. Without
-    ``field_values`` the module is an nvidia-ml-py without ``nvmlDeviceGetFieldValues``."""
+def fake_module(gpus: list[FakeGpu], *, event_reasons_call: bool = True) -> types.ModuleType:
+    """A FAKE ``pynvml`` module over ``gpus``; every query not scripted here answers NOT_SUPPORTED."""
     mod = types.ModuleType("pynvml", "FAKE pynvml")
     for name in CONSTANTS:
         setattr(mod, name, getattr(pynvml, name))
@@ -124,7 +100,5 @@ def fake_module(
     mod.nvmlDeviceGetCurrentClocksThrottleReasons = lambda h: _answer(h, "clocks", h.clocks_event_mask)  # type: ignore[attr-defined]
     if event_reasons_call:
         mod.nvmlDeviceGetCurrentClocksEventReasons = lambda h: _answer(h, "clocks", h.clocks_event_mask)  # type: ignore[attr-defined]
-    if field_values:
-        mod.nvmlDeviceGetFieldValues = _field_values  # type: ignore[attr-defined]
     mod.nvmlShutdown = lambda: None  # type: ignore[attr-defined]
     return mod

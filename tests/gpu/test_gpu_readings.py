@@ -61,29 +61,17 @@ def test_nvml_asks_a_not_supported_reading_once_and_a_failed_one_every_tick() ->
     assert (both.sample(0).encoder_pct, both.sample(1).encoder_pct) == (None, 7.0)  # each device its own
 
 
-def test_nvml_pcie_rates_come_from_the_byte_counters_between_ticks() -> None:
-    counts = [(1_000_000, 100, 50), (3_000_000, 10_000_100, 2_000_050), (4_000_000, 10_500_100, 2_000_050)]
-    gpu = FakeGpu(pcie_rx_kb_s=1, pcie_tx_kb_s=1, pcie_counts=counts)
-    backend = NvmlBackend(fake_module([gpu], field_values=True), 1)
-    rates = [(s.pcie_rx_bytes_per_s, s.pcie_tx_bytes_per_s) for s in (backend.sample(0) for _ in range(3))]
-    assert rates == [(None, None), (5_000_000.0, 1_000_000.0), (500_000.0, 0.0)]  # no rate before two readings
-    assert gpu.asked["pcie throughput"] == 0  # the 20 ms sampling call is not made
-
-
-def test_nvml_pcie_counters_going_back_give_no_rate_for_that_tick() -> None:
-    gpu = FakeGpu(pcie_counts=[(1_000_000, 5_000, 5_000), (2_000_000, 1_000, 9_000), (3_000_000, 3_000, 9_500)])
-    backend = NvmlBackend(fake_module([gpu], field_values=True), 1)
-    rates = [backend.sample(0).pcie_rx_bytes_per_s for _ in range(3)]
-    assert rates == [None, None, 2_000.0]
-
-
-def test_nvml_without_pcie_counters_samples_the_throughput_and_asks_for_counters_once() -> None:
-    gpu = FakeGpu(pcie_rx_kb_s=2, pcie_tx_kb_s=3)  # no counters: each field answers NOT_SUPPORTED
-    backend = NvmlBackend(fake_module([gpu], field_values=True), 1)
+def test_nvml_samples_pcie_throughput_every_few_seconds_and_repeats_it_between() -> None:
+    gpu = FakeGpu(pcie_rx_kb_s=2, pcie_tx_kb_s=3)
+    backend = NvmlBackend(fake_module([gpu]), 1, pcie_every_s=60.0)
     for _ in range(3):
         s = backend.sample(0)
     assert (s.pcie_rx_bytes_per_s, s.pcie_tx_bytes_per_s) == (2048.0, 3072.0)
-    assert (gpu.asked["pcie counters"], gpu.asked["pcie throughput"]) == (1, 6)
+    assert gpu.asked["pcie throughput"] == 2  # rx and tx once: 0.9 ms of CPU each on an H200
+    gpu.pcie_rx_kb_s = 5
+    every_tick = NvmlBackend(fake_module([gpu]), 1, pcie_every_s=0.0)
+    assert [every_tick.sample(0).pcie_rx_bytes_per_s for _ in range(2)] == [5120.0, 5120.0]
+    assert gpu.asked["pcie throughput"] == 6
 
 
 def test_nvml_falls_back_to_the_throttle_reasons_call_of_older_nvidia_ml_py() -> None:
