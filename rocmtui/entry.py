@@ -10,6 +10,8 @@ gc_pause.pause()  # before the CLI's imports: the command resumes it once its st
 
 
 def entry() -> NoReturn:
-    from rocmtui.cli.main import entry as run_cli
+    """The CLI, then ``outcome.leave`` (no slow teardown once torch is loaded)."""
+    from rocmtui.cli.main import main
+    from rocmtui.run.outcome import leave
 
-    run_cli()
+    leave(main())

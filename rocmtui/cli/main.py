@@ -11,7 +11,6 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from rocmtui import gc_pause
 from rocmtui.cli.demo_command import run_demo
@@ -24,7 +23,6 @@ from rocmtui.cli.train_options import config_from_args
 from rocmtui.cli.web_commands import run_serve
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError, first_line
-from rocmtui.run.outcome import leave
 
 __all__ = ["build_parser", "main", "monitor_config", "train_config"]
 
@@ -187,11 +185,6 @@ COMMANDS = {
     "export": run_export,
     "demo": run_demo,
 }
-
-
-def entry() -> NoReturn:
-    """The ``rocmtui`` command: the CLI, then ``outcome.leave`` (no slow teardown once torch is loaded)."""
-    leave(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
