@@ -11,6 +11,7 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rocmtui import gc_pause
 from rocmtui.cli.demo_command import run_demo
@@ -22,7 +23,10 @@ from rocmtui.cli.telemetry_flags import interval_given
 from rocmtui.cli.train_options import config_from_args
 from rocmtui.cli.web_commands import run_serve
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.errors import UsageError, first_line
+from rocmtui.errors import DataError, UsageError, first_line
+
+if TYPE_CHECKING:
+    from rocmtui.train.launch import LaunchedTrainer
 
 __all__ = ["build_parser", "main", "monitor_config", "train_config"]
 
@@ -45,12 +49,12 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    from rocmtui.train import data  # numpy only: torch loads in the training process
-
     config = train_config(args)
-    data.resolve_source(config)  # fail fast with a one-line DataError before any UI starts
     refuse_live_resume(config)
     if args.headless or not sys.stdout.isatty():
+        from rocmtui.train import data  # numpy only: torch loads in run_headless
+
+        data.resolve_source(config)  # fail fast with a one-line DataError
         from rocmtui.train.headless import run_headless  # torch, imported with the collector paused
 
         gc_pause.resume()
@@ -63,7 +67,8 @@ def _run_train(args: argparse.Namespace) -> int:
     telemetry = monitor_config(args)
     samples = LateSampleTail()  # the trainer samples the GPU into its folder; the UI reads it there
     trainer = LaunchedTrainer(telemetry=telemetry, on_folder=samples.attach)
-    trainer.start(config)  # its imports, CUDA start-up and data loading overlap the UI's start
+    trainer.start(config)  # first: its imports, CUDA start-up and data loading overlap the rest of this start
+    _check_data(config, trainer)
 
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.ui.train_app import create_train_app, run_train_app
@@ -80,6 +85,18 @@ def _run_train(args: argparse.Namespace) -> int:
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))
     return code
+
+
+def _check_data(config: TrainConfig, trainer: LaunchedTrainer) -> None:
+    """The data the just-started trainer will load: a DataError ends it (it has no folder yet) and is the one
+    line the user sees, before the UI takes the terminal."""
+    from rocmtui.train import data  # numpy: imported after the trainer is on its way
+
+    try:
+        data.resolve_source(config)
+    except DataError:
+        trainer.kill()
+        raise
 
 
 def refuse_live_resume(config: TrainConfig) -> None:

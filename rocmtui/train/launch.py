@@ -92,10 +92,13 @@ class LaunchedTrainer:
         return json.dumps(self.telemetry.recorder_settings())
 
     def kill(self) -> None:
-        """End the trainer at once, without a checkpoint (tests and a second signal)."""
+        """End the trainer at once, without a checkpoint, and reap it: for a data error found once it has
+        started (it has no folder yet), and for tests."""
         if self.process is not None and self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=5.0)
 
 
 def _await_folder(out: IO[bytes], control: RunControl) -> Path | None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
 import select
+import struct
+import sys
+import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -79,3 +84,14 @@ def trains_on(run_dir: Path, epoch_then: int, after: str) -> None:
         return status is not None and status.epoch > epoch_then
 
     wait_until(advanced, 60, f"an epoch after {after}")
+
+
+def start_tui(runs: Path, *flags: str) -> tuple[int, int]:
+    """``rocmtui train cifar`` in a pty of 80x24, in the pty's session as a login shell would start it."""
+    argv = [sys.executable, "-m", "rocmtui", "train", "cifar", "--epochs", "200", "--runs-dir", str(runs), *flags]
+    ui_pid, master = pty.fork()
+    if ui_pid == 0:
+        os.environ["TERM"] = "xterm-256color"
+        os.execv(sys.executable, argv)
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    return ui_pid, master

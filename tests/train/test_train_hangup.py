@@ -3,35 +3,19 @@ link does), the training going on, then stopped from outside with a checkpoint a
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
 import signal
-import struct
-import sys
-import termios
 from pathlib import Path
 
 import pytest
-from processes import first_epoch, pid_alive, trains_on, wait_until
+from processes import first_epoch, pid_alive, start_tui, trains_on, wait_until
 
 from rocmtui.cli.main import main
 from rocmtui.run.lock import is_locked
 from rocmtui.run.status import read_status
 
 pytestmark = pytest.mark.slow  # functional tier: real processes and a pty
-
-
-def start_tui(runs: Path, *flags: str) -> tuple[int, int]:
-    """``rocmtui train cifar`` in a pty of 80x24, in the pty's session as a login shell would start it."""
-    argv = [sys.executable, "-m", "rocmtui", "train", "cifar", "--epochs", "200", "--runs-dir", str(runs), *flags]
-    ui_pid, master = pty.fork()
-    if ui_pid == 0:
-        os.environ["TERM"] = "xterm-256color"
-        os.execv(sys.executable, argv)
-    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    return ui_pid, master
 
 
 @pytest.mark.parametrize("how", ["the terminal closes", "kill -9 of the UI"])
