@@ -40,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
 TRAIN_EXAMPLES = """\
 examples:
   rocmtui train cifar                          the ROCm guide's workload, live (offline: the bundled sample)
-  rocmtui train cifar --recipe fast            fastnet: 94.2% (with TTA) in 1.95 s on an H200
+  rocmtui train cifar --recipe fast            fastnet: 94.1% (with TTA) in 1.8 s on an H200
   rocmtui train cifar --recipe fast --epochs 10   a recipe, one option changed
   rocmtui train cifar --headless > train.log   one line per epoch, for logs and CI
   rocmtui train cifar --resume runs/20261130-101500-cifar10-simplecnn

@@ -178,10 +178,12 @@ def test_every_train_option_is_derived_from_the_table(capsys: pytest.CaptureFixt
 
 
 def test_a_switch_turns_off_what_a_recipe_or_a_default_turns_on() -> None:
-    argv = ["train", "cifar", "--recipe", "fast", "--no-cuda-graph", "--no-cudnn-benchmark"]
+    argv = ["train", "cifar", "--recipe", "fast", "--no-cuda-graph", "--cudnn-benchmark"]
     parsed = build_parser().parse_args(argv)
     config = train_config(parsed)
-    assert (config.model, config.cuda_graph, config.cudnn_benchmark) == ("fastnet", False, False)
+    assert (config.model, config.cuda_graph, config.cudnn_benchmark) == ("fastnet", False, True)
+    recipe = train_config(build_parser().parse_args(["train", "cifar", "--recipe", "fast"]))
+    assert (recipe.cuda_graph, recipe.cudnn_benchmark) == (True, False)  # the switches above changed both
     assert TrainConfig().cudnn_benchmark
     assert train_config(build_parser().parse_args(["train", "cifar", "--channels-last"])).channels_last
 
