@@ -3,7 +3,7 @@
 The folders are real runs (their events and the GPU samples recorded while they trained); nothing is made up.
 ``--keys`` are pressed before the picture is taken.
 
-    python scripts/shoot_watch.py --name h200-train-finished tests/data/h200-fastnet-run
+    python scripts/shoot_watch.py --name h200-watch tests/data/h200-fastnet-run
     python scripts/shoot_watch.py --name compare --size 200x50 RUN1 RUN2
     python scripts/shoot_watch.py --name smoothing --keys "left_square_bracket left_square_bracket" RUN
 
