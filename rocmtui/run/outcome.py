@@ -48,7 +48,7 @@ def result_lines(final: RunFinished | RunFailed | None, run_dir: str | None) -> 
     where = [f"run folder: {run_dir}"] if run_dir else []
     if isinstance(final, RunFinished):
         best = "" if final.best_test_acc is None else f", best test accuracy {_pct(final.best_test_acc)}"
-        epochs = f"{final.epochs_completed} epoch(s)" if final.epochs_completed else "done"
+        epochs = f"{final.epochs_completed} epoch(s)" if final.epochs_completed else "no epoch completed"
         tta = "" if final.tta_test_acc is None else f" ({_pct(final.tta_test_acc)} with test-time augmentation)"
         head = f"rocmtui: {final.reason}: {epochs}{best}{tta}, {final.total_s:.1f}s of training"
         return [head, *where]
