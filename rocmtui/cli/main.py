@@ -52,9 +52,7 @@ def _run_train(args: argparse.Namespace) -> int:
     config = train_config(args)
     refuse_live_resume(config)
     if args.headless or not sys.stdout.isatty():
-        from rocmtui.train import data  # numpy only: torch loads in run_headless
-
-        data.resolve_source(config)  # fail fast with a one-line DataError
+        _check_data(config)  # fail fast with a one-line DataError
         from rocmtui.train.headless import run_headless  # torch, imported with the collector paused
 
         gc_pause.resume()
@@ -87,15 +85,16 @@ def _run_train(args: argparse.Namespace) -> int:
     return code
 
 
-def _check_data(config: TrainConfig, trainer: LaunchedTrainer) -> None:
-    """The data the just-started trainer will load: a DataError ends it (it has no folder yet) and is the one
-    line the user sees, before the UI takes the terminal."""
-    from rocmtui.train import data  # numpy: imported after the trainer is on its way
+def _check_data(config: TrainConfig, started: LaunchedTrainer | None = None) -> None:
+    """The run's data, checked without loading it (numpy only; with a ``started`` trainer, imported while it
+    imports torch): a DataError is the one line the user sees, and ends that trainer (it has no folder yet)."""
+    from rocmtui.train import data
 
     try:
         data.resolve_source(config)
     except DataError:
-        trainer.kill()
+        if started is not None:
+            started.kill()
         raise
 
 

@@ -108,11 +108,9 @@ class NvmlBackend:
         if last is not None and now - last[0] < self._pcie_every_s:
             return last[1], last[2]
         nv, h = self._nvml, self._handles[index]
-        rx = _kib(
-            self._field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES), (index, "pcie rx"))
-        )
-        tx = _kib(
-            self._field(lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES), (index, "pcie tx"))
+        rx, tx = (
+            _kib(self._field(partial(nv.nvmlDeviceGetPcieThroughput, h, counter), (index, f"pcie {counter}")))
+            for counter in (nv.NVML_PCIE_UTIL_RX_BYTES, nv.NVML_PCIE_UTIL_TX_BYTES)
         )
         self._pcie[index] = (now, rx, tx)
         return rx, tx
