@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
 from rocmtui import gc_pause
@@ -70,18 +71,27 @@ class MonitorApp(App[int]):
     def has_run(self) -> bool:
         return False
 
+    def get_default_screen(self) -> Screen[Any]:
+        """The monitor is the first screen itself: no blank screen is composed and drawn before it."""
+        return self.monitor_screen if self.first_screen() == "monitor" else super().get_default_screen()
+
     def on_mount(self) -> None:
-        self.install_screen(self.monitor_screen, "monitor")
-        self.push_screen(self.first_screen())
+        if self.screen is not self.monitor_screen:
+            self.install_screen(self.monitor_screen, "monitor")
+            self.push_screen(self.first_screen())
         self.monitor_screen.interval_s = self.sampler.interval_s
         self.monitor_screen.apply_settings(self.settings)
+        # The first frame first: a live source loads and initialises its vendor library at its first tick.
+        self.call_after_refresh(self.start_sampling)
+        self.call_after_refresh(gc_pause.resume)  # the start is over (rocmtui.entry paused the collector)
+
+    def start_sampling(self) -> None:
+        """Samples in once the screens are up: the newest already held (a replay's history), then the source's."""
         self.sampler.subscribe(self.relay.offer)
         history = self.sampler.history()
         if history:
             self.relay.offer(history[-1])
-        # The first frame first: a live source loads and initialises its vendor library at its first tick.
-        self.call_after_refresh(self.sampler.start)
-        self.call_after_refresh(gc_pause.resume)  # the start is over (rocmtui.entry paused the collector)
+        self.sampler.start()
 
     def first_screen(self) -> str:
         return "monitor"

@@ -92,6 +92,26 @@ async def test_keys_sort_filter_and_refuse_a_replay() -> None:
         assert not isinstance(app.screen, SignalConfirm)
 
 
+async def test_the_table_comes_with_the_first_gpu_sample_and_keeps_the_keys_pressed_before() -> None:
+    """Sort, filter and kill keys before any sample: kept (or refused plainly), then applied by the table."""
+    source = ManualReplay(synthetic_gpu_sets(3))
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.monitor_screen
+        table = screen.processes
+        assert not table.is_attached
+        await pilot.press("s", "k")  # sort by the next column; nothing to kill yet
+        await pilot.press("slash", "4", "0", "0", "1", "enter")
+        assert not table.is_attached and screen.focused is None  # the keys are the screen's again
+        source.step()
+        await pilot.pause()
+        assert table.is_attached and table.has_focus
+        assert table.sort_by == "GPU%" and "GPU% ▼" in str(table.ordered_columns[4].label)
+        assert [p.pid for p in table.listed] == [4001]
+        await pilot.press("escape")
+        assert len(table.listed) == 3
+
+
 async def test_kill_asks_first_for_the_users_own_process() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:

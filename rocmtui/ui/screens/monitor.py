@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import TIMEBASES_S, timebase_label
@@ -19,6 +19,7 @@ from rocmtui.gpu.sample import SampleSet
 from rocmtui.ui.settings import MonitorSettings
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
 from rocmtui.ui.widgets.graph_view import GRAPHS
+from rocmtui.ui.widgets.key_bar import KeyBar
 from rocmtui.ui.widgets.process_table import SORTS, ProcessTable
 
 CARD_HEIGHT = 10
@@ -87,17 +88,16 @@ class MonitorScreen(Screen[None]):
         self.filter_input = Input(
             placeholder="filter: PID, user or command (enter keeps it, escape clears)", id="process-filter"
         )
-        self.filter_input.display = False
         self.last: SampleSet | None = None
         self.status_text = ""
         self.interval_s = 1.0
 
     def compose(self) -> ComposeResult:
+        # The process table comes with the first sample that has a GPU, the filter above it when first asked
+        # for (/): the first frame has neither (a DataTable is the dearest widget to set up).
         yield self.status
         yield self.panel
-        yield self.filter_input
-        yield self.processes
-        yield Footer()
+        yield KeyBar()
 
     def action_sort(self) -> None:
         """Sort the processes by the next column."""
@@ -115,10 +115,8 @@ class MonitorScreen(Screen[None]):
         span = settings.timebase_s if settings.timebase_s in TIMEBASES_S else self.panel.view.span_s
         metrics = GRAPHS[1] if settings.graph == "power" else GRAPHS[0]
         self.panel.view = replace(self.panel.view, span_s=span, metrics=metrics)
-        if settings.sort_by in SORTS and self.processes.is_mounted:
+        if settings.sort_by in SORTS:
             self.processes.set_sort(settings.sort_by, settings.sort_reverse)
-        elif settings.sort_by in SORTS:  # the table puts its columns up when mounted, with this order
-            self.processes.sort_by, self.processes.sort_reverse = settings.sort_by, settings.sort_reverse
 
     def settings(self, base: MonitorSettings) -> MonitorSettings:
         """``base`` with this screen's timebase, graphs and sort."""
@@ -130,7 +128,9 @@ class MonitorScreen(Screen[None]):
             sort_reverse=self.processes.sort_reverse,
         )
 
-    def action_filter(self) -> None:
+    async def action_filter(self) -> None:
+        if not self.filter_input.is_attached:
+            await self.mount(self.filter_input, after=self.panel)
         self.filter_input.display = True
         self.filter_input.focus()
 
@@ -139,13 +139,20 @@ class MonitorScreen(Screen[None]):
 
     def on_input_submitted(self, _: Input.Submitted) -> None:
         self.filter_input.display = bool(self.filter_input.value)
-        self.processes.focus()
+        self.focus_table()
 
     def key_escape(self) -> None:
         if self.filter_input.has_focus or self.filter_input.value:
             self.filter_input.value = ""
             self.filter_input.display = False
+            self.focus_table()
+
+    def focus_table(self) -> None:
+        """The keys go back to the table; before it exists (no GPU sample yet), to the screen."""
+        if self.processes.is_attached:
             self.processes.focus()
+        else:
+            self.set_focus(None)
 
     def action_signal(self, name: str) -> None:
         """Ask, then send SIGTERM or SIGKILL to the selected process, if it is the user's own."""
@@ -229,6 +236,10 @@ class MonitorScreen(Screen[None]):
         if self.panel.view.interval_s != self.interval_s:  # gaps in the graphs are judged by the interval
             self.panel.view = replace(self.panel.view, interval_s=self.interval_s)
         self.panel.show(sample_set, history)
+        if sample_set.gpus and not self.processes.is_attached:
+            self.mount(self.processes, after=self.filter_input if self.filter_input.is_attached else self.panel)
+            if self.focused is None:
+                self.processes.focus()
         self.processes.display = bool(sample_set.gpus)
         self.processes.show(sample_set.processes, sample_set.timestamp)
         self.show_status()

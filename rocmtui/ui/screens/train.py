@@ -13,7 +13,6 @@ from textual.containers import Container
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from rocmtui.config import TrainConfig
 from rocmtui.events import (
@@ -36,6 +35,7 @@ from rocmtui.ui.run_state import RunState
 from rocmtui.ui.widgets.accuracy_plot import AccuracyPlot
 from rocmtui.ui.widgets.epoch_table import EpochTable
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
+from rocmtui.ui.widgets.key_bar import KeyBar
 from rocmtui.ui.widgets.log_panel import LogPanel
 from rocmtui.ui.widgets.loss_plot import LossPlot
 from rocmtui.ui.widgets.rank_table import RankTable
@@ -61,6 +61,7 @@ COMPACT_CARD_ROWS = 8
 class TrainScreen(Screen[None]):
     """Receives events from the app (``apply``) and the newest samples (``show_samples``)."""
 
+    CSS_PATH = str(Path(__file__).resolve().parent.parent / "train.tcss")
     bottom_rows = 12
     """Rows under the curves, when not compact: the epoch table's border, header and nine rows."""
 
@@ -120,11 +121,11 @@ class TrainScreen(Screen[None]):
         yield self.info
         yield self.progress
         yield self.rank_table
-        with Container(id="train-top"):  # a grid: its shape changes with the terminal size (app.tcss)
+        with Container(id="train-top"):  # a grid: its shape changes with the terminal size (train.tcss)
             yield from self.top_panels()
-        with Container(id="train-bottom"):  # side by side; stacked when compact (app.tcss)
+        with Container(id="train-bottom"):  # side by side; stacked when compact (train.tcss)
             yield from self.bottom_panels()
-        yield Footer()
+        yield KeyBar()
 
     def top_panels(self) -> list[Widget]:
         """The curves and the GPU panel."""
@@ -308,7 +309,7 @@ class TrainScreen(Screen[None]):
         if not bottom.is_attached:  # a run that ends before its screen has mounted (a demo's replay at speed)
             self.call_after_refresh(self.show_card, card, keep_log=keep_log)
             return
-        self.add_class("-card")  # app.tcss hides the table (and the log) and places the card
+        self.add_class("-card")  # train.tcss hides the table (and the log) and places the card
         self.set_class(not keep_log, "-card-wide")
         bottom.mount(card, before=self.log_view)
         self.relayout()

@@ -118,7 +118,10 @@ class ProcessTable(DataTable[str]):
         self.filter_text = ""
 
     def on_mount(self) -> None:
+        """Columns in the sort order set so far, and the processes shown so far (the monitor mounts the table
+        with its first GPU sample)."""
         self._add_columns()
+        self._rebuild()
 
     def _add_columns(self) -> None:
         for column in COLUMNS:
@@ -137,10 +140,13 @@ class ProcessTable(DataTable[str]):
         """New processes (with the sample's time, for elapsed): redraw if the picture changed."""
         self.processes = tuple(processes)
         self.now = time.time() if now is None else now
-        self._rebuild()
+        if self.is_mounted:
+            self._rebuild()
 
     def set_sort(self, sort: str, reverse: bool) -> None:
         self.sort_by, self.sort_reverse = sort, reverse
+        if not self.is_mounted:
+            return
         self.clear(columns=True)
         self._add_columns()
         self.rows_shown = None
@@ -148,7 +154,8 @@ class ProcessTable(DataTable[str]):
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text
-        self._rebuild()
+        if self.is_mounted:
+            self._rebuild()
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         """A click on a header sorts by it; a second click reverses."""

@@ -1,0 +1,112 @@
+"""The key bar on the bottom row: the screen's keys drawn as one line of text.
+
+Textual's ``Footer`` builds a widget per key and fills them in one frame after the screen's first: its keys
+reach the terminal a whole layout pass late, and each key is a node to style and arrange at every resize.
+This bar reads the same bindings (``Screen.active_bindings``, refreshed by ``bindings_updated_signal``) and
+draws them in the first frame, in the footer's colours and spacing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+
+DIM = Style(dim=True)
+"""A key the screen offers but cannot act on now (``check_action`` answered None)."""
+NORMAL = Style()
+
+
+@dataclass(frozen=True)
+class KeyItem:
+    """One key as drawn: what pressing it sends, what it shows, and the columns it takes."""
+
+    key: str
+    display: str
+    description: str
+    enabled: bool
+    start: int
+    end: int
+
+
+class KeyBar(Widget, can_focus=False):
+    """The keys of the current screen (``show=True`` bindings, one per action), cut at the last whole key."""
+
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"key-bar--key", "key-bar--description"}
+    DEFAULT_CSS = """
+    KeyBar {
+        dock: bottom;
+        height: 1;
+        color: $footer-foreground;
+        background: $footer-background;
+        & > .key-bar--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+        }
+        & > .key-bar--description {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.items: list[KeyItem] = []
+        """The keys drawn by the last render, left to right."""
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, _: Screen[object]) -> None:
+        self.refresh()
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("key-bar--key")
+        description_style = self.get_component_rich_style("key-bar--description")
+        text = Text(no_wrap=True, overflow="crop", end="")
+        self.items = []
+        for key, display, description, enabled in self.shown_keys():
+            width = len(display) + len(description) + 3
+            if text.cell_len + width > self.size.width:
+                break
+            start = text.cell_len
+            dim = NORMAL if enabled else DIM
+            text.append(f" {display} ", key_style + dim)
+            text.append(f"{description} ", description_style + dim)
+            self.items.append(KeyItem(key, display, description, enabled, start, text.cell_len))
+        return text
+
+    def shown_keys(self) -> list[tuple[str, str, str, bool]]:
+        """(key, key as shown, description, enabled) for the first binding of each shown action, in order."""
+        seen: set[str] = set()
+        keys = []
+        for _, binding, enabled, _tooltip in self.screen.active_bindings.values():
+            if not binding.show or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            keys.append((binding.key, self.app.get_key_display(binding), binding.description, enabled))
+        return keys
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a key presses it (a disabled one rings the bell)."""
+        for item in self.items:
+            if item.start <= event.x < item.end:
+                if item.enabled:
+                    self.app.simulate_key(item.key)
+                else:
+                    self.app.bell()
+                return
