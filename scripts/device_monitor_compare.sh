@@ -15,7 +15,8 @@
 # A tool that cannot run is reported as failed, with the reason, and the others are still measured.
 # Settings: PY (python3), MEASURE_S (30), SETTLE_S (5), SIZES (80x24,120x40), HOLD_GIB (30), GPU_LOAD (1; 0: none),
 # BEFORE (a folder with another rocmtui checkout, measured the same way under the same load, for before/after),
-# LAUNCHES (0; N: then N more launches of each tool to its first frame, interleaved, for first-frame medians).
+# LAUNCHES (0; N: then N more launches of each tool to its first frame, interleaved, for first-frame medians, with
+# the Textual floor beside them: scripts/textual_floor.py, the least a Textual app draws).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +47,7 @@ if ! "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --
 fi
 export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # Bytecode written now, as an ordinary install does, so that no tool's first launch pays for compiling it.
-"$PY" -m compileall -q -j 0 "$SITE" rocmtui >/dev/null 2>&1
+"$PY" -m compileall -q -j 0 "$SITE" rocmtui ${BEFORE:+"$BEFORE"} >/dev/null 2>&1
 "$PY" - <<'EOF'
 import importlib.metadata as md
 import importlib.util
@@ -153,7 +154,7 @@ fi
 if [ "$LAUNCHES" -gt 0 ]; then
     echo "== $LAUNCHES launches of each tool to its first frame"
     for _ in $(seq "$LAUNCHES"); do
-        "$PY" scripts/monitor_cost.py --tool rocmtui,nvtop,nvitop --size "$SIZES" --seconds 0.3 --settle 0 \
+        "$PY" scripts/monitor_cost.py --tool rocmtui,textual,nvtop,nvitop --size "$SIZES" --seconds 0.3 --settle 0 \
             -- --backend nvml 2>&1 | grep "^| [a-z]" | grep -v "^| tool"
         if [ -n "$BEFORE" ]; then
             "$PY" scripts/monitor_cost.py --tool rocmtui --source "$BEFORE" --size "$SIZES" --seconds 0.3 \

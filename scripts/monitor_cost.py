@@ -38,6 +38,7 @@ import sys
 import termios
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psutil
 
@@ -51,6 +52,7 @@ class Tool:
     frame_where: str  # where that text is, for the report
     reading_text: bytes | None  # on the terminal once a GPU reading is; None: read before the first frame
     reading_where: str
+    reads_gpu: bool = True  # False: a reference that draws no GPU (the Textual floor)
 
 
 TOOLS = {
@@ -59,11 +61,20 @@ TOOLS = {
         Tool(
             "rocmtui",
             b"Quit",
-            'the footer\'s "q Quit" key, on the bottom row (that frame says "waiting for the first sample": '
+            'the key bar\'s "q Quit", on the bottom row (that frame says "waiting for the first sample": '
             "the backend is detected once it is on screen)",
             # the GPU card's border title "GPU 0 · <name>", set when the first sample with that GPU is shown
             "GPU 0 \N{MIDDLE DOT}".encode(),
             'the first GPU card\'s title "GPU 0 \N{MIDDLE DOT} <name>", drawn with its first sample',
+        ),
+        Tool(
+            "textual",
+            b"Quit",
+            'the bottom row\'s "q Quit" (scripts/textual_floor.py: a Textual app of one text line and that row, '
+            "the floor of any app on this Textual)",
+            None,
+            "none: it reads no GPU",
+            reads_gpu=False,
         ),
         Tool(
             "nvtop",
@@ -152,6 +163,8 @@ def command(args: argparse.Namespace, tool: Tool, extra: list[str]) -> list[str]
         return [path]
     if tool.name == "nvitop":
         return [sys.executable, "-m", "nvitop"]
+    if tool.name == "textual":
+        return [sys.executable, str(Path(__file__).resolve().parent / "textual_floor.py")]
     if args.replay:
         return [sys.executable, "-c", LAUNCH_REPLAY, os.path.abspath(args.replay)]
     return [sys.executable, "-m", "rocmtui", "monitor", *extra]
@@ -331,7 +344,9 @@ def markdown_table(results: list[Result], tools: list[Tool]) -> str:
             continue
         tool = TOOLS[r.tool]
         reading = "none on screen" if r.first_reading is None else f"{r.first_reading:.3f} s"
-        if tool.reading_text is None:
+        if not tool.reads_gpu:
+            reading = "(reads no GPU)"
+        elif tool.reading_text is None:
             reading += " (in the first frame)"
         lines.append(
             f"| {r.tool} | {r.size} | {r.first_frame:.3f} s | {reading} | {r.cpu_percent:.2f} "

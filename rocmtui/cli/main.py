@@ -14,14 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmtui import gc_pause
-from rocmtui.cli.demo_command import run_demo
-from rocmtui.cli.export_command import run_export
+from rocmtui.cli.deferred import deferred
 from rocmtui.cli.parser import build_parser
-from rocmtui.cli.run_commands import print_lines, run_runs, run_stop, run_watch
-from rocmtui.cli.script_command import run_script
 from rocmtui.cli.telemetry_flags import interval_given
-from rocmtui.cli.train_options import config_from_args
-from rocmtui.cli.web_commands import run_serve
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import DataError, UsageError, first_line
 
@@ -45,6 +40,8 @@ def monitor_config(args: argparse.Namespace) -> MonitorConfig:
 
 def train_config(args: argparse.Namespace) -> TrainConfig:
     """The run's settings: the options given, TrainConfig's defaults for the rest (see ``train_options``)."""
+    from rocmtui.cli.train_options import config_from_args
+
     return config_from_args(args)
 
 
@@ -57,6 +54,7 @@ def _run_train(args: argparse.Namespace) -> int:
 
         gc_pause.resume()
         return run_headless(config, detach=args.detach, telemetry=monitor_config(args))
+    from rocmtui.cli.run_commands import print_lines
     from rocmtui.run.samples import LateSampleTail
     from rocmtui.train.launch import LaunchedTrainer
     from rocmtui.ui.themes import check_theme  # without Textual: the trainer starts before the UI imports it
@@ -193,19 +191,21 @@ COMMANDS = {
     "monitor": _run_monitor,
     "bench": _run_bench,
     "doctor": _run_doctor,
-    "watch": run_watch,
-    "runs": run_runs,
-    "stop": run_stop,
-    "run": run_script,
-    "serve": run_serve,
-    "export": run_export,
-    "demo": run_demo,
+    "watch": deferred("rocmtui.cli.run_commands", "run_watch"),
+    "runs": deferred("rocmtui.cli.run_commands", "run_runs"),
+    "stop": deferred("rocmtui.cli.run_commands", "run_stop"),
+    "run": deferred("rocmtui.cli.script_command", "run_script"),
+    "serve": deferred("rocmtui.cli.web_commands", "run_serve"),
+    "export": deferred("rocmtui.cli.export_command", "run_export"),
+    "demo": deferred("rocmtui.cli.demo_command", "run_demo"),
 }
+"""What runs each command; the commands not defined here are imported only when run."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     if args.command not in {"monitor", "train"}:  # those two resume it once their start is over
         gc_pause.resume()
     try:

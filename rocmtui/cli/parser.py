@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from rocmtui.cli import argtypes
-from rocmtui.cli.run_commands import add_run_parsers
-from rocmtui.cli.script_command import add_script_parser
+from rocmtui.cli.deferred import deferred
 from rocmtui.cli.telemetry_flags import add_telemetry_flags
-from rocmtui.cli.train_options import add_recipe_option, add_train_options, resume_note
-from rocmtui.cli.web_commands import add_web_parsers
 from rocmtui.config import MODELS, RECIPES, MonitorConfig
 
 EXIT_USAGE = 2
@@ -70,8 +68,10 @@ examples:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line; also used by the tests."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line. Whole by default (``--help``, the tests); given the arguments about to be parsed, when
+    they start with a command's name, only that command's parsers are built (argparse parses no other), so a
+    start such as ``rocmtui monitor``'s pays neither for the other commands' flags nor for their modules."""
     parser = _Parser(
         prog="rocmtui",
         description="Train PyTorch models live in the terminal and watch the GPU (AMD ROCm, NVIDIA, CPU).",
@@ -80,13 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    _add_train_parser(sub)
-    _add_monitor_parser(sub)
-    _add_bench_parser(sub)
-    _add_doctor_parser(sub)
-    add_run_parsers(sub)
-    add_script_parser(sub)
-    add_web_parsers(sub)
+    named = argv[0] if argv else None
+    known = any(named in names for names, _ in PARSERS)
+    for names, add in PARSERS:
+        if not known or named in names:
+            add(sub)
     return parser
 
 
@@ -94,6 +92,8 @@ _RAW = argparse.RawDescriptionHelpFormatter
 
 
 def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
+    from rocmtui.cli.train_options import add_recipe_option, add_train_options, resume_note
+
     train = sub.add_parser(
         "train",
         help="train a model live, with loss curves and the GPU panel",
@@ -204,3 +204,15 @@ def _add_doctor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
     doctor.description = "Check this machine for training and monitoring; exit 0 when nothing FAILs."
     doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+
+
+PARSERS: tuple[tuple[tuple[str, ...], Callable[[Any], None]], ...] = (
+    (("train",), _add_train_parser),
+    (("monitor",), _add_monitor_parser),
+    (("bench",), _add_bench_parser),
+    (("doctor",), _add_doctor_parser),
+    (("watch", "runs", "stop"), deferred("rocmtui.cli.run_commands", "add_run_parsers")),
+    (("run",), deferred("rocmtui.cli.script_command", "add_script_parser")),
+    (("demo", "export", "serve"), deferred("rocmtui.cli.web_commands", "add_web_parsers")),
+)
+"""Each command's names, with what adds their parsers, in the order ``--help`` lists them."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from importlib.metadata import version
@@ -67,6 +68,47 @@ def test_every_subcommand_has_help_with_examples(capsys: pytest.CaptureFixture[s
         assert code == 0
         assert "examples:" in out
         assert f"rocmtui {command}" in out
+
+
+def commands(parser: argparse.ArgumentParser) -> list[str]:
+    """The command names a parser was built with."""
+    groups = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    return [name for group in groups for name in group.choices]
+
+
+EVERY_COMMAND = [
+    ["train", "cifar", "--epochs", "2", "--recipe", "fast"],
+    ["monitor", "--json", "--count", "3"],
+    ["bench", "--quick"],
+    ["doctor", "--json"],
+    ["watch", "runs/a", "runs/b"],
+    ["runs", "--runs-dir", "elsewhere"],
+    ["stop", "runs/a"],
+    ["run", "train.py", "--", "--lr", "0.1"],
+    ["demo", "--speed", "2"],
+    ["export", "--port", "0"],
+    ["serve", "demo", "--loop"],
+]
+
+
+@pytest.mark.parametrize("argv", EVERY_COMMAND, ids=lambda argv: argv[0])
+def test_a_command_parsed_alone_reads_as_in_the_whole_parser(argv: list[str]) -> None:
+    """The start builds only the named command's parsers: what it parses must not differ."""
+    alone = build_parser(argv)
+    whole = build_parser()
+    assert argv[0] in commands(alone) and len(commands(alone)) < len(commands(whole))
+    assert vars(alone.parse_args(argv)) == vars(whole.parse_args(argv))
+
+
+def test_the_monitors_start_loads_no_other_commands_module() -> None:
+    code = (
+        "import sys; from rocmtui.cli.main import build_parser; build_parser(['monitor']).parse_args(['monitor']); "
+        "print(sorted(m for m in sys.modules if m.startswith('rocmtui.cli.') and m not in "
+        "('rocmtui.cli.main', 'rocmtui.cli.parser', 'rocmtui.cli.argtypes', 'rocmtui.cli.deferred', "
+        "'rocmtui.cli.telemetry_flags')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_train_help_explains_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
