@@ -40,7 +40,7 @@ class ShowsSamples(Protocol):
 class MonitorApp(App[int]):
     """The GPU panel alone (``rocmtui monitor``); the training app adds its run on top."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = str(Path(__file__).resolve().parent / "app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "rocmtui"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -92,6 +92,31 @@ async def test_a_click_presses_the_key_under_it_unless_disabled() -> None:
         assert app.pressed == ["plus", "a"]
 
 
+async def test_a_narrow_terminal_keeps_the_apps_own_keys_and_drops_the_screens_last() -> None:
+    """The monitor at 50 columns: quit and help (the app's keys) stay; the screen's last keys give way."""
+    app = MonitorApp(ManualReplay([]))
+    async with app.run_test(size=(50, 15)):
+        text = bar_text(app)
+        assert text == " + Slower  - Faster  t Time  q Quit  ? Help "
+        assert len(text) <= 50
+    async with MonitorApp(ManualReplay([])).run_test(size=(120, 15)) as pilot:
+        assert bar_text(pilot.app).endswith(" k Kill  q Quit  ? Help ")  # wide: every key, in order
+
+
+async def test_the_monitor_opened_from_training_keeps_the_way_back_on_its_bar() -> None:
+    """At 80 columns not every key fits; ``m`` (back to the curves) does, with quit and help."""
+
+    class FromTraining(MonitorApp):
+        @property
+        def has_run(self) -> bool:
+            return True
+
+    app = FromTraining(ManualReplay([]))
+    async with app.run_test(size=(80, 24)):
+        text = bar_text(app)
+        assert text.startswith(" m Training ") and text.endswith(" q Quit  ? Help ") and len(text) <= 80
+
+
 async def test_the_monitor_is_the_first_screen_and_its_keys_are_in_its_first_frame() -> None:
     """No blank screen before the monitor's, the keys drawn with it, and the filter input only once asked for."""
     app = MonitorApp(ManualReplay([]))

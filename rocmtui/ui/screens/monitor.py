@@ -60,6 +60,7 @@ class MonitorScreen(Screen[None]):
         """A setting worth keeping changed (timebase, graphs, sort): the app saves the settings."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "back_to_train", "Training"),  # first: the way back is the key a narrow bar keeps longest
         Binding("plus,equals_sign", "app.change_interval(False)", "Slower", key_display="+"),
         Binding("minus", "app.change_interval(True)", "Faster", key_display="-"),
         Binding("t", "timebase", "Time"),
@@ -70,7 +71,6 @@ class MonitorScreen(Screen[None]):
         Binding("k", "signal('TERM')", "Kill"),
         Binding("K", "signal('KILL')", "SIGKILL", show=False),
         Binding("c", "app.next_theme", "Colours", show=False),
-        Binding("m", "back_to_train", "Training"),
         Binding("right_square_bracket", "select_gpu(1)", "Next GPU", show=False, key_display="]"),
         Binding("left_square_bracket", "select_gpu(-1)", "Previous GPU", show=False, key_display="["),
     ]

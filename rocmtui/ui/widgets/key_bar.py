@@ -38,7 +38,7 @@ class KeyItem:
 
 
 class KeyBar(Widget, can_focus=False):
-    """The keys of the current screen (``show=True`` bindings, one per action), cut at the last whole key."""
+    """The keys of the current screen (``show=True`` bindings, one per action), as many whole keys as fit."""
 
     ALLOW_SELECT = False
     COMPONENT_CLASSES: ClassVar[set[str]] = {"key-bar--key", "key-bar--description"}
@@ -79,10 +79,7 @@ class KeyBar(Widget, can_focus=False):
         description_style = self.get_component_rich_style("key-bar--description")
         text = Text(no_wrap=True, overflow="crop", end="")
         self.items = []
-        for key, display, description, enabled in self.shown_keys():
-            width = len(display) + len(description) + 3
-            if text.cell_len + width > self.size.width:
-                break
+        for key, display, description, enabled in self.fitting(self.shown_keys(), self.size.width):
             start = text.cell_len
             dim = NORMAL if enabled else DIM
             text.append(f" {display} ", key_style + dim)
@@ -90,16 +87,34 @@ class KeyBar(Widget, can_focus=False):
             self.items.append(KeyItem(key, display, description, enabled, start, text.cell_len))
         return text
 
-    def shown_keys(self) -> list[tuple[str, str, str, bool]]:
-        """(key, key as shown, description, enabled) for the first binding of each shown action, in order."""
+    def shown_keys(self) -> list[tuple[str, str, str, bool, bool]]:
+        """(key, key as shown, description, enabled, the app's own) for the first binding of each shown action."""
         seen: set[str] = set()
         keys = []
-        for _, binding, enabled, _tooltip in self.screen.active_bindings.values():
+        for node, binding, enabled, _tooltip in self.screen.active_bindings.values():
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
-            keys.append((binding.key, self.app.get_key_display(binding), binding.description, enabled))
+            keys.append(
+                (binding.key, self.app.get_key_display(binding), binding.description, enabled, node is self.app)
+            )
         return keys
+
+    @staticmethod
+    def fitting(keys: list[tuple[str, str, str, bool, bool]], width: int) -> list[tuple[str, str, str, bool]]:
+        """The keys that fit in ``width``, whole: when not all do, the screen's last keys go first, so that the
+        app's own (quit and help) stay on a narrow terminal."""
+
+        def cells(kept: list[tuple[str, str, str, bool, bool]]) -> int:
+            return sum(len(display) + len(description) + 3 for _, display, description, _, _ in kept)
+
+        kept = list(keys)
+        while cells(kept) > width and any(not own for *_, own in kept):
+            last_screen_key = max(i for i, (*_, own) in enumerate(kept) if not own)
+            del kept[last_screen_key]
+        while kept and cells(kept) > width:
+            kept.pop()
+        return [(key, display, description, enabled) for key, display, description, enabled, _ in kept]
 
     def on_click(self, event: events.Click) -> None:
         """A click on a key presses it (a disabled one rings the bell)."""
