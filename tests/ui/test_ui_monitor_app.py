@@ -27,7 +27,7 @@ async def test_no_gpu_shows_each_backends_reason_and_the_host(host_source) -> No
         assert note.startswith("No GPU found")
         for name in ("rocm", "sysfs", "nvml"):
             assert f"{name}:" in note
-        assert screen.panel.note.display and not screen.processes.display
+        assert screen.panel.note.display and screen.processes is None  # no GPU: no process table
         assert screen.panel.host.readout.reading == host_source.history()[-1].host
         assert "· host ·" in str(screen.status.render())
 
@@ -93,14 +93,15 @@ def test_unknown_theme_is_a_usage_error() -> None:
 def test_the_first_frame_loads_no_vendor_library_and_no_psutil() -> None:
     """What ``rocmtui monitor`` imports before its first frame (its CLI path, the app, a live source):
     detection, psutil and the kill dialog wait until the sampler's thread or the first signal needs them, the
-    GPU cards and graphs until the first GPU sample."""
+    GPU cards, graphs and the process table (a DataTable) until the first GPU sample."""
     code = (
         "import sys; from rocmtui.cli import main; from rocmtui.ui import app, settings; "
         "from rocmtui.gpu import detect, recorder, replay; "
         "from rocmtui.config import MonitorConfig; detect.DetectingSampler(MonitorConfig()); "
         "print(sorted(m for m in ('psutil', 'pynvml', 'pyrsmi', 'amdsmi', 'rocmtui.gpu.sampler', "
         "'rocmtui.gpu.kill', 'rocmtui.ui.screens.signal_confirm', 'rocmtui.ui.screens.help', 'statistics', "
-        "'rocmtui.ui.widgets.gpu_card', 'rocmtui.ui.widgets.gpu_graph_card', 'rocmtui.ui.widgets.history_graph') "
+        "'rocmtui.ui.widgets.gpu_card', 'rocmtui.ui.widgets.gpu_graph_card', 'rocmtui.ui.widgets.history_graph', "
+        "'rocmtui.ui.widgets.process_table', 'textual.widgets._data_table') "
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -17,8 +17,8 @@ from rocmtui.gpu.proc_stats import ProcessStats
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.app import create_monitor_app
+from rocmtui.ui.process_rows import fmt_elapsed, matches, one_line, ordered
 from rocmtui.ui.screens.signal_confirm import SignalConfirm
-from rocmtui.ui.widgets.process_table import fmt_elapsed, matches, one_line, ordered
 
 
 def proc(pid: int, **fields: object) -> GpuProcess:
@@ -98,14 +98,14 @@ async def test_the_table_comes_with_the_first_gpu_sample_and_keeps_the_keys_pres
     app = create_monitor_app(MonitorConfig(), source)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.monitor_screen
-        table = screen.processes
-        assert not table.is_attached
+        assert screen.processes is None
         await pilot.press("s", "k")  # sort by the next column; nothing to kill yet
         await pilot.press("slash", "4", "0", "0", "1", "enter")
-        assert not table.is_attached and screen.focused is None  # the keys are the screen's again
+        assert screen.processes is None and screen.focused is None  # the keys are the screen's again
         source.step()
         await pilot.pause()
-        assert table.is_attached and table.has_focus
+        table = screen.processes
+        assert table is not None and table.has_focus
         assert table.sort_by == "GPU%" and "GPU% ▼" in str(table.ordered_columns[4].label)
         assert [p.pid for p in table.listed] == [4001]
         await pilot.press("escape")

@@ -21,7 +21,7 @@ from rocmtui.ui.signals import stop_on_signals
 from rocmtui.ui.widgets import accuracy_plot, loss_plot
 from rocmtui.ui.widgets.gpu_card import compact_line, full_lines
 from rocmtui.ui.widgets.gpu_panel import no_gpu_text, util_history
-from rocmtui.ui.widgets.history_bars import bar_rows
+from rocmtui.ui.widgets.history_bars import HistoryBars, bar_rows
 from rocmtui.ui.widgets.loss_plot import thin
 from rocmtui.ui.widgets.run_progress import progress_lines
 from rocmtui.ui.widgets.throttled_plot import LEGEND_COLOR
@@ -276,3 +276,10 @@ def test_time_to_accuracy_counts_the_final_test_time_augmented_pass_at_the_runs_
     assert time_to_accuracy(epochs, done) == "92% at 0.95s, 93% at 1.90s, 94% at 1.92s"
     at_the_end = msgspec.structs.replace(done, total_s=1.9004)  # the final pass ends the clock where the last epoch did
     assert time_to_accuracy(epochs, at_the_end) == "92% at 0.95s, 94% at 1.90s"
+
+
+def test_history_bars_set_before_their_first_layout_keep_the_whole_history() -> None:
+    """A card mounted with its first sample gets its history before it has a width: none of it is dropped."""
+    bars = HistoryBars()
+    bars.set_values([10.0, 20.0, 30.0, 40.0])
+    assert bars.values == (10.0, 20.0, 30.0, 40.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -16,11 +16,14 @@ from textual.widgets import Input, Static
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import TIMEBASES_S, timebase_label
 from rocmtui.gpu.sample import SampleSet
+from rocmtui.ui.process_rows import NUMERIC_FIRST_DESCENDING, SORTS, ProcessQuery
 from rocmtui.ui.settings import MonitorSettings
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
 from rocmtui.ui.widgets.graph_view import GRAPHS
 from rocmtui.ui.widgets.key_bar import KeyBar
-from rocmtui.ui.widgets.process_table import SORTS, ProcessTable
+
+if TYPE_CHECKING:
+    from rocmtui.ui.widgets.process_table import ProcessTable
 
 CARD_HEIGHT = 10
 """Least rows of one full GPU card (border, five lines of text, a graph of two rows and its time axis)."""
@@ -84,7 +87,10 @@ class MonitorScreen(Screen[None]):
         """Showing a recording: its PIDs are not this machine's, so nothing may be signalled."""
         self.status = Static("rocmtui monitor · waiting for the first sample…", id="monitor-status")
         self.panel = GpuPanel(id="monitor-gpu", graphs=True)
-        self.processes = ProcessTable(id="processes")
+        self.process_query = ProcessQuery()
+        """The process table's order and filter, kept before the table exists."""
+        self.processes: ProcessTable | None = None
+        """Made, mounted and focused with the first sample that has a GPU."""
         self.filter_input = Input(
             placeholder="filter: PID, user or command (enter keeps it, escape clears)", id="process-filter"
         )
@@ -101,14 +107,19 @@ class MonitorScreen(Screen[None]):
 
     def action_sort(self) -> None:
         """Sort the processes by the next column."""
-        table = self.processes
-        following = SORTS[(SORTS.index(table.sort_by) + 1) % len(SORTS)] if table.sort_by in SORTS else SORTS[0]
-        table.set_sort(following, following not in ("PID", "user", "command"))
+        sort_by = self.process_query.sort_by
+        following = SORTS[(SORTS.index(sort_by) + 1) % len(SORTS)] if sort_by in SORTS else SORTS[0]
+        self.sort_processes(following, following in NUMERIC_FIRST_DESCENDING)
         self.post_message(self.Changed())
 
     def action_reverse_sort(self) -> None:
-        self.processes.set_sort(self.processes.sort_by, not self.processes.sort_reverse)
+        self.sort_processes(self.process_query.sort_by, not self.process_query.sort_reverse)
         self.post_message(self.Changed())
+
+    def sort_processes(self, sort: str, reverse: bool) -> None:
+        self.process_query.sort_by, self.process_query.sort_reverse = sort, reverse
+        if self.processes is not None:
+            self.processes.requery(sort_changed=True)
 
     def apply_settings(self, settings: MonitorSettings) -> None:
         """Timebase, graphs and sort as saved (unknown values keep the defaults)."""
@@ -116,7 +127,7 @@ class MonitorScreen(Screen[None]):
         metrics = GRAPHS[1] if settings.graph == "power" else GRAPHS[0]
         self.panel.view = replace(self.panel.view, span_s=span, metrics=metrics)
         if settings.sort_by in SORTS:
-            self.processes.set_sort(settings.sort_by, settings.sort_reverse)
+            self.sort_processes(settings.sort_by, settings.sort_reverse)
 
     def settings(self, base: MonitorSettings) -> MonitorSettings:
         """``base`` with this screen's timebase, graphs and sort."""
@@ -124,8 +135,8 @@ class MonitorScreen(Screen[None]):
             base,
             timebase_s=self.panel.view.span_s,
             graph="power" if self.panel.view.metrics == GRAPHS[1] else "util",
-            sort_by=self.processes.sort_by,
-            sort_reverse=self.processes.sort_reverse,
+            sort_by=self.process_query.sort_by,
+            sort_reverse=self.process_query.sort_reverse,
         )
 
     async def action_filter(self) -> None:
@@ -135,7 +146,9 @@ class MonitorScreen(Screen[None]):
         self.filter_input.focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        self.processes.set_filter(event.value)
+        self.process_query.filter_text = event.value
+        if self.processes is not None:
+            self.processes.requery(sort_changed=False)
 
     def on_input_submitted(self, _: Input.Submitted) -> None:
         self.filter_input.display = bool(self.filter_input.value)
@@ -149,14 +162,14 @@ class MonitorScreen(Screen[None]):
 
     def focus_table(self) -> None:
         """The keys go back to the table; before it exists (no GPU sample yet), to the screen."""
-        if self.processes.is_attached:
+        if self.processes is not None:
             self.processes.focus()
         else:
             self.set_focus(None)
 
     def action_signal(self, name: str) -> None:
         """Ask, then send SIGTERM or SIGKILL to the selected process, if it is the user's own."""
-        proc = self.processes.selected
+        proc = self.processes.selected if self.processes is not None else None
         if proc is None:
             self.notify("select a process first (arrow keys in the table)")
             return
@@ -236,12 +249,16 @@ class MonitorScreen(Screen[None]):
         if self.panel.view.interval_s != self.interval_s:  # gaps in the graphs are judged by the interval
             self.panel.view = replace(self.panel.view, interval_s=self.interval_s)
         self.panel.show(sample_set, history)
-        if sample_set.gpus and not self.processes.is_attached:
+        if sample_set.gpus and self.processes is None:
+            from rocmtui.ui.widgets.process_table import ProcessTable
+
+            self.processes = ProcessTable(self.process_query, id="processes")
             self.mount(self.processes, after=self.filter_input if self.filter_input.is_attached else self.panel)
             if self.focused is None:
                 self.processes.focus()
-        self.processes.display = bool(sample_set.gpus)
-        self.processes.show(sample_set.processes, sample_set.timestamp)
+        if self.processes is not None:
+            self.processes.display = bool(sample_set.gpus)
+            self.processes.show(sample_set.processes, sample_set.timestamp)
         self.show_status()
         if relayout:
             self.relayout()

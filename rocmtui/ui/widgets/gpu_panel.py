@@ -84,9 +84,7 @@ class GpuPanel(Vertical):
         """Rows the monitor gives the selected GPU's graph (0: none)."""
 
     def compose(self) -> ComposeResult:
-        yield self.note
-        yield self.cards
-        yield self.host
+        yield self.note  # the cards' row and the host come with the first sample: the first frame shows neither
 
     def set_focus_rows(self, rows: int) -> None:
         """Show the selected GPU's graph in ``rows`` rows under one-line cards (0 hides it)."""
@@ -161,6 +159,8 @@ class GpuPanel(Vertical):
     def show(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         """Attributes down: hand each card its sample and its slice of history."""
         self.last = sample_set
+        if not self.host.is_attached:
+            self.mount_all([self.cards, self.host])
         if self.graphs:
             self.record(sample_set, history)
         has_gpus = bool(sample_set.gpus)

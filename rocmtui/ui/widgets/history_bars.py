@@ -50,8 +50,9 @@ class HistoryBars(Widget):
         self.max_value = max_value
 
     def set_values(self, values: Sequence[float | None]) -> None:
-        """New history: redraw only if the visible part changed."""
-        new = tuple(values)[-max(1, self.size.width) :]
+        """New history: redraw only if the visible part changed (all of it before the first layout, when the
+        width is not known yet)."""
+        new = tuple(values)[-(self.size.width or len(values) or 1) :]
         if new != self.values:
             self.values = new
             self.refresh()

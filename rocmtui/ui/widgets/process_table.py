@@ -1,121 +1,49 @@
-"""Processes using the GPUs: a sortable, filterable table with a row cursor (the monitor's kill keys act on it)."""
+"""Processes using the GPUs: a sortable, filterable table with a row cursor (the monitor's kill keys act on it).
+
+Imported with the first GPU sample (a DataTable is the dearest widget to load and set up); what it shows is
+decided in ``rocmtui.ui.process_rows``.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
 from rocmtui.gpu.sample import GpuProcess
-from rocmtui.gpu.units import fmt_gpu_index
-from rocmtui.ui.format import NA, fmt_bytes
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column: its label, width, how it reads a process, and its sort key."""
-
-    label: str
-    width: int
-    text: Callable[[GpuProcess, float], str]
-    key: Callable[[GpuProcess, float], float | str]
-
-
-def _num(value: float | None) -> float:
-    return -1.0 if value is None else float(value)
-
-
-def _pct(value: float | None) -> str:
-    return NA if value is None else f"{value:.0f}%"
-
-
-def fmt_elapsed(seconds: float | None) -> str:
-    """``<1m``, ``12m``, ``3h05m``, ``2d03h``: to the minute, so the column changes once a minute, not per sample."""
-    if seconds is None:
-        return NA
-    minutes = int(seconds // 60)
-    if minutes < 1:
-        return "<1m"
-    if minutes < 60:
-        return f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours}h{minutes:02d}m"
-    days, hours = divmod(hours, 24)
-    return f"{days}d{hours:02d}h"
-
-
-def _elapsed(proc: GpuProcess, now: float) -> float | None:
-    return None if proc.started_at is None else max(0.0, now - proc.started_at)
-
-
-COLUMNS = (
-    Column("PID", 7, lambda p, _: str(p.pid), lambda p, _: p.pid),
-    Column("user", 8, lambda p, _: p.user or NA, lambda p, _: p.user or ""),
-    Column("GPU", 3, lambda p, _: fmt_gpu_index(p.gpu_index), lambda p, _: p.gpu_index),
-    Column(
-        "GPU mem",
-        9,
-        lambda p, _: NA if p.gpu_memory_bytes is None else fmt_bytes(p.gpu_memory_bytes),
-        lambda p, _: _num(p.gpu_memory_bytes),
-    ),
-    Column("GPU%", 4, lambda p, _: _pct(p.gpu_util_pct), lambda p, _: _num(p.gpu_util_pct)),
-    Column("CPU%", 5, lambda p, _: _pct(p.cpu_pct), lambda p, _: _num(p.cpu_pct)),
-    Column(
-        "host mem",
-        9,
-        lambda p, _: NA if p.host_memory_bytes is None else fmt_bytes(p.host_memory_bytes),
-        lambda p, _: _num(p.host_memory_bytes),
-    ),
-    Column(
-        "elapsed",
-        8,
-        lambda p, now: fmt_elapsed(_elapsed(p, now)),
-        lambda p, now: _num(_elapsed(p, now)),
-    ),
+from rocmtui.ui.process_rows import (
+    COLUMNS,
+    COMMAND,
+    NUMERIC_FIRST_DESCENDING,
+    ProcessQuery,
+    matches,
+    one_line,
+    ordered,
+    row_key,
 )
-COMMAND = "command"
-SORTS = (*(c.label for c in COLUMNS), COMMAND)
-"""What ``s`` steps through."""
-
-
-def matches(proc: GpuProcess, text: str) -> bool:
-    """The filter: ``text`` found (case-insensitively) in the PID, user or command."""
-    needle = text.lower().strip()
-    return not needle or any(needle in (v or "").lower() for v in (str(proc.pid), proc.user, proc.command))
-
-
-def one_line(command: str | None) -> str:
-    """A command on one line (``python -c`` programs hold newlines)."""
-    return " ".join(command.split()) if command else NA
-
-
-def ordered(processes: Sequence[GpuProcess], sort: str, reverse: bool, now: float) -> list[GpuProcess]:
-    """``processes`` sorted by the column labelled ``sort`` (then GPU and PID, for a stable order)."""
-    column = next((c for c in COLUMNS if c.label == sort), None)
-
-    def key(p: GpuProcess) -> tuple[float | str, int, int]:
-        first: float | str = column.key(p, now) if column is not None else (p.command or "")
-        return first, p.gpu_index, p.pid
-
-    return sorted(processes, key=key, reverse=reverse)
 
 
 class ProcessTable(DataTable[str]):
     """Rebuilt only when what it shows changes; the cursor stays on its process across rebuilds."""
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, query: ProcessQuery, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.process_query = query
+        """The order and filter, shared with the monitor screen (which changes it, then calls ``requery``)."""
         self.rows_shown: tuple[tuple[str, ...], ...] | None = None
         self.listed: list[GpuProcess] = []
         self.processes: tuple[GpuProcess, ...] = ()
         self.now = 0.0
-        self.sort_by = "GPU mem"
-        self.sort_reverse = True
-        self.filter_text = ""
+
+    @property
+    def sort_by(self) -> str:
+        return self.process_query.sort_by
+
+    @property
+    def sort_reverse(self) -> bool:
+        return self.process_query.sort_reverse
 
     def on_mount(self) -> None:
         """Columns in the sort order set so far, and the processes shown so far (the monitor mounts the table
@@ -143,30 +71,30 @@ class ProcessTable(DataTable[str]):
         if self.is_mounted:
             self._rebuild()
 
-    def set_sort(self, sort: str, reverse: bool) -> None:
-        self.sort_by, self.sort_reverse = sort, reverse
+    def requery(self, *, sort_changed: bool) -> None:
+        """Show the processes in the query's order and filter (the headers' arrows too, when the sort changed)."""
         if not self.is_mounted:
-            return
-        self.clear(columns=True)
-        self._add_columns()
-        self.rows_shown = None
+            return  # on_mount draws with the query as it is then
+        if sort_changed:
+            self.clear(columns=True)
+            self._add_columns()
+            self.rows_shown = None
         self._rebuild()
-
-    def set_filter(self, text: str) -> None:
-        self.filter_text = text
-        if self.is_mounted:
-            self._rebuild()
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         """A click on a header sorts by it; a second click reverses."""
         label = str(event.column_key.value)
-        self.set_sort(label, not self.sort_reverse if label == self.sort_by else label not in ("PID", "user", COMMAND))
+        query = self.process_query
+        query.sort_reverse = not query.sort_reverse if label == query.sort_by else label in NUMERIC_FIRST_DESCENDING
+        query.sort_by = label
+        self.requery(sort_changed=True)
 
     def _rebuild(self) -> None:
+        query = self.process_query
         listed = [
             p
-            for p in ordered(self.processes, self.sort_by, self.sort_reverse, self.now)
-            if matches(p, self.filter_text)
+            for p in ordered(self.processes, query.sort_by, query.sort_reverse, self.now)
+            if matches(p, query.filter_text)
         ]
         rows = tuple((*(c.text(p, self.now) for c in COLUMNS), one_line(p.command)) for p in listed)
         if rows == self.rows_shown:
@@ -205,7 +133,3 @@ class ProcessTable(DataTable[str]):
             self._update_count += 1  # DataTable's render caches are keyed by it
             self.refresh_row(index)
         self.rows_shown = rows
-
-
-def row_key(proc: GpuProcess) -> str:
-    return f"{proc.gpu_index}:{proc.pid}"

@@ -1,0 +1,120 @@
+"""What the process table shows, without Textual: its columns, their order and sort keys, and the filter.
+
+The monitor keeps a ``ProcessQuery`` from its start and imports the table itself with the first GPU sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rocmtui.gpu.sample import GpuProcess
+from rocmtui.gpu.units import fmt_gpu_index
+from rocmtui.ui.format import NA, fmt_bytes
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: its label, width, how it reads a process, and its sort key."""
+
+    label: str
+    width: int
+    text: Callable[[GpuProcess, float], str]
+    key: Callable[[GpuProcess, float], float | str]
+
+
+def _num(value: float | None) -> float:
+    return -1.0 if value is None else float(value)
+
+
+def _pct(value: float | None) -> str:
+    return NA if value is None else f"{value:.0f}%"
+
+
+def fmt_elapsed(seconds: float | None) -> str:
+    """``<1m``, ``12m``, ``3h05m``, ``2d03h``: to the minute, so the column changes once a minute, not per sample."""
+    if seconds is None:
+        return NA
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "<1m"
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h{minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours:02d}h"
+
+
+def _elapsed(proc: GpuProcess, now: float) -> float | None:
+    return None if proc.started_at is None else max(0.0, now - proc.started_at)
+
+
+COLUMNS = (
+    Column("PID", 7, lambda p, _: str(p.pid), lambda p, _: p.pid),
+    Column("user", 8, lambda p, _: p.user or NA, lambda p, _: p.user or ""),
+    Column("GPU", 3, lambda p, _: fmt_gpu_index(p.gpu_index), lambda p, _: p.gpu_index),
+    Column(
+        "GPU mem",
+        9,
+        lambda p, _: NA if p.gpu_memory_bytes is None else fmt_bytes(p.gpu_memory_bytes),
+        lambda p, _: _num(p.gpu_memory_bytes),
+    ),
+    Column("GPU%", 4, lambda p, _: _pct(p.gpu_util_pct), lambda p, _: _num(p.gpu_util_pct)),
+    Column("CPU%", 5, lambda p, _: _pct(p.cpu_pct), lambda p, _: _num(p.cpu_pct)),
+    Column(
+        "host mem",
+        9,
+        lambda p, _: NA if p.host_memory_bytes is None else fmt_bytes(p.host_memory_bytes),
+        lambda p, _: _num(p.host_memory_bytes),
+    ),
+    Column(
+        "elapsed",
+        8,
+        lambda p, now: fmt_elapsed(_elapsed(p, now)),
+        lambda p, now: _num(_elapsed(p, now)),
+    ),
+)
+COMMAND = "command"
+SORTS = (*(c.label for c in COLUMNS), COMMAND)
+"""What ``s`` steps through."""
+
+
+def matches(proc: GpuProcess, text: str) -> bool:
+    """The filter: ``text`` found (case-insensitively) in the PID, user or command."""
+    needle = text.lower().strip()
+    return not needle or any(needle in (v or "").lower() for v in (str(proc.pid), proc.user, proc.command))
+
+
+def one_line(command: str | None) -> str:
+    """A command on one line (``python -c`` programs hold newlines)."""
+    return " ".join(command.split()) if command else NA
+
+
+def ordered(processes: Sequence[GpuProcess], sort: str, reverse: bool, now: float) -> list[GpuProcess]:
+    """``processes`` sorted by the column labelled ``sort`` (then GPU and PID, for a stable order)."""
+    column = next((c for c in COLUMNS if c.label == sort), None)
+
+    def key(p: GpuProcess) -> tuple[float | str, int, int]:
+        first: float | str = column.key(p, now) if column is not None else (p.command or "")
+        return first, p.gpu_index, p.pid
+
+    return sorted(processes, key=key, reverse=reverse)
+
+
+def row_key(proc: GpuProcess) -> str:
+    return f"{proc.gpu_index}:{proc.pid}"
+
+
+NUMERIC_FIRST_DESCENDING = {c.label for c in COLUMNS} - {"PID", "user"}
+"""Columns whose first sort is largest first (the rest, and the command, read A to Z)."""
+
+
+@dataclass
+class ProcessQuery:
+    """The table's order and filter: kept by the monitor before the table exists, and read by it after."""
+
+    sort_by: str = "GPU mem"
+    sort_reverse: bool = True
+    filter_text: str = ""
