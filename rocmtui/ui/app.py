@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -115,6 +116,13 @@ class MonitorApp(App[int]):
     def show_latest(self) -> None:
         if self.relay.latest is not None:
             self.show_samples(self.relay.latest)
+
+    def on_key(self, event: events.Key) -> None:
+        """Characters typed in one burst with the monitor's / went to what had the focus as they came in, and
+        reach the app once the filter has opened (keys typed into the filter never get here): the filter's."""
+        filter_input = self.monitor_screen.filter_input
+        if self.focused is filter_input and event.is_printable and event.character and event.key != "slash":
+            filter_input.insert_text_at_cursor(event.character)
 
     def action_request_quit(self) -> None:
         self.exit(0)

@@ -9,6 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from textual import events
 from ui_helpers import synthetic_gpu_sets
 
 from rocmtui.config import MonitorConfig
@@ -110,6 +111,23 @@ async def test_the_table_comes_with_the_first_gpu_sample_and_keeps_the_keys_pres
         assert [p.pid for p in table.listed] == [4001]
         await pilot.press("escape")
         assert len(table.listed) == 3
+
+
+async def test_keys_typed_in_one_burst_after_slash_are_the_filters() -> None:
+    """Over SSH a fast typist's keys arrive together: the characters after / go to the filter, not the table."""
+    source = ManualReplay(synthetic_gpu_sets(3))
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        source.step()
+        await pilot.pause()
+        screen = app.monitor_screen
+        for key in ("slash", "4", "0", "0", "1"):
+            app.post_message(events.Key(key, "/" if key == "slash" else key))  # as the driver posts them: no waits
+        await pilot.pause()
+        assert screen.filter_input.value == "4001" and screen.filter_input.has_focus
+        await pilot.press("enter", "s")
+        assert screen.processes is not None and [p.pid for p in screen.processes.listed] == [4001]
+        assert screen.processes.sort_by == "GPU%" and screen.processes.has_focus  # s sorted: the table's again
 
 
 async def test_kill_asks_first_for_the_users_own_process() -> None:

@@ -143,7 +143,7 @@ class MonitorScreen(Screen[None]):
         if not self.filter_input.is_attached:
             await self.mount(self.filter_input, after=self.panel)
         self.filter_input.display = True
-        self.filter_input.focus()
+        self.set_focus(self.filter_input)  # now, not later: the keys typed right after / are the filter's
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.process_query.filter_text = event.value
@@ -161,11 +161,8 @@ class MonitorScreen(Screen[None]):
             self.focus_table()
 
     def focus_table(self) -> None:
-        """The keys go back to the table; before it exists (no GPU sample yet), to the screen."""
-        if self.processes is not None:
-            self.processes.focus()
-        else:
-            self.set_focus(None)
+        """The keys go back to the table at once (before it exists, no GPU sample yet: to the screen)."""
+        self.set_focus(self.processes)
 
     def action_signal(self, name: str) -> None:
         """Ask, then send SIGTERM or SIGKILL to the selected process, if it is the user's own."""
