@@ -67,3 +67,18 @@ async def test_changes_in_the_app_are_saved_and_restored(tmp_path: Path) -> None
         assert screen.panel.view.span_s == 3600.0 and screen.panel.view.metrics == ("power", "temp")
         assert screen.processes.sort_by == "GPU%"
         assert app.theme == settings.theme
+
+
+async def test_a_sort_chosen_by_clicking_a_header_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "monitor.json"
+    source = ManualReplay(synthetic_gpu_sets(2))
+    app = create_monitor_app(MonitorConfig(), source, settings_path=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        source.step()
+        await pilot.pause()
+        table = app.monitor_screen.processes
+        assert table is not None
+        await pilot.click(table, offset=(1, 1))  # the header row under the table's top rule: PID, the first column
+        await pilot.pause()
+        assert table.sort_by == "PID"
+    assert json.loads(path.read_text())["sort_by"] == "PID"

@@ -116,6 +116,10 @@ class MonitorScreen(Screen[None]):
         self.sort_processes(self.process_query.sort_by, not self.process_query.sort_reverse)
         self.post_message(self.Changed())
 
+    def on_data_table_header_selected(self, _: object) -> None:
+        """A header clicked: the table sorted itself (``ProcessTable``); the order is kept like the s key's."""
+        self.post_message(self.Changed())
+
     def sort_processes(self, sort: str, reverse: bool) -> None:
         self.process_query.sort_by, self.process_query.sort_reverse = sort, reverse
         if self.processes is not None:
