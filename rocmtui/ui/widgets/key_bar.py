@@ -9,8 +9,9 @@ draws them in the first frame, in the footer's colours and spacing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -18,6 +19,22 @@ from textual.widget import Widget
 
 if TYPE_CHECKING:
     from textual.screen import Screen
+
+
+class ShownKey(NamedTuple):
+    """A key the screen offers, before the bar decides whether it fits."""
+
+    key: str
+    display: str
+    description: str
+    enabled: bool
+    apps_own: bool
+    """Bound on the app (quit, help), not on the screen: kept longest on a narrow terminal."""
+
+    @property
+    def cells(self) -> int:
+        """Columns it takes: `` key description ``."""
+        return cell_len(self.display) + cell_len(self.description) + 3
 
 
 DIM = Style(dim=True)
@@ -79,42 +96,36 @@ class KeyBar(Widget, can_focus=False):
         description_style = self.get_component_rich_style("key-bar--description")
         text = Text(no_wrap=True, overflow="crop", end="")
         self.items = []
-        for key, display, description, enabled in self.fitting(self.shown_keys(), self.size.width):
+        for shown in self.fitting(self.shown_keys(), self.size.width):
             start = text.cell_len
-            dim = NORMAL if enabled else DIM
-            text.append(f" {display} ", key_style + dim)
-            text.append(f"{description} ", description_style + dim)
-            self.items.append(KeyItem(key, display, description, enabled, start, text.cell_len))
+            dim = NORMAL if shown.enabled else DIM
+            text.append(f" {shown.display} ", key_style + dim)
+            text.append(f"{shown.description} ", description_style + dim)
+            self.items.append(KeyItem(shown.key, shown.display, shown.description, shown.enabled, start, text.cell_len))
         return text
 
-    def shown_keys(self) -> list[tuple[str, str, str, bool, bool]]:
-        """(key, key as shown, description, enabled, the app's own) for the first binding of each shown action."""
+    def shown_keys(self) -> list[ShownKey]:
+        """The first binding of each shown action, in the screen's order."""
         seen: set[str] = set()
         keys = []
         for node, binding, enabled, _tooltip in self.screen.active_bindings.values():
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
-            keys.append(
-                (binding.key, self.app.get_key_display(binding), binding.description, enabled, node is self.app)
-            )
+            display = self.app.get_key_display(binding)
+            keys.append(ShownKey(binding.key, display, binding.description, enabled, node is self.app))
         return keys
 
     @staticmethod
-    def fitting(keys: list[tuple[str, str, str, bool, bool]], width: int) -> list[tuple[str, str, str, bool]]:
+    def fitting(keys: list[ShownKey], width: int) -> list[ShownKey]:
         """The keys that fit in ``width``, whole: when not all do, the screen's last keys go first, so that the
         app's own (quit and help) stay on a narrow terminal."""
-
-        def cells(kept: list[tuple[str, str, str, bool, bool]]) -> int:
-            return sum(len(display) + len(description) + 3 for _, display, description, _, _ in kept)
-
         kept = list(keys)
-        while cells(kept) > width and any(not own for *_, own in kept):
-            last_screen_key = max(i for i, (*_, own) in enumerate(kept) if not own)
-            del kept[last_screen_key]
-        while kept and cells(kept) > width:
+        while sum(k.cells for k in kept) > width and any(not k.apps_own for k in kept):
+            del kept[max(i for i, k in enumerate(kept) if not k.apps_own)]
+        while kept and sum(k.cells for k in kept) > width:
             kept.pop()
-        return [(key, display, description, enabled) for key, display, description, enabled, _ in kept]
+        return kept
 
     def on_click(self, event: events.Click) -> None:
         """A click on a key presses it (a disabled one rings the bell)."""
