@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from textual import events
-from ui_helpers import synthetic_gpu_sets
+from ui_helpers import monitor_sampled, synthetic_gpu_sets
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.kill import refusal, send
@@ -73,12 +73,9 @@ def test_cpu_percent_is_known_from_the_second_reading() -> None:
 
 
 async def test_keys_sort_filter_and_refuse_a_replay() -> None:
-    source = ManualReplay(synthetic_gpu_sets(3))
-    app = create_monitor_app(MonitorConfig(), source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        source.step()
-        await pilot.pause()
+    async with monitor_sampled(3) as (app, pilot):
         table = app.monitor_screen.processes
+        assert table is not None
         assert table.sort_by == "GPU mem" and [p.pid for p in table.listed] == [4002, 4001, 4000]
         await pilot.press("s")
         assert table.sort_by == "GPU%"
@@ -115,11 +112,7 @@ async def test_the_table_comes_with_the_first_gpu_sample_and_keeps_the_keys_pres
 
 async def test_keys_typed_in_one_burst_after_slash_are_the_filters() -> None:
     """Over SSH a fast typist's keys arrive together: the characters after / go to the filter, not the table."""
-    source = ManualReplay(synthetic_gpu_sets(3))
-    app = create_monitor_app(MonitorConfig(), source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        source.step()
-        await pilot.pause()
+    async with monitor_sampled(3) as (app, pilot):
         screen = app.monitor_screen
         for key in ("slash", "4", "0", "0", "1"):
             app.post_message(events.Key(key, "/" if key == "slash" else key))  # as the driver posts them: no waits

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from ui_helpers import synthetic_gpu_sets
+from ui_helpers import monitor_sampled, synthetic_gpu_sets
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ManualReplay
@@ -45,11 +45,7 @@ def test_the_config_folder_follows_xdg(tmp_path: Path, monkeypatch: pytest.Monke
 
 async def test_changes_in_the_app_are_saved_and_restored(tmp_path: Path) -> None:
     path = tmp_path / "monitor.json"
-    source = ManualReplay(synthetic_gpu_sets(2))
-    app = create_monitor_app(MonitorConfig(), source, settings_path=path)
-    async with app.run_test(size=(120, 40)) as pilot:
-        source.step()
-        await pilot.pause()
+    async with monitor_sampled(2, settings_path=path) as (app, pilot):
         await pilot.press("t", "g", "s", "plus", "c")
         await pilot.pause()
     saved = json.loads(path.read_text())
@@ -71,11 +67,7 @@ async def test_changes_in_the_app_are_saved_and_restored(tmp_path: Path) -> None
 
 async def test_a_sort_chosen_by_clicking_a_header_is_kept(tmp_path: Path) -> None:
     path = tmp_path / "monitor.json"
-    source = ManualReplay(synthetic_gpu_sets(2))
-    app = create_monitor_app(MonitorConfig(), source, settings_path=path)
-    async with app.run_test(size=(120, 40)) as pilot:
-        source.step()
-        await pilot.pause()
+    async with monitor_sampled(2, settings_path=path) as (app, pilot):
         table = app.monitor_screen.processes
         assert table is not None
         await pilot.click(table, offset=(1, 1))  # the header row under the table's top rule: PID, the first column

@@ -147,6 +147,19 @@ def synthetic_gpu_sets(gpus: int, count: int = 40) -> list[SampleSet]:
 
 
 @contextlib.asynccontextmanager
+async def monitor_sampled(
+    gpus: int, *, settings_path: Path | None = None
+) -> AsyncIterator[tuple[MonitorApp, Pilot[int]]]:
+    """The monitor at 120x40 with one synthetic sample of ``gpus`` GPUs shown (so its process table is up)."""
+    source = ManualReplay(synthetic_gpu_sets(gpus))
+    app = create_monitor_app(MonitorConfig(), source, settings_path=settings_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        source.step()
+        await pilot.pause()
+        yield app, pilot
+
+
+@contextlib.asynccontextmanager
 async def monitor_shown(gpus: int, samples: int) -> AsyncIterator[tuple[MonitorApp, Pilot[int]]]:
     """The monitor at 80x24 over ``samples`` synthetic samples of ``gpus`` GPUs, all shown: (app, pilot).
 
