@@ -23,6 +23,8 @@ from rocmtui.ui.widgets.graph_view import GRAPHS
 from rocmtui.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
+    from textual.widgets import DataTable
+
     from rocmtui.ui.widgets.process_table import ProcessTable
 
 CARD_HEIGHT = 10
@@ -116,8 +118,12 @@ class MonitorScreen(Screen[None]):
         self.sort_processes(self.process_query.sort_by, not self.process_query.sort_reverse)
         self.post_message(self.Changed())
 
-    def on_data_table_header_selected(self, _: object) -> None:
-        """A header clicked: the table sorted itself (``ProcessTable``); the order is kept like the s key's."""
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a process table header sorts by it (a second click reverses), kept like the s key's sort."""
+        label = str(event.column_key.value)
+        query = self.process_query
+        reverse = not query.sort_reverse if label == query.sort_by else label in NUMERIC_FIRST_DESCENDING
+        self.sort_processes(label, reverse)
         self.post_message(self.Changed())
 
     def sort_processes(self, sort: str, reverse: bool) -> None:

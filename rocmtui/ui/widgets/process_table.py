@@ -16,7 +16,6 @@ from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.process_rows import (
     COLUMNS,
     COMMAND,
-    NUMERIC_FIRST_DESCENDING,
     ProcessQuery,
     matches,
     one_line,
@@ -31,7 +30,7 @@ class ProcessTable(DataTable[str]):
     def __init__(self, query: ProcessQuery, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.process_query = query
-        """The order and filter, shared with the monitor screen (which changes it, then calls ``requery``)."""
+        """The order and filter, owned by the monitor screen (which changes it, then calls ``requery``)."""
         self.rows_shown: tuple[tuple[str, ...], ...] | None = None
         self.listed: list[GpuProcess] = []
         self.processes: tuple[GpuProcess, ...] = ()
@@ -80,14 +79,6 @@ class ProcessTable(DataTable[str]):
             self._add_columns()
             self.rows_shown = None
         self._rebuild()
-
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
-        """A click on a header sorts by it; a second click reverses."""
-        label = str(event.column_key.value)
-        query = self.process_query
-        query.sort_reverse = not query.sort_reverse if label == query.sort_by else label in NUMERIC_FIRST_DESCENDING
-        query.sort_by = label
-        self.requery(sort_changed=True)
 
     def _rebuild(self) -> None:
         query = self.process_query
