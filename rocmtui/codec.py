@@ -39,8 +39,10 @@ _ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
 
 
 @functools.cache
-def _decoder(type_: Any) -> msgspec.json.Decoder[Any]:
-    """One Decoder per type: it keeps its decoding plan (for a union, msgspec would rebuild it per call)."""
+def decoder(type_: Any) -> msgspec.json.Decoder[Any]:
+    """One Decoder per type: it keeps its decoding plan (for a union, msgspec would rebuild it per call).
+
+    Its ``decode`` raises msgspec's own errors, for callers that tell a malformed line from a bad value."""
     return msgspec.json.Decoder(type_, dec_hook=_dec_hook)
 
 
@@ -74,9 +76,11 @@ def convert(data: Any, type_: Any, *, what: str | None = None) -> Any:
         raise _error(what or _name(type_), err) from None
 
 
-def encode_json(obj: Any) -> bytes:
-    """Compact JSON for ``obj`` (no spaces, Paths as strings; NaN and infinity become null)."""
-    return _ENCODER.encode(obj)
+def encode_json(obj: Any, *, indent: int = 0) -> bytes:
+    """JSON for ``obj``: compact, or indented by ``indent`` spaces (Paths as strings; NaN and infinity
+    become null)."""
+    data = _ENCODER.encode(obj)
+    return msgspec.json.format(data, indent=indent) if indent else data
 
 
 @overload
@@ -86,7 +90,7 @@ def decode_json(data: bytes | str, type_: Any, *, what: str | None = None) -> An
 def decode_json(data: bytes | str, type_: Any, *, what: str | None = None) -> Any:
     """Parse and validate JSON as ``type_``; CodecError for malformed or truncated JSON as well."""
     try:
-        return _decoder(type_).decode(data)
+        return decoder(type_).decode(data)
     except msgspec.ValidationError as err:
         raise _error(what or _name(type_), err) from None
     except msgspec.DecodeError as err:

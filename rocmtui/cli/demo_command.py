@@ -59,7 +59,7 @@ def build_demo_app(speed: float, loop: bool, run_dir: Path = DEMO_RUN) -> DemoAp
     """The demo app over ``run_dir``'s events and samples; UsageError (one line) when it cannot be read."""
     from rocmtui.cli.run_commands import saved_config
     from rocmtui.gpu.codec import loads
-    from rocmtui.run.layout import GPU
+    from rocmtui.run.format import GPU
     from rocmtui.run.pacing import Pace, recorded_events
     from rocmtui.ui.demo_app import create_demo_app
     from rocmtui.ui.demo_samples import PacedSamples

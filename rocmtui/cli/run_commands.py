@@ -6,7 +6,6 @@ None of them loads torch; ``runs`` and ``stop`` load no UI either.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -15,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
 from rocmtui.gpu.units import fmt_span
-from rocmtui.run.layout import CONFIG
 
 if TYPE_CHECKING:
-    from rocmtui.run.listing import RunInfo
+    from rocmtui.run.listing import RunListing
 
 RUNS_DIR = Path("runs")
 STOP_TIMEOUT_S = 120.0
@@ -70,11 +68,11 @@ def _run_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
 
 
 def saved_config(run_dir: Path) -> TrainConfig:
-    """The run's settings from its config.json; the defaults when it has none that this version reads."""
-    try:
-        return TrainConfig.from_dict(json.loads((run_dir / CONFIG).read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
-        return TrainConfig()
+    """The run's settings from its config.json; the defaults for a run that has none (a tracked script's).
+    FormatError (one line, exit 2) when the file is there but cannot be read."""
+    from rocmtui.run.format import read_config
+
+    return read_config(run_dir) or TrainConfig()
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -128,7 +126,9 @@ def run_runs(args: argparse.Namespace) -> int:
 
     runs = list_runs(args.runs_dir)
     if args.json:
-        print(json.dumps([info.to_dict() for info in runs], indent=1))
+        from rocmtui.codec import encode_json
+
+        print(encode_json([info.to_dict() for info in runs], indent=1).decode())
         return 0
     if not runs:
         print(f"no runs under {args.runs_dir}")
@@ -141,7 +141,7 @@ def run_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _row(info: RunInfo) -> tuple[str, ...]:
+def _row(info: RunListing) -> tuple[str, ...]:
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started_at)) if info.started_at else "-"
     epochs = f"{info.epoch}/{info.epochs}" if info.epochs else "-"
     best = "-" if info.best_acc is None else f"{100 * info.best_acc:.2f}%"

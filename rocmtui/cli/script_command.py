@@ -83,12 +83,12 @@ def run_script(args: argparse.Namespace) -> int:
 
 def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
     """No terminal: the script's output on stdout as it is written, then its exit code."""
+    from rocmtui.run.format import OUTPUT
     from rocmtui.run.lines import LineTailer
-    from rocmtui.tracking import env
     from rocmtui.tracking.launch import start
 
     process = start(run_dir, name, command)
-    tail = LineTailer(run_dir / env.OUTPUT)
+    tail = LineTailer(run_dir / OUTPUT)
     print(f"rocmtui: run folder {run_dir}", flush=True)
     try:
         while True:

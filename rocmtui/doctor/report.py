@@ -8,11 +8,11 @@ machine.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from rocmtui.codec import encode_json
 from rocmtui.config import MonitorConfig
 from rocmtui.doctor.checks import FAIL, INFO, PASS, WARN, Check, Machine, gfx_targets, system_checks
 from rocmtui.doctor.multigpu import multi_gpu_checks
@@ -80,7 +80,9 @@ def run_doctor(
     ok = not any(c.status == FAIL for c in checks)
     stream = out or sys.stdout
     if as_json:
-        stream.write(json.dumps({"ok": ok, "checks": [dataclasses.asdict(c) for c in checks]}, indent=2) + "\n")
+        stream.write(
+            encode_json({"ok": ok, "checks": [dataclasses.asdict(c) for c in checks]}, indent=2).decode() + "\n"
+        )
     else:
         stream.write(format_checks(checks))
     return 0 if ok else 1

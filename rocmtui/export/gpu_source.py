@@ -21,7 +21,7 @@ from typing import Protocol
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.gpu.tail_source import TailSource
-from rocmtui.run.layout import GPU
+from rocmtui.run.format import GPU
 from rocmtui.run.listing import list_runs
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.status import read_status

@@ -10,29 +10,19 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from rocmtui.events import EpochCompleted, RunStarted, StepsCompleted
-from rocmtui.run.layout import STATUS, run_dirs
+from rocmtui.errors import UsageError
+from rocmtui.run.fold import RunFold
+from rocmtui.run.format import STATUS
+from rocmtui.run.layout import run_dirs
 from rocmtui.run.status import LIVE_STATES, RunStatus, effective, read_status
 from rocmtui.run.stream import EventTail
 
 STATES = (*LIVE_STATES, "lost")
-
-
-@dataclass
-class Progress:
-    """What the stream said last."""
-
-    step: int | None = None
-    loss: float | None = None
-    images_per_s: float | None = None
-    test_acc: float | None = None
-    epochs: int | None = None
 
 
 class RunReader:
@@ -43,7 +33,7 @@ class RunReader:
         self._tail = EventTail(run_dir)
         self._stamp: tuple[int, int] | None = None
         self._status: RunStatus | None = None
-        self.progress = Progress()
+        self.progress = RunFold()
 
     def status(self) -> RunStatus | None:
         try:
@@ -55,17 +45,9 @@ class RunReader:
             self._stamp, self._status = stamp, read_status(self.run_dir)
         return self._status
 
-    def poll(self) -> Progress:
-        for _, event in self._tail.poll():
-            if isinstance(event, StepsCompleted):
-                self.progress.step = event.step
-                self.progress.images_per_s = event.images_per_s
-                if event.losses:
-                    self.progress.loss = event.losses[-1]
-            elif isinstance(event, EpochCompleted):
-                self.progress.test_acc = event.test_acc
-            elif isinstance(event, RunStarted):
-                self.progress.epochs = event.config.epochs
+    def poll(self) -> RunFold:
+        for _, event in self._tail.poll_all():
+            self.progress.apply(event)
         return self.progress
 
     def close(self) -> None:
@@ -107,7 +89,7 @@ class RunCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         with self._lock:
-            live = [(status, reader.run_dir, reader.poll()) for status, reader in self._live()]
+            live = [(status, reader.run_dir, _progress(reader)) for status, reader in self._live()]
         families = {
             name: GaugeMetricFamily(name, help_text, labels=RUN_LABELS)
             for name, help_text in (
@@ -127,9 +109,9 @@ class RunCollector(Collector):
             labels = [run_dir.name, status.name, status.host]
             values = {
                 "rocmtui_run_epochs_completed": status.epoch,
-                "rocmtui_run_epochs": status.epochs or progress.epochs,
+                "rocmtui_run_epochs": status.epochs or progress.total_epochs or None,
                 "rocmtui_run_step": progress.step,
-                "rocmtui_run_loss": progress.loss,
+                "rocmtui_run_loss": progress.last_loss,
                 "rocmtui_run_images_per_second": progress.images_per_s,
                 "rocmtui_run_test_accuracy_ratio": progress.test_acc,
                 "rocmtui_run_best_accuracy_ratio": status.best_acc,
@@ -151,3 +133,12 @@ def _stamp(run_dir: Path) -> tuple[int, int]:
     except OSError:
         return (0, 0)
     return (info.st_mtime_ns, info.st_size)
+
+
+def _progress(reader: RunReader) -> RunFold:
+    """The run's progress; what was read before when its stream cannot be read now (a FIFO, a link, a newer
+    format): one bad run never fails a scrape."""
+    try:
+        return reader.poll()
+    except (OSError, UsageError):
+        return reader.progress

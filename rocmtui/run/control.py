@@ -9,20 +9,20 @@ RunControl at the next step boundary. No network port is ever opened.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 import time
 from pathlib import Path
-from typing import Literal, get_args
+
+import msgspec
 
 from rocmtui.errors import UsageError
 from rocmtui.events import RunControl
-from rocmtui.run.layout import CONTROL
+from rocmtui.run.format import COMMANDS, CONTROL, Command, ControlLine, encode_line
 from rocmtui.run.lines import LineTailer
 
-Command = Literal["pause", "resume", "save", "stop"]
-COMMANDS: tuple[Command, ...] = get_args(Command)
+__all__ = ["COMMANDS", "Command", "CommandReader", "NotLiveError", "create_channel", "send_command"]
+_DECODER = msgspec.json.Decoder(ControlLine)
 
 
 class NotLiveError(UsageError):
@@ -54,11 +54,12 @@ class CommandReader:
     def apply(self, control: RunControl) -> list[Command]:
         done: list[Command] = []
         for raw in self._lines.read_lines():
-            with contextlib.suppress(ValueError, AttributeError):
-                command = json.loads(raw).get("command")
-                if command in COMMANDS:
-                    _apply(control, command)
-                    done.append(command)
+            try:
+                command = _DECODER.decode(raw).command
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue  # not a command this version knows
+            _apply(control, command)
+            done.append(command)
         return done
 
     def close(self) -> None:
@@ -80,15 +81,17 @@ def send_command(run_dir: Path, command: Command) -> None:
     """Viewer side: append ``command`` to a live run's channel; a one-line UsageError when it cannot."""
     path = run_dir / CONTROL
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         raise NotLiveError(f"{run_dir} is not running (it has no control channel)") from None
     except PermissionError:
         raise UsageError(f"{run_dir} belongs to another user: only the run's owner can control it") from None
+    except OSError as err:  # a link (ELOOP) or a FIFO without a reader (ENXIO) planted in the folder
+        raise UsageError(f"{path} is not a private control channel ({err.strerror})") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077 or info.st_uid != os.geteuid():
             raise UsageError(f"{path} is not a private control channel (mode {stat.filemode(info.st_mode)})")
-        os.write(fd, json.dumps({"command": command, "t": round(time.time(), 3)}).encode() + b"\n")
+        os.write(fd, encode_line(ControlLine(command, round(time.time(), 3))))
     finally:
         os.close(fd)

@@ -86,7 +86,7 @@ def follow(
     try:
         while not control.leave.is_set():
             mirror.sync(control)
-            batch = tail.poll()
+            batch = tail.poll_all()
             final = _emit_all(superseded(batch, history_until), emit)
             if final is not None:
                 return final
@@ -94,7 +94,7 @@ def follow(
             if not batch and now - checked_at >= LIVENESS_EVERY_S:
                 checked_at = now
                 if not alive():  # read what it wrote last, then call it lost
-                    final = _emit_all(superseded(tail.poll(), history_until), emit)
+                    final = _emit_all(superseded(tail.poll_all(), history_until), emit)
                     return final if final is not None else _lost(run_dir, emit)
             control.leave.wait(poll_s)
         mirror.sync(control)  # a command given just before leaving still reaches the run

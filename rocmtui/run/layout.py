@@ -1,4 +1,4 @@
-"""What a run folder holds, by name, and how a new one is made without racing another process."""
+"""Where run folders are, and how a new one is made without racing another process (file names: ``format``)."""
 
 from __future__ import annotations
 
@@ -6,24 +6,7 @@ import time
 from pathlib import Path
 
 from rocmtui.errors import UsageError
-
-EVENTS = "metrics.jsonl"
-"""The event stream: one JSON object a line, a sequence number on each (docs/run-format.md)."""
-TORN = "metrics.torn"
-"""Bytes of a torn last line (a crash or a full disk mid-write), set aside when the stream is reopened."""
-STATUS = "status.json"
-"""pid, host, state and heartbeat of the writer; progress for ``rocmtui runs``."""
-CONTROL = "control"
-"""Commands from viewers (pause, resume, save, stop): append-only, mode 0600, present only while live."""
-LOCK = "run.lock"
-"""flock()ed by the one process that writes the folder."""
-GPU = "gpu.jsonl"
-GPU_PREVIOUS = "gpu.1.jsonl"
-"""GPU samples taken during the run; the current file rotates into the previous one at a size bound."""
-CONFIG = "config.json"
-SUMMARY = "summary.json"
-STDERR = "trainer.log"
-"""What a detached trainer wrote to stderr (normally nothing)."""
+from rocmtui.run.format import CONFIG, EVENTS
 
 MAX_SUFFIX = 1000
 

@@ -14,7 +14,13 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
+from rocmtui.run.files import open_regular
+
 CHUNK = 1 << 16
+MAX_LINE = 1 << 20
+"""A line longer than this is dropped (and counted) by the tailer: nothing of ours writes one."""
+READ_MAX = 64 << 20
+"""The most one ``read_lines`` reads: a huge append is taken in parts (``behind`` says more is there)."""
 
 
 class LineWriter:
@@ -22,7 +28,7 @@ class LineWriter:
 
     def __init__(self, path: Path, torn_path: Path | None = None) -> None:
         self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             self.set_aside = set_aside_torn_tail(path, torn_path or path.with_suffix(".torn"))
         except BaseException:
@@ -55,7 +61,7 @@ class LineWriter:
 
 def set_aside_torn_tail(path: Path, torn_path: Path) -> int:
     """Move any bytes after the last newline of ``path`` to the end of ``torn_path``; returns their count."""
-    with path.open("rb+") as f:
+    with os.fdopen(open_regular(path, os.O_RDWR), "rb+") as f:
         size = f.seek(0, os.SEEK_END)
         keep = size
         while keep > 0:
@@ -71,7 +77,7 @@ def set_aside_torn_tail(path: Path, torn_path: Path) -> int:
             return 0
         f.seek(keep)
         tail = f.read()
-        with torn_path.open("ab") as torn:
+        with os.fdopen(open_regular(torn_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as torn:
             torn.write(tail + b"\n")
             torn.flush()
             os.fsync(torn.fileno())
@@ -84,7 +90,7 @@ def set_aside_torn_tail(path: Path, torn_path: Path) -> int:
 def last_line(path: Path) -> bytes | None:
     """The last complete, non-blank line of ``path`` (without its newline), or None."""
     try:
-        with path.open("rb") as f:
+        with os.fdopen(open_regular(path), "rb") as f:
             pos, tail = f.seek(0, os.SEEK_END), b""
             while pos > 0:
                 start = max(0, pos - CHUNK)
@@ -108,8 +114,14 @@ class LineTailer:
         self._inode: int | None = None
         self._offset = 0
         self._partial = b""
+        self._dropping = False
+        """Inside a line longer than MAX_LINE: its bytes are dropped up to its newline."""
+        self.dropped = 0
+        """Lines dropped for their length since the last ``take_dropped``."""
         self.restarts = 0
         """Times the file was replaced or cut back and read again from the start."""
+        self.behind = False
+        """The last read stopped at READ_MAX before the end of the file."""
 
     def read_lines(self) -> list[bytes]:
         """New complete, non-blank lines (without newlines); [] when there are none or no file yet."""
@@ -120,22 +132,41 @@ class LineTailer:
         if self._file is None or st.st_ino != self._inode or st.st_size < self._offset:
             self._reopen(st.st_ino)
         if self._file is None or st.st_size == self._offset:
+            self.behind = False
             return []
-        data = self._file.read()
+        data = self._file.read(READ_MAX)
         self._offset += len(data)
+        self.behind = st.st_size > self._offset
         *lines, self._partial = (self._partial + data).split(b"\n")
+        if self._dropping:  # inside an over-long line: its bytes go, up to its newline
+            if lines:
+                lines, self._dropping = lines[1:], False
+            else:
+                self._partial = b""
+        if len(self._partial) > MAX_LINE:
+            self._partial, self._dropping = b"", True
+            self.dropped += 1
+        long = sum(1 for line in lines if len(line) > MAX_LINE)
+        if long:
+            self.dropped += long
+            lines = [line for line in lines if len(line) <= MAX_LINE]
         return [line for line in lines if line.strip()]
+
+    def take_dropped(self) -> int:
+        """Lines dropped for their length since the last call."""
+        dropped, self.dropped = self.dropped, 0
+        return dropped
 
     def _reopen(self, inode: int) -> None:
         if self._file is not None:
             self._file.close()
             self.restarts += 1
         try:
-            self._file = self.path.open("rb")
+            self._file = os.fdopen(open_regular(self.path), "rb")
         except FileNotFoundError:
             self._file = None
             return
-        self._inode, self._offset, self._partial = inode, 0, b""
+        self._inode, self._offset, self._partial, self._dropping = inode, 0, b"", False
 
     def close(self) -> None:
         if self._file is not None:

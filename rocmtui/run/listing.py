@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from rocmtui.errors import UsageError
-from rocmtui.run.layout import CONFIG, SUMMARY, is_run_dir, run_dirs
-from rocmtui.run.status import LIVE_STATES, effective, read_status
+from rocmtui.events import RunFailed, RunFinished
+from rocmtui.run.format import read_config, read_summary
+from rocmtui.run.layout import is_run_dir, run_dirs
+from rocmtui.run.status import LIVE_STATES, StatusUnreadable, effective, load_status
 
 
 @dataclass(frozen=True)
-class RunInfo:
+class RunListing:
     """One line of ``rocmtui runs``."""
 
     folder: str
     state: str
-    """running, paused, stopping, finished, stopped, failed, lost, or unknown (no status file)."""
+    """running, paused, stopping, finished, stopped, failed, lost, unknown (no status file), or
+    unreadable (a status file this version cannot read: ``problem`` says why)."""
     name: str
     epoch: int
     epochs: int
@@ -27,6 +29,8 @@ class RunInfo:
     device_name: str
     started_at: float | None
     pid: int | None
+    problem: str = ""
+    """Why the run's files could not be read, when they could not."""
 
     @property
     def live(self) -> bool:
@@ -36,36 +40,38 @@ class RunInfo:
         return asdict(self)
 
 
-def _json(path: Path) -> dict[str, Any]:
+def run_info(run_dir: Path) -> RunListing:
+    """The run's line, from its small files; a file that cannot be read makes it ``unreadable``, never fatal."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def run_info(run_dir: Path) -> RunInfo:
-    config, summary = _json(run_dir / CONFIG), _json(run_dir / SUMMARY)
-    name = " ".join(str(config[k]) for k in ("dataset", "model") if k in config)
-    status = read_status(run_dir)
+        config = read_config(run_dir)
+    except UsageError:  # a config.json that is bad, a link or a FIFO: the status still tells
+        config = None
+    name = f"{config.dataset} {config.model}" if config is not None else ""
+    epochs = config.epochs if config is not None else 0
+    try:
+        status = load_status(run_dir)
+    except StatusUnreadable as err:
+        return RunListing(str(run_dir), "unreadable", name, 0, epochs, None, 0.0, "", None, None, str(err))
     if status is None:  # a folder from before status files, or one whose writer never got that far
+        summary = read_summary(run_dir)
         state = "unknown"
-        if summary.get("event") == "RunFinished":
-            state = "finished" if summary.get("reason") == "completed" else "stopped"
-        elif summary.get("event") == "RunFailed":
+        if isinstance(summary, RunFinished):
+            state = "finished" if summary.reason == "completed" else "stopped"
+            return RunListing(
+                str(run_dir), state, name, summary.epochs_completed, epochs, summary.best_test_acc,
+                summary.total_s, "", None, None,
+            )  # fmt: skip
+        if isinstance(summary, RunFailed):
             state = "failed"
-        return RunInfo(
-            str(run_dir), state, name, int(summary.get("epochs_completed") or 0), int(config.get("epochs") or 0),
-            summary.get("best_test_acc"), float(summary.get("total_s") or 0.0), "", None, None,
-        )  # fmt: skip
+        return RunListing(str(run_dir), state, name, 0, epochs, None, 0.0, "", None, None)
     status = effective(run_dir, status)
-    return RunInfo(
+    return RunListing(
         str(run_dir), status.state, status.name or name, status.epoch, status.epochs, status.best_acc,
         status.elapsed_s, status.device_name, status.started_at, status.pid,
     )  # fmt: skip
 
 
-def list_runs(runs_dir: Path) -> list[RunInfo]:
+def list_runs(runs_dir: Path) -> list[RunListing]:
     """Every run under ``runs_dir``, newest first."""
     return [run_info(path) for path in run_dirs(runs_dir)]
 

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from rocmtui.errors import UsageError
-from rocmtui.run.layout import LOCK
+from rocmtui.run.files import RunFileError, open_regular
+from rocmtui.run.format import LOCK
 
 ACQUIRE_TRIES = 5
 
@@ -33,7 +34,7 @@ class RunLock:
     @classmethod
     def acquire(cls, run_dir: Path) -> RunLock:
         """Take the folder, or raise RunBusyError naming the live writer."""
-        fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_regular(run_dir / LOCK, os.O_RDWR | os.O_CREAT)
         try:
             _flock_retrying(fd)
         except BlockingIOError:
@@ -73,8 +74,8 @@ def _flock_retrying(fd: int) -> None:
 def is_locked(run_dir: Path) -> bool:
     """True while some process holds the folder's lock (a live writer on this machine)."""
     try:
-        fd = os.open(run_dir / LOCK, os.O_RDONLY)
-    except OSError:
+        fd = open_regular(run_dir / LOCK)
+    except (OSError, RunFileError):
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

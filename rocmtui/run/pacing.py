@@ -9,14 +9,15 @@ and readings stay in step.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, TrainEvent, event_from_dict
-from rocmtui.run.layout import EVENTS
+from rocmtui.codec import CodecError
+from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, TrainEvent
+from rocmtui.run.files import open_regular
+from rocmtui.run.format import EVENTS, MAX_LINE_BYTES, check_header, decode_event_line
 
 POLL_S = 0.1
 """The longest a paced follower waits before it looks at pause and leave again."""
@@ -70,23 +71,26 @@ class Pace:
 def recorded_events(run_dir: Path) -> list[tuple[float, TrainEvent]]:
     """A run folder's readable events with the writer's time ``t``, in stream order.
 
-    Lines without a time (a version 1 stream) take the previous line's. OSError when there is no stream.
+    Lines without a time (a version 1 stream) take the previous line's. OSError when there is no stream;
+    RunFileError when it is not a regular file; FormatError for a newer format.
     """
     out: list[tuple[float, TrainEvent]] = []
     t = 0.0
-    with (run_dir / EVENTS).open("rb") as stream:
+    path = run_dir / EVENTS
+    with open(open_regular(path), "rb") as stream:
         for raw in stream:
-            try:
-                data = json.loads(raw)
-                if "format" in data:
-                    continue
-                data.pop("seq", None)
-                stamp = data.pop("t", t)
-                event = event_from_dict(data)
-            except (ValueError, TypeError, AttributeError):
+            if len(raw) > MAX_LINE_BYTES or not raw.strip():
                 continue
-            t = float(stamp)
-            out.append((t, event))
+            try:
+                line = decode_event_line(raw)
+            except CodecError:
+                continue
+            if line.header is not None:
+                check_header(line.header, str(path))
+            if line.event is None:
+                continue
+            t = line.t if line.t is not None else t
+            out.append((t, line.event))
     return out
 
 

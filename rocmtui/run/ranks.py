@@ -14,63 +14,18 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import msgspec
-
-from rocmtui.codec import CodecError, decode_json, encode_json
-from rocmtui.events import FailureKind
+from rocmtui.codec import CodecError, decode_json
+from rocmtui.errors import UsageError
+from rocmtui.run.format import RANKS, RankEvent, RankFailed, RankProgress, RankStarted, encode_line
 from rocmtui.run.lines import LineTailer, LineWriter
 
-RANKS = "ranks"
-"""The folder of per-rank streams inside a run folder."""
+__all__ = ["RankEvent", "RankFailed", "RankProgress", "RankStarted", "RankTail", "RankWriter", "rank_path"]
 _NAME = re.compile(r"rank-(\d+)\.jsonl")
 
 STRAGGLER_RATIO = 0.9
 """A rank slower than this fraction of the ranks' median speed is flagged as a straggler."""
 SPEED_REPORTS = 8
 """Reports a rank's speed is averaged over: one report is a fraction of a second, and noisy."""
-
-
-class _RankEvent(msgspec.Struct, frozen=True, tag=True, tag_field="event"):
-    rank: int
-
-
-class RankStarted(_RankEvent, frozen=True):
-    """One rank is set up: which process, host and device it trains on."""
-
-    world_size: int
-    pid: int
-    host: str
-    device: str
-    """Torch device string (``cuda:1``, ``cpu``)."""
-    device_name: str = ""
-    uuid: str | None = None
-    """The GPU's UUID as the SMI tools print it; how a viewer matches a rank to a GPU sample, never by index."""
-    pci_bus_id: str | None = None
-
-
-class RankProgress(_RankEvent, frozen=True):
-    """Where one rank is: written at the same moments as the run's StepsCompleted."""
-
-    epoch: int
-    step: int
-    images_per_s: float
-    """0 when the rank does not count images (a tracked script): then ``steps_per_s`` says its speed."""
-    elapsed_s: float
-    steps_per_s: float = 0.0
-
-    @property
-    def speed(self) -> float:
-        return self.images_per_s or self.steps_per_s
-
-
-class RankFailed(_RankEvent, frozen=True):
-    """A rank ended on an error: its one-line message (before rank 0 holds the folder, the only account)."""
-
-    message: str
-    kind: FailureKind = "error"
-
-
-RankEvent = RankStarted | RankProgress | RankFailed
 
 
 def rank_path(run_dir: Path, rank: int) -> Path:
@@ -86,7 +41,7 @@ class RankWriter:
         self._lines = LineWriter(path)
 
     def write(self, event: RankEvent) -> None:
-        self._lines.append(encode_json(event) + b"\n")
+        self._lines.append(encode_line(event))
 
     def close(self) -> None:
         self._lines.close()
@@ -120,7 +75,11 @@ class RankTail:
         """Read what was appended since the last poll; True when anything changed."""
         changed = self._discover()
         for rank, tail in self._tails.items():
-            for line in tail.read_lines():
+            try:
+                lines = tail.read_lines()
+            except (OSError, UsageError):  # a rank file that is a link or a FIFO: that rank is not shown
+                continue
+            for line in lines:
                 try:
                     event = decode_json(line, RankEvent)
                 except CodecError:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rocmtui.run.layout import GPU, GPU_PREVIOUS
+from rocmtui.run.files import read_small
+from rocmtui.run.format import GPU, GPU_PREVIOUS
 from rocmtui.run.lines import LineTailer, LineWriter
 
 MAX_BYTES = 8 << 20
@@ -43,7 +44,7 @@ class SampleLog:
 def read_previous(run_dir: Path) -> list[bytes]:
     """The rotated-out lines, oldest first ([] when the run never rotated)."""
     try:
-        return [line for line in (run_dir / GPU_PREVIOUS).read_bytes().split(b"\n") if line.strip()]
+        return [line for line in read_small(run_dir / GPU_PREVIOUS, 2 * MAX_BYTES).split(b"\n") if line.strip()]
     except FileNotFoundError:
         return []
 

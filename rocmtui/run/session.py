@@ -2,7 +2,8 @@
 
 It takes the lock, opens the event stream, keeps ``status.json`` current with a heartbeat, and reads
 the control channel into the writer's RunControl, on one daemon thread that wakes ``POLL_S`` apart.
-Events go through ``emit``: each is appended whole; epoch ends and the final event are fsynced.
+Events go through ``emit``: each is appended whole; epoch ends and the final event are fsynced, and
+the final event is also the folder's ``summary.json`` (this is the one place that writes it).
 """
 
 from __future__ import annotations
@@ -10,23 +11,24 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from rocmtui.events import (
     EpochCompleted,
     EpochMetrics,
     LogMessage,
-    MetricsLogged,
     RunControl,
     RunFailed,
     RunFinished,
     RunStarted,
-    StepsCompleted,
     TrackStarted,
     TrainEvent,
 )
 from rocmtui.run.control import CommandReader, create_channel, remove_channel
+from rocmtui.run.fold import RunFold
+from rocmtui.run.format import write_summary
 from rocmtui.run.lock import RunLock
 from rocmtui.run.status import HEARTBEAT_S, RunStatus, State, new_status, write_status
 from rocmtui.run.stream import EventWriter
@@ -45,6 +47,7 @@ class RunSession:
         try:
             self.events = EventWriter(run_dir)
             self.status = new_status(name)
+            self.fold = RunFold()
             write_status(run_dir, self.status, durable=True)
             create_channel(run_dir)
         except BaseException:
@@ -69,29 +72,14 @@ class RunSession:
         durable = isinstance(event, RunStarted | TrackStarted | EpochCompleted | EpochMetrics | RunFinished | RunFailed)
         if durable:
             self.events.sync()
+        if isinstance(event, RunFinished | RunFailed):
+            write_summary(self.run_dir, event)
         self._update(event, durable)
 
     def _update(self, event: TrainEvent, durable: bool) -> None:
         with self._status_lock:
-            s = self.status
-            if isinstance(event, RunStarted):
-                s = replace(s, state="running", device_name=event.device_name, epoch=event.start_epoch)
-                s = replace(s, epochs=event.config.epochs)
-            elif isinstance(event, TrackStarted):  # a script reporting through rocmtui.track()
-                s = replace(s, state="running", name=event.name or s.name)
-            elif isinstance(event, StepsCompleted | MetricsLogged):
-                s = replace(s, elapsed_s=event.elapsed_s)
-            elif isinstance(event, EpochMetrics):
-                s = replace(s, epoch=s.epoch + 1, elapsed_s=event.elapsed_s)
-            elif isinstance(event, EpochCompleted):
-                best = event.test_acc if s.best_acc is None else max(s.best_acc, event.test_acc)
-                s = replace(s, epoch=event.epoch + 1, epochs=event.epochs, best_acc=best)
-            elif isinstance(event, RunFinished):
-                state: State = "finished" if event.reason == "completed" else "stopped"
-                s = replace(s, state=state, epoch=event.epochs_completed, elapsed_s=event.total_s)
-            elif isinstance(event, RunFailed):
-                s = replace(s, state="failed", message=event.message)
-            self.status = s
+            self.fold.apply(event)
+            self.status = status_from(self.status, self.fold)
         if durable:
             self._write(durable=True)
 
@@ -131,3 +119,25 @@ class RunSession:
             self._write(durable=True)
         self.events.close()
         self._lock.release()
+
+
+def status_from(status: RunStatus, fold: RunFold) -> RunStatus:
+    """The status a writer reports for what its events said (its live state is set when written)."""
+    state: State = status.state
+    if fold.finished is not None:
+        state = "finished" if fold.finished.reason == "completed" else "stopped"
+    elif fold.failed is not None:
+        state = "failed"
+    elif fold.phase == "training" and status.state == "starting":
+        state = "running"
+    return replace(
+        status,
+        state=state,
+        name=fold.tracked.name or status.name if fold.tracked else status.name,
+        device_name=fold.started.device_name if fold.started else status.device_name,
+        epoch=fold.epochs_done,
+        epochs=fold.total_epochs,
+        best_acc=fold.best_acc,
+        elapsed_s=fold.reported_s,
+        message=fold.failed.message if fold.failed else status.message,
+    )

@@ -6,46 +6,24 @@ folder's lock is free (same machine) or the heartbeat is stale (a folder shared 
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Literal
 
-from rocmtui.run.files import atomic_write
-from rocmtui.run.layout import STATUS
+import msgspec
+
+from rocmtui.codec import CodecError
+from rocmtui.errors import UsageError
+from rocmtui.run.files import write_new
+from rocmtui.run.format import LIVE_STATES, STATUS, RunStatus, State, encode_file, read_record, write_record
 from rocmtui.run.lock import is_locked
 
-State = Literal["starting", "running", "paused", "stopping", "finished", "stopped", "failed", "lost"]
-LIVE_STATES: tuple[State, ...] = ("starting", "running", "paused", "stopping")
+__all__ = ["LIVE_STATES", "RunStatus", "State", "effective", "new_status", "read_status", "write_status"]
+
 HEARTBEAT_S = 2.0
 STALE_S = 15.0
 """A live status whose heartbeat is older than this, written on another machine, reads as lost."""
-
-
-@dataclass(frozen=True)
-class RunStatus:
-    pid: int
-    host: str
-    state: State
-    started_at: float
-    heartbeat: float
-    name: str = ""
-    """What runs: ``cifar10 simplecnn``, or a script's run name."""
-    device_name: str = ""
-    epoch: int = 0
-    """Epochs completed."""
-    epochs: int = 0
-    best_acc: float | None = None
-    elapsed_s: float = 0.0
-    message: str = ""
-    """The failure, when failed."""
-
-    @property
-    def live(self) -> bool:
-        return self.state in LIVE_STATES
 
 
 def new_status(name: str) -> RunStatus:
@@ -55,22 +33,34 @@ def new_status(name: str) -> RunStatus:
 
 def write_status(run_dir: Path, status: RunStatus, *, durable: bool) -> None:
     """Durable writes (state changes, epoch ends) are fsynced; heartbeats are only renamed into place."""
-    payload = (json.dumps(asdict(status), indent=1) + "\n").encode()
     if durable:
-        atomic_write(run_dir / STATUS, payload)
+        write_record(run_dir / STATUS, status)
         return
     tmp = run_dir / f".{STATUS}.{os.getpid()}.beat"
-    tmp.write_bytes(payload)
+    write_new(tmp, encode_file(status))
     os.replace(tmp, run_dir / STATUS)
+
+
+class StatusUnreadable(Exception):
+    """``status.json`` exists but is not a status this version reads: its one-line reason."""
 
 
 def read_status(run_dir: Path) -> RunStatus | None:
     """The status as written, or None when there is none or it cannot be read."""
     try:
-        data = json.loads((run_dir / STATUS).read_text(encoding="utf-8"))
-        return RunStatus(**{k: v for k, v in data.items() if k in RunStatus.__dataclass_fields__})
-    except (OSError, ValueError, TypeError):
+        return load_status(run_dir)
+    except StatusUnreadable:
         return None
+
+
+def load_status(run_dir: Path) -> RunStatus | None:
+    """The status as written; None when there is none; StatusUnreadable (with the reason) when it is bad."""
+    try:
+        return read_record(run_dir / STATUS, RunStatus)
+    except FileNotFoundError:
+        return None
+    except (OSError, CodecError, UsageError) as err:
+        raise StatusUnreadable(str(err)) from None
 
 
 def effective(run_dir: Path, status: RunStatus) -> RunStatus:
@@ -79,4 +69,4 @@ def effective(run_dir: Path, status: RunStatus) -> RunStatus:
         return status
     same_host = status.host == socket.gethostname()
     alive = is_locked(run_dir) if same_host else time.time() - status.heartbeat < STALE_S
-    return status if alive else replace(status, state="lost")
+    return status if alive else msgspec.structs.replace(status, state="lost")

@@ -1,27 +1,27 @@
 """The event stream of a run folder: a header line, then one event a line, each with a sequence number.
 
-Writers append through ``LineWriter`` (whole lines only). Readers go through ``EventTail``: it skips
-what it has seen (by ``seq``), lines it cannot read (counted in ``skipped``), and the header.
+Writers append through ``EventWriter`` (whole lines only). Readers go through ``EventTail``: it skips
+what it has seen (by ``seq``), the header, and lines it cannot read (counted in ``skipped``, never
+fatal, and never allowed to hide what follows). Lines are encoded and decoded by ``rocmtui.run.format``.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
-from typing import Any
 
-from rocmtui.events import TrainEvent, event_from_dict, event_to_dict
-from rocmtui.run.layout import EVENTS, TORN
+from rocmtui.codec import CodecError
+from rocmtui.events import TrainEvent
+from rocmtui.run.files import open_regular
+from rocmtui.run.format import (
+    EVENTS,
+    TORN,
+    check_header,
+    decode_event_line,
+    encode_event_line,
+    encode_header,
+)
 from rocmtui.run.lines import LineTailer, LineWriter, last_line
-
-FORMAT = "rocmtui-events"
-VERSION = 2
-"""Version 1 lines had no ``seq``/``t``; they still load."""
-
-
-def _encode(data: dict[str, Any]) -> bytes:
-    return json.dumps(data, separators=(",", ":"), allow_nan=True).encode() + b"\n"
 
 
 class EventWriter:
@@ -33,12 +33,12 @@ class EventWriter:
         self.set_aside = self._lines.set_aside
         self.seq = last_seq(run_dir)
         if self.seq == 0 and path.stat().st_size == 0:
-            self._lines.append(_encode({"seq": 0, "format": FORMAT, "version": VERSION}))
+            self._lines.append(encode_header())
 
     def write(self, event: TrainEvent) -> int:
         """Append one event; returns its sequence number. OSError (a full disk) leaves the file whole."""
         seq = self.seq + 1
-        self._lines.append(_encode({"seq": seq, "t": round(time.time(), 3), **event_to_dict(event)}))
+        self._lines.append(encode_event_line(seq, time.time(), event))
         self.seq = seq
         return seq
 
@@ -56,24 +56,31 @@ def last_seq(run_dir: Path) -> int:
     if line is None:
         return 0
     try:
-        seq = json.loads(line).get("seq")
-    except (ValueError, AttributeError):
+        seq = decode_event_line(line).seq
+    except CodecError:
         seq = None
-    if isinstance(seq, int):
+    if seq is not None:
         return seq
-    with path.open("rb") as f:
+    with open(open_regular(path), "rb") as f:
         return sum(1 for raw in f if raw.strip())
 
 
 class EventTail:
-    """New events of a run folder's stream at each ``poll()``, in order, each once."""
+    """New events of a run folder's stream at each ``poll()``, in order, each once.
+
+    A line whose sequence number jumps further ahead than the unreadable lines before it explain is
+    itself counted unreadable: one bad ``seq`` never hides the events after it. A header of a newer
+    version than this one reads raises FormatError (one line)."""
 
     def __init__(self, run_dir: Path) -> None:
-        self._lines = LineTailer(run_dir / EVENTS)
+        self.path = run_dir / EVENTS
+        self._lines = LineTailer(self.path)
         self.last_seq = 0
         self.skipped = 0
         """Lines that were not events this version can read."""
         self._unnumbered = 0
+        self._bad_run = 0
+        """Unreadable lines since the last good one: how far the next ``seq`` may jump."""
 
     def poll(self) -> list[tuple[int, TrainEvent]]:
         out: list[tuple[int, TrainEvent]] = []
@@ -81,27 +88,46 @@ class EventTail:
         lines = self._lines.read_lines()
         if self._lines.restarts != restarts:
             self._unnumbered = 0
+        dropped = self._lines.take_dropped()
+        self.skipped += dropped
+        self._bad_run += dropped
         for raw in lines:
             try:
-                data = json.loads(raw)
-                seq = data.pop("seq", None)
-                data.pop("t", None)
-            except (ValueError, AttributeError):
-                self.skipped += 1
+                line = decode_event_line(raw)
+            except CodecError:
+                self._skip()
                 continue
+            seq = line.seq
             if seq is None:  # version 1: number the lines as they come
                 self._unnumbered += 1
                 seq = self._unnumbered
-            if not isinstance(seq, int) or seq <= self.last_seq:
+            if seq <= self.last_seq and not (seq == 0 and self.last_seq == 0):
+                continue  # seen before (the file was replaced and is read again)
+            if seq > self.last_seq + 1 + self._bad_run:
+                self._skip()
                 continue
-            self.last_seq = seq
-            if "format" in data:
-                continue
-            try:
-                out.append((seq, event_from_dict(data)))
-            except (ValueError, TypeError, KeyError):
-                self.skipped += 1
+            self.last_seq, self._bad_run = seq, 0
+            if line.header is not None:
+                check_header(line.header, str(self.path))
+            elif line.event is not None:
+                out.append((seq, line.event))
         return out
+
+    @property
+    def behind(self) -> bool:
+        """More was appended than the last poll read: poll again for it."""
+        return self._lines.behind
+
+    def poll_all(self) -> list[tuple[int, TrainEvent]]:
+        """Everything appended so far, however large (``poll`` reads at most READ_MAX at a time)."""
+        out = self.poll()
+        while self.behind:
+            out += self.poll()
+        return out
+
+    def _skip(self) -> None:
+        self.skipped += 1
+        self._bad_run += 1
 
     def close(self) -> None:
         self._lines.close()
@@ -111,6 +137,6 @@ def read_events(run_dir: Path) -> list[TrainEvent]:
     """Every readable event of a run folder, in order."""
     tail = EventTail(run_dir)
     try:
-        return [event for _, event in tail.poll()]
+        return [event for _, event in tail.poll_all()]
     finally:
         tail.close()

@@ -17,8 +17,8 @@ from pathlib import Path
 from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, LogMessage, RunControl, TrainEvent
 from rocmtui.run.follow import follow
+from rocmtui.run.format import OUTPUT
 from rocmtui.run.lines import LineTailer
-from rocmtui.tracking import env
 
 POLL_S = 0.2
 MAX_LINES_PER_POLL = 40
@@ -56,7 +56,7 @@ class OutputTail:
     """Relays ``output.log`` to the viewer as LogMessages on a thread, until ``stop``."""
 
     def __init__(self, run_dir: Path, emit: Emit) -> None:
-        self._lines = LineTailer(run_dir / env.OUTPUT)
+        self._lines = LineTailer(run_dir / OUTPUT)
         self._emit = emit
         self._done = threading.Event()
         self.thread = threading.Thread(target=self._run, name="rocmtui-output-tail", daemon=True)
@@ -68,7 +68,7 @@ class OutputTail:
             lines = output_lines(self._lines.read_lines())
             if len(lines) > MAX_LINES_PER_POLL:
                 skipped = len(lines) - MAX_LINES_PER_POLL
-                self._emit(LogMessage(f"… {skipped} lines (all in {env.OUTPUT})"))
+                self._emit(LogMessage(f"… {skipped} lines (all in {OUTPUT})"))
                 lines = lines[-MAX_LINES_PER_POLL:]
             for line in lines:
                 self._emit(LogMessage(line))

@@ -8,7 +8,6 @@ whole life of the process (so a script that never calls ``track()`` still has a 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import threading
@@ -16,9 +15,9 @@ from pathlib import Path
 from typing import Protocol
 
 from rocmtui.errors import UsageError
-from rocmtui.events import RunControl, TrainEvent, event_to_dict
-from rocmtui.run.files import write_json
-from rocmtui.run.layout import SUMMARY, create_run_dir, run_name
+from rocmtui.events import RunControl, TrainEvent
+from rocmtui.run.format import encode_line
+from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.session import RunSession
 from rocmtui.tracking import env
 
@@ -49,13 +48,8 @@ class FolderSink:
     def end(self, event: TrainEvent) -> None:
         try:
             self.session.emit(event)
-            write_json(self.run_dir / SUMMARY, event_to_dict(event))
         finally:
             self.session.close()
-
-
-def encode(event: TrainEvent) -> bytes:
-    return json.dumps(event_to_dict(event), separators=(",", ":"), allow_nan=True).encode() + b"\n"
 
 
 class PipeSink:
@@ -80,7 +74,7 @@ class PipeSink:
                 PipeSink._reader.start()
 
     def emit(self, event: TrainEvent) -> None:
-        data = memoryview(encode(event))
+        data = memoryview(encode_line(event))
         while data:
             data = data[os.write(self._fd, data) :]
 

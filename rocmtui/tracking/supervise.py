@@ -11,7 +11,6 @@ another. A script that does not track is asked to stop with SIGINT, as Ctrl-C wo
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shlex
 import signal
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmtui.codec import CodecError
 from rocmtui.errors import first_line
 from rocmtui.events import (
     LogMessage,
@@ -30,11 +30,9 @@ from rocmtui.events import (
     RunFinished,
     TrackStarted,
     TrainEvent,
-    event_from_dict,
-    event_to_dict,
 )
-from rocmtui.run.files import write_json
-from rocmtui.run.layout import STDERR, SUMMARY
+from rocmtui.run.files import open_regular
+from rocmtui.run.format import MAX_LINE_BYTES, OUTPUT, STDERR, decode_event
 from rocmtui.run.lines import last_line
 from rocmtui.run.session import RunSession
 from rocmtui.tracking import env
@@ -67,8 +65,9 @@ class Relay:
     def _read(self) -> None:
         with os.fdopen(self._fd, "rb") as stream:
             for raw in stream:
-                with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
-                    self._take(event_from_dict(json.loads(raw)))
+                if len(raw) <= MAX_LINE_BYTES:
+                    with contextlib.suppress(CodecError):
+                        self._take(decode_event(raw))
 
     def _take(self, event: TrainEvent) -> None:
         if isinstance(event, RunFinished | RunFailed):
@@ -128,7 +127,7 @@ def ending(final: RunFinished | RunFailed | None, code: int, run_dir: Path, tota
         return RunFinished("interrupted", 0, None, None, total_s, 0.0, None, str(run_dir))
     if code < 0:
         return RunFailed(f"the script was killed by {signal.Signals(-code).name}", "error", run_dir=str(run_dir))
-    last = last_line(run_dir / env.OUTPUT)
+    last = last_line(run_dir / OUTPUT)
     said = f": {last.decode(errors='replace').strip()[:200]}" if last else ""
     return RunFailed(f"the script exited with code {code}{said}", "error", run_dir=str(run_dir))
 
@@ -143,7 +142,7 @@ def supervise(run_dir: Path, name: str, command: list[str]) -> int:
     session.emit(TrackStarted(name, str(run_dir), {"command": shlex.join(command)}, started_at=time.time()))
     events_r, events_w = os.pipe()
     commands_r, commands_w = os.pipe()
-    output = os.open(run_dir / env.OUTPUT, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    output = open_regular(run_dir / OUTPUT, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     child_env = dict(os.environ)
     child_env.update({env.RUN_DIR: str(run_dir), env.RUN_NAME: name, env.LINK: f"{events_w},{commands_r}"})
     child_env.setdefault("PYTHONUNBUFFERED", "1")  # the log panel shows lines as they are printed
@@ -185,7 +184,6 @@ def _end(session: RunSession, event: TrainEvent) -> None:
     try:
         with contextlib.suppress(OSError):
             session.emit(event)
-            write_json(session.run_dir / SUMMARY, event_to_dict(event))
     finally:
         session.close()
 
@@ -197,7 +195,7 @@ def main(argv: list[str]) -> int:
     # reset to the default in the script at exec; an ignored SIGHUP stays ignored there, on purpose.
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    log = os.open(run_dir / STDERR, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    log = open_regular(run_dir / STDERR, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     os.dup2(log, 2)
     os.close(log)
     return supervise(run_dir, name, command)

@@ -24,7 +24,7 @@ from pathlib import Path
 from rocmtui import gc_pause
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import RunControl, RunFailed, TrainEvent
-from rocmtui.run.layout import STDERR
+from rocmtui.run.format import STDERR
 from rocmtui.run.outcome import exit_code, leave
 
 

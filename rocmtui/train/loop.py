@@ -31,9 +31,9 @@ from rocmtui.events import (
     RunStarted,
     StepsCompleted,
     TrainEvent,
-    event_to_dict,
 )
-from rocmtui.run.files import is_disk_full, write_json
+from rocmtui.run.files import is_disk_full
+from rocmtui.run.format import write_config
 from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
 from rocmtui.run.session import RunSession
@@ -216,7 +216,7 @@ class _Run:
             if self.config.cuda_graph:
                 capture_graph(engine)
             if self.ranks.leader:
-                write_json(self.run_dir / "config.json", self.config.to_dict())
+                write_config(self.run_dir, self.config)
             self._started(source)
             return self._loop()
         except NonFiniteLoss as err:
@@ -486,8 +486,6 @@ class _Run:
             eval_s=self.clock.eval_s,
         )
         self.send(finished)
-        if self.ranks.leader:
-            write_json(self.run_dir / "summary.json", event_to_dict(finished))
         return RunSummary(finished, self.run_dir)
 
     def _failed(self, failed: RunFailed) -> RunSummary:
@@ -496,8 +494,6 @@ class _Run:
         failed = RunFailed(failed.message, failed.kind, failed.step, failed.epoch, str(self.run_dir))
         with contextlib.suppress(OSError):  # a full disk: the caller still hears of it; nothing written is lost
             self.send(failed)
-            if self.ranks.leader:
-                write_json(self.run_dir / "summary.json", event_to_dict(failed))
         return RunSummary(failed, self.run_dir)
 
 

@@ -32,7 +32,7 @@ from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import first_line
 from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
 from rocmtui.run.follow import follow
-from rocmtui.run.layout import EVENTS, STDERR
+from rocmtui.run.format import EVENTS, STDERR
 from rocmtui.run.lock import is_locked
 from rocmtui.run.outcome import exit_code
 from rocmtui.run.ranks import RankFailed, RankTail, RankWriter

@@ -11,25 +11,23 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from rocmtui.events import (
     EpochCompleted,
     EpochMetrics,
     LogMessage,
     MetricsLogged,
-    RunFailed,
-    RunFinished,
     RunStarted,
     StepsCompleted,
-    TrackStarted,
     TrainEvent,
 )
+from rocmtui.run.fold import Phase, RunFold
 
 if TYPE_CHECKING:
     from rocmtui.ui.scalars import Scalars
 
-Phase = Literal["starting", "training", "paused", "stopping", "finished", "failed"]
+__all__ = ["Phase", "RunState"]
 EMA_BETA = 0.98
 """Default smoothing of the per-step loss line (about the last 50 steps); the view may choose another."""
 ACC_VIEW = "Acc %"
@@ -110,20 +108,11 @@ def _scalars() -> Scalars:
 
 
 @dataclass
-class RunState:
-    """The run as the screen shows it. ``version`` grows at each change so views can skip redraws."""
+class RunState(RunFold):
+    """The run as the screen shows it: the run's fold (``rocmtui.run.fold``) and the series it plots."""
 
-    started: RunStarted | None = None
-    last_steps: StepsCompleted | None = None
-    epochs: list[EpochCompleted] = field(default_factory=list)
-    finished: RunFinished | None = None
-    failed: RunFailed | None = None
-    phase: Phase = "starting"
     loss: LossSeries = field(default_factory=LossSeries)
     logs: list[LogMessage] = field(default_factory=list)
-    version: int = 0
-    tracked: TrackStarted | None = None
-    """A script reporting through ``rocmtui.track()`` (no RunStarted, no TrainConfig)."""
     scalars: Scalars = field(default_factory=_scalars)
     """The series a tracked script logs (``rocmtui.ui.scalars``)."""
     clock: Callable[[], float] = time.monotonic
@@ -133,39 +122,25 @@ class RunState:
     _anchor_s: float = 0.0
 
     def apply(self, event: TrainEvent) -> None:
-        """Fold one event into the state."""
-        self.version += 1
+        """Fold one event into the state, then into the series."""
+        super().apply(event)
         if isinstance(event, RunStarted):
-            self.started = event
-            self.phase = "training"
             self.scalars.x_name = "epoch"
             self.scalars.groups = {ACC_VIEW: (("train", "train_acc"), ("test", "test_acc"))}
         elif isinstance(event, StepsCompleted):
             self._add_steps(event)
         elif isinstance(event, EpochCompleted):
-            self.epochs = [e for e in self.epochs if e.epoch < event.epoch]  # an epoch trained again after a resume
-            self.epochs.append(event)
             self._add_epoch_scalars(event)
             if event.elapsed_s > 0:  # the run's clock after the epoch's bookkeeping (its test pass left out)
                 self._anchor_s, self._clocked_at = event.elapsed_s, self.clock()
         elif isinstance(event, LogMessage):
             self.logs.append(event)
-        elif isinstance(event, RunFinished):
-            self.finished = event
-            self.phase = "finished"
-        elif isinstance(event, RunFailed):
-            self.failed = event
-            self.phase = "failed"
-        elif isinstance(event, TrackStarted):
-            self.tracked = event
-            self.phase = "training" if self.phase == "starting" else self.phase
         elif isinstance(event, MetricsLogged):
             self.scalars.add_metrics(event)
         elif isinstance(event, EpochMetrics):
             self.scalars.add_epoch(event)
 
     def _add_steps(self, event: StepsCompleted) -> None:
-        self.last_steps = event
         self._anchor_s, self._clocked_at = event.elapsed_s, self.clock()
         spe = max(1, event.steps_per_epoch)
         first = event.step - len(event.losses) + 1
@@ -189,27 +164,6 @@ class RunState:
             "epoch_s": event.seconds,
         }
         self.scalars.add_points(float(event.epoch + 1), values, per_epoch=True)
-
-    @property
-    def running(self) -> bool:
-        """True until the trainer reports that it ended."""
-        return self.phase in ("starting", "training", "paused", "stopping")
-
-    @property
-    def total_epochs(self) -> int:
-        return self.started.config.epochs if self.started else 0
-
-    @property
-    def epochs_done(self) -> int:
-        """Epochs the run has completed, those before a resume included (a branched run has no rows for them)."""
-        if self.epochs:
-            return self.epochs[-1].epoch + 1
-        return self.started.start_epoch if self.started else 0
-
-    @property
-    def best_epoch(self) -> EpochCompleted | None:
-        """The epoch with the highest test accuracy (first one on ties)."""
-        return max(self.epochs, key=lambda e: e.test_acc, default=None)
 
     @property
     def current_epoch(self) -> int:

@@ -8,7 +8,7 @@ import stat
 import subprocess
 import sys
 import threading
-from dataclasses import replace
+from msgspec.structs import replace
 from pathlib import Path
 
 import pytest

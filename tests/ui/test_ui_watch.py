@@ -113,7 +113,7 @@ async def test_stop_from_the_watcher_reaches_the_run_through_its_channel(tmp_pat
         await pilot.pause(0.2)
         assert isinstance(app.screen, TrainScreen) and app.state.phase == "stopping"
         commands = (run_dir / "control").read_text()
-        assert '"command": "pause"' in commands and '"command": "stop"' in commands
+        assert '"command":"pause"' in commands and '"command":"stop"' in commands
         app.exit(0)
 
 

@@ -28,7 +28,7 @@ from rocmtui.events import (
     TrainEvent,
 )
 from rocmtui.gpu.sample import SampleSet
-from rocmtui.run.ranks import RANKS
+from rocmtui.run.format import RANKS
 from rocmtui.ui.compare import ComparedRun
 from rocmtui.ui.format import fmt_acc
 from rocmtui.ui.run_state import RunState

@@ -1,0 +1,334 @@
+"""The run folder's format: the name of every file, the typed record each holds, and one way to encode and
+decode them.
+
+Every reader and writer of a run folder asks this module (docs/run-format.md is checked against it by a
+test). Records are msgspec Structs (events in ``rocmtui.events``, the rest here), encoded as compact JSON,
+validated by type when read. One policy for numbers that are not finite: written as ``null``; a reader
+takes ``null`` in a field that holds only numbers as NaN (version 2 streams wrote ``NaN`` literals, which
+still load). Version rules: the stream's header names its version; a reader loads every version up to
+``VERSION`` and refuses a newer one in one line.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+from typing import Any, Literal, TypeVar, get_args
+
+import msgspec
+
+from rocmtui.codec import CodecError, convert, decode_json, decoder, encode_json, to_builtins
+from rocmtui.config import TrainConfig
+from rocmtui.errors import UsageError
+from rocmtui.events import FailureKind, RunFailed, RunFinished, TrainEvent
+from rocmtui.run.files import atomic_write, read_small
+
+T = TypeVar("T")
+
+EVENTS = "metrics.jsonl"
+"""The event stream: a header line, then one event a line, each with a sequence number."""
+TORN = "metrics.torn"
+"""Bytes of a torn last line (a crash or a full disk mid-write), set aside when the stream is reopened."""
+STATUS = "status.json"
+"""pid, host, state and heartbeat of the writer; progress for ``rocmtui runs``."""
+CONTROL = "control"
+"""Commands from viewers (pause, resume, save, stop): append-only, mode 0600, present only while live."""
+LOCK = "run.lock"
+"""flock()ed by the one process that writes the folder; names that process."""
+GPU = "gpu.jsonl"
+GPU_PREVIOUS = "gpu.1.jsonl"
+"""GPU samples taken during the run (``rocmtui monitor --json`` lines); the current file rotates into the
+previous one at a size bound."""
+CONFIG = "config.json"
+"""The run's TrainConfig (``rocmtui train``)."""
+SUMMARY = "summary.json"
+"""The final event: RunFinished or RunFailed."""
+STDERR = "trainer.log"
+"""What a detached trainer wrote to stderr (normally nothing)."""
+OUTPUT = "output.log"
+"""What a script started by ``rocmtui run`` printed, stdout and stderr."""
+RANKS = "ranks"
+"""The folder of per-rank streams (``ranks/rank-N.jsonl``) of a run trained by several processes."""
+
+FORMAT = "rocmtui-events"
+VERSION = 3
+"""1: no header, no ``seq``/``t``; 2: non-finite numbers as ``NaN`` literals; 3: as ``null``."""
+
+MAX_LINE_BYTES = 1 << 20
+"""A stream line longer than this is not read (skipped and counted): no record of ours comes near it."""
+
+
+class FormatError(UsageError):
+    """A run folder this version cannot read: a newer stream, or a file that is not what it should be."""
+
+
+class StreamHeader(msgspec.Struct, frozen=True):
+    """The first line of the stream (sequence number 0)."""
+
+    format: str
+    version: int
+
+
+class _Envelope(msgspec.Struct, frozen=True):
+    """What every stream line may carry besides its event; the event's own keys are ignored here."""
+
+    seq: int | None = None
+    t: float | None = None
+    format: str | None = None
+    version: int | None = None
+
+
+State = Literal["starting", "running", "paused", "stopping", "finished", "stopped", "failed", "lost"]
+LIVE_STATES: tuple[State, ...] = ("starting", "running", "paused", "stopping")
+
+
+class RunStatus(msgspec.Struct, frozen=True):
+    """``status.json``: who writes the run, in what state, and the progress ``rocmtui runs`` lists."""
+
+    pid: int
+    host: str
+    state: State
+    started_at: float
+    heartbeat: float
+    name: str = ""
+    """What runs: ``cifar10 simplecnn``, or a script's run name."""
+    device_name: str = ""
+    epoch: int = 0
+    """Epochs completed."""
+    epochs: int = 0
+    best_acc: float | None = None
+    elapsed_s: float = 0.0
+    message: str = ""
+    """The failure, when failed."""
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES
+
+
+Command = Literal["pause", "resume", "save", "stop"]
+COMMANDS: tuple[Command, ...] = get_args(Command)
+
+
+class ControlLine(msgspec.Struct, frozen=True):
+    """One line of the control channel."""
+
+    command: Command
+    t: float = 0.0
+
+
+Summary = RunFinished | RunFailed
+
+
+class _RankEvent(msgspec.Struct, frozen=True, tag=True, tag_field="event"):
+    rank: int
+
+
+class RankStarted(_RankEvent, frozen=True):
+    """One rank is set up: which process, host and device it trains on."""
+
+    world_size: int
+    pid: int
+    host: str
+    device: str
+    """Torch device string (``cuda:1``, ``cpu``)."""
+    device_name: str = ""
+    uuid: str | None = None
+    """The GPU's UUID as the SMI tools print it; how a viewer matches a rank to a GPU sample, never by index."""
+    pci_bus_id: str | None = None
+
+
+class RankProgress(_RankEvent, frozen=True):
+    """Where one rank is: written at the same moments as the run's StepsCompleted."""
+
+    epoch: int
+    step: int
+    images_per_s: float
+    """0 when the rank does not count images (a tracked script): then ``steps_per_s`` says its speed."""
+    elapsed_s: float
+    steps_per_s: float = 0.0
+
+    @property
+    def speed(self) -> float:
+        return self.images_per_s or self.steps_per_s
+
+
+class RankFailed(_RankEvent, frozen=True):
+    """A rank ended on an error: its one-line message (before rank 0 holds the folder, the only account)."""
+
+    message: str
+    kind: FailureKind = "error"
+
+
+RankEvent = RankStarted | RankProgress | RankFailed
+
+def encode_line(record: Any) -> bytes:
+    """One record as a line: compact JSON (non-finite numbers as ``null``) and a newline."""
+    return encode_json(record) + b"\n"
+
+
+def encode_file(record: Any) -> bytes:
+    """A small file's content: indented JSON, for people who open it."""
+    return encode_json(record, indent=1) + b"\n"
+
+
+def encode_header() -> bytes:
+    return b'{"seq":0,"format":"%s","version":%d}\n' % (FORMAT.encode(), VERSION)
+
+
+def encode_event_line(seq: int, t: float, event: TrainEvent) -> bytes:
+    """``{"seq":N,"t":T,"event":"Name",...}``: the event's own encoding with the two keys put in front."""
+    body = encode_json(event)
+    return b'{"seq":%d,"t":%s,' % (seq, repr(round(t, 3)).encode()) + body[1:] + b"\n"
+
+
+_ENVELOPE = decoder(_Envelope)
+_EVENT = decoder(TrainEvent)
+
+
+class EventLine(msgspec.Struct, frozen=True):
+    """A decoded stream line: its sequence number and time (None in version 1) and what it holds."""
+
+    seq: int | None
+    t: float | None
+    event: TrainEvent | None
+    """None for the header."""
+    header: StreamHeader | None = None
+
+
+def decode_event_line(raw: bytes) -> EventLine:
+    """One stream line; CodecError when it is not a record this version reads."""
+    if len(raw) > MAX_LINE_BYTES:
+        raise CodecError(f"not read: a line of {len(raw)} bytes")
+    try:
+        envelope = _ENVELOPE.decode(raw)
+    except msgspec.DecodeError:  # a version 2 line with a NaN literal; anything else is refused below
+        return _legacy_line(raw)
+    except msgspec.ValidationError as err:
+        raise CodecError(f"bad line: {err}") from None
+    if envelope.format is not None:
+        return EventLine(envelope.seq, envelope.t, None, StreamHeader(envelope.format, envelope.version or 0))
+    return EventLine(envelope.seq, envelope.t, decode_event(raw))
+
+
+def decode_event(raw: bytes) -> TrainEvent:
+    """One event from its JSON (a stream line or a line up the pipe from a tracked script)."""
+    try:
+        event: TrainEvent = _EVENT.decode(raw)
+        return event
+    except msgspec.ValidationError:
+        return _with_nan(msgspec.json.decode(raw))
+    except msgspec.DecodeError as err:
+        raise CodecError(f"not JSON: {err}") from None
+
+
+def _legacy_line(raw: bytes) -> EventLine:
+    """A line msgspec cannot parse: valid only as JSON with ``NaN``/``Infinity`` literals (version 2)."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise CodecError("not JSON") from None
+    if not isinstance(data, dict):
+        raise CodecError(f"bad line: a JSON {type(data).__name__}, not an object")
+    seq, t = data.pop("seq", None), data.pop("t", None)
+    if not (seq is None or type(seq) is int) or not (t is None or isinstance(t, int | float)):
+        raise CodecError("bad line: seq or t of the wrong type")
+    return EventLine(seq, None if t is None else float(t), _with_nan(data))
+
+
+def _with_nan(data: Any) -> TrainEvent:
+    """An event whose number-only fields hold ``null`` for a non-finite value: NaN there, then validated."""
+    if not isinstance(data, dict):
+        raise CodecError(f"bad event: a JSON {type(data).__name__}, not an object")
+    tag = data.get("event")
+    cls = _EVENT_CLASSES.get(tag) if isinstance(tag, str) else None
+    if cls is None:
+        raise CodecError(f"bad event: unknown event {tag!r}")
+    for name, kind in _number_fields(cls).items():
+        value = data.get(name)
+        if kind == "scalar" and value is None and name in data:
+            data[name] = math.nan
+        elif kind == "sequence" and isinstance(value, list):
+            data[name] = [math.nan if v is None else v for v in value]
+        elif kind == "mapping" and isinstance(value, dict):
+            data[name] = {k: math.nan if v is None else v for k, v in value.items()}
+    event: TrainEvent = convert(data, cls)
+    return event
+
+
+_EVENT_CLASSES: dict[str, Any] = {cls.__name__: cls for cls in get_args(TrainEvent)}
+
+
+@functools.cache
+def _number_fields(cls: Any) -> dict[str, str]:
+    """The fields of ``cls`` that hold only floats: scalar, sequence or mapping values (not ``float | None``)."""
+    out: dict[str, str] = {}
+    for field in msgspec.inspect.type_info(cls).fields:  # type: ignore[attr-defined]
+        t = field.type
+        if isinstance(t, msgspec.inspect.FloatType):
+            out[field.encode_name] = "scalar"
+        elif isinstance(t, msgspec.inspect.VarTupleType | msgspec.inspect.ListType) and isinstance(
+            t.item_type, msgspec.inspect.FloatType
+        ):
+            out[field.encode_name] = "sequence"
+        elif isinstance(t, msgspec.inspect.DictType) and isinstance(t.value_type, msgspec.inspect.FloatType):
+            out[field.encode_name] = "mapping"
+    return out
+
+
+def check_header(header: StreamHeader, where: str) -> None:
+    """Refuse, in one line, a stream this version cannot read."""
+    if header.format != FORMAT:
+        raise FormatError(f"{where} is not a rocmtui event stream (format {header.format!r})")
+    if header.version > VERSION:
+        raise FormatError(
+            f"{where} was written by a newer rocmtui (event format {header.version}; this one reads up to "
+            f"{VERSION}): upgrade rocmtui to watch it"
+        )
+
+
+def write_record(path: Path, record: Any) -> None:
+    """A small file (status, config, summary), replaced whole and fsynced."""
+    atomic_write(path, encode_file(record))
+
+
+def read_record(path: Path, type_: type[T]) -> T:
+    """A small file's record, validated by type. FileNotFoundError when there is none; CodecError (naming
+    the file) when it does not fit; RunFileError for a link, a FIFO or an oversized file."""
+    return decode_json(read_small(path), type_, what=f"{path}")
+
+
+def write_summary(run_dir: Path, event: Summary) -> None:
+    write_record(run_dir / SUMMARY, event)
+
+
+def read_summary(run_dir: Path) -> Summary | None:
+    """The final event, or None when there is none or it cannot be read (the stream still tells)."""
+    try:
+        summary: Summary = decode_json(read_small(run_dir / SUMMARY), Summary, what=f"{run_dir / SUMMARY}")
+    except (OSError, CodecError, UsageError):
+        return None
+    return summary
+
+
+def write_config(run_dir: Path, config: TrainConfig) -> None:
+    write_record(run_dir / CONFIG, config.to_dict())
+
+
+def read_config(run_dir: Path) -> TrainConfig | None:
+    """The run's settings; None when it has none (a tracked script's run), FormatError in one line when
+    they cannot be read."""
+    path = run_dir / CONFIG
+    try:
+        return TrainConfig.from_dict(decode_json(read_small(path), dict[str, Any], what=f"{path}"))
+    except FileNotFoundError:
+        return None
+    except (OSError, CodecError, ValueError, TypeError) as err:
+        raise FormatError(f"{path} cannot be read: {err}") from None
+
+
+def plain(record: Any) -> Any:
+    """Plain dicts, lists and numbers for ``record`` (``runs --json``)."""
+    return to_builtins(record)
