@@ -164,6 +164,7 @@ class RankFailed(_RankEvent, frozen=True):
 
 RankEvent = RankStarted | RankProgress | RankFailed
 
+
 def encode_line(record: Any) -> bytes:
     """One record as a line: compact JSON (non-finite numbers as ``null``) and a newline."""
     return encode_json(record) + b"\n"

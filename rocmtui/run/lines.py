@@ -18,7 +18,8 @@ from rocmtui.run.files import open_regular
 
 CHUNK = 1 << 16
 MAX_LINE = 1 << 20
-"""A line longer than this is dropped (and counted) by the tailer: nothing of ours writes one."""
+"""A partial line longer than this is not held back: it is dropped (and counted) up to its newline, so a
+file without newlines cannot grow a reader's memory. Nothing of ours writes such a line."""
 READ_MAX = 64 << 20
 """The most one ``read_lines`` reads: a huge append is taken in parts (``behind`` says more is there)."""
 
@@ -117,7 +118,7 @@ class LineTailer:
         self._dropping = False
         """Inside a line longer than MAX_LINE: its bytes are dropped up to its newline."""
         self.dropped = 0
-        """Lines dropped for their length since the last ``take_dropped``."""
+        """Lines dropped for their length since the last ``take_dropped``: always the last of a read."""
         self.restarts = 0
         """Times the file was replaced or cut back and read again from the start."""
         self.behind = False
@@ -146,10 +147,6 @@ class LineTailer:
         if len(self._partial) > MAX_LINE:
             self._partial, self._dropping = b"", True
             self.dropped += 1
-        long = sum(1 for line in lines if len(line) > MAX_LINE)
-        if long:
-            self.dropped += long
-            lines = [line for line in lines if len(line) <= MAX_LINE]
         return [line for line in lines if line.strip()]
 
     def take_dropped(self) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
+from rocmtui.errors import UsageError
 from rocmtui.events import (
     EpochCompleted,
     EpochMetrics,
@@ -100,11 +101,14 @@ class RunSession:
         """The session's thread: commands every POLL_S, the heartbeat every HEARTBEAT_S."""
         next_beat = time.monotonic() + HEARTBEAT_S
         while not self._closed.wait(POLL_S):
-            with contextlib.suppress(OSError):  # a full disk or a removed folder: the loop will hear of it
+            # A full disk, a removed folder, or a control file replaced by a link or a FIFO: the loop hears of
+            # the first two through its own writes; commands stop, the heartbeat never does.
+            with contextlib.suppress(OSError, UsageError):
                 if self._commands.apply(self.control):
                     self._write(durable=False)
-                if time.monotonic() >= next_beat:
-                    next_beat = time.monotonic() + HEARTBEAT_S
+            if time.monotonic() >= next_beat:
+                next_beat = time.monotonic() + HEARTBEAT_S
+                with contextlib.suppress(OSError, UsageError):
                     self._write(durable=False)
 
     def close(self) -> None:

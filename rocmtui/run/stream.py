@@ -88,9 +88,6 @@ class EventTail:
         lines = self._lines.read_lines()
         if self._lines.restarts != restarts:
             self._unnumbered = 0
-        dropped = self._lines.take_dropped()
-        self.skipped += dropped
-        self._bad_run += dropped
         for raw in lines:
             try:
                 line = decode_event_line(raw)
@@ -111,6 +108,9 @@ class EventTail:
                 check_header(line.header, str(self.path))
             elif line.event is not None:
                 out.append((seq, line.event))
+        dropped = self._lines.take_dropped()  # an over-long line at the end of this read
+        self.skipped += dropped
+        self._bad_run += dropped
         return out
 
     @property

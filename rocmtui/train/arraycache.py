@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import shutil
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from rocmtui.codec import decode_json, encode_json
 from rocmtui.run.files import atomic_write, fsync_dir
 
 MANIFEST = "manifest.json"
@@ -49,7 +49,7 @@ def read_info(folder: Path) -> dict[str, Any]:
 
 def _manifest(folder: Path) -> dict[str, Any]:
     try:
-        manifest = json.loads((folder / MANIFEST).read_bytes())
+        manifest = decode_json((folder / MANIFEST).read_bytes(), dict[str, Any], what="bad cache manifest")
     except FileNotFoundError:
         raise CacheMiss(f"{folder} has no {MANIFEST}") from None
     except (OSError, ValueError) as err:
@@ -91,7 +91,7 @@ def write(folder: Path, arrays: Mapping[str, np.ndarray], info: Mapping[str, Any
                 os.fsync(f.fileno())
             entries[name] = {"shape": list(contiguous.shape), "dtype": contiguous.dtype.str}
         manifest = {"format": FORMAT, "arrays": entries, "info": dict(info)}
-        atomic_write(tmp / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())  # fsyncs tmp too
+        atomic_write(tmp / MANIFEST, encode_json(manifest, indent=1) + b"\n")  # fsyncs tmp too
         _swap_in(tmp, folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -3,7 +3,6 @@ then a recipe (on a GPU, ``fast``) with its time to 94%."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import torch
 
+from rocmtui.codec import encode_json
 from rocmtui.config import RECIPES, ModelName, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.gpu.units import fmt_bytes, fmt_temp
@@ -106,7 +106,7 @@ def run_bench(options: BenchOptions) -> int:
     speedup = guide.seconds / ours.seconds if ours.seconds > 0 else float("inf")
     if options.json:
         out = {"guide": asdict(guide), "rocmtui": asdict(ours), "speedup": round(speedup, 2)}
-        print(json.dumps(out | ({"recipe": asdict(cooked)} if cooked else {})))
+        print(encode_json(out | ({"recipe": asdict(cooked)} if cooked else {})).decode())
     else:
         print(guide.line())
         print(ours.line())

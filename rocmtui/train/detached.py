@@ -15,13 +15,14 @@ SIGTERM stops the run with a checkpoint, as a viewer's stop does.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from rocmtui import gc_pause
+from rocmtui.codec import decode_json
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import RunControl, RunFailed, TrainEvent
 from rocmtui.run.format import STDERR
@@ -44,8 +45,8 @@ def _announce(run_dir: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    config = TrainConfig.from_dict(json.loads(argv[0]))
-    telemetry = MonitorConfig(**json.loads(argv[1])) if len(argv) > 1 else MonitorConfig()
+    config = TrainConfig.from_dict(decode_json(argv[0], dict[str, Any]))
+    telemetry = MonitorConfig(**decode_json(argv[1], dict[str, Any])) if len(argv) > 1 else MonitorConfig()
     control = RunControl()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # keys reach us as commands, not as the terminal's Ctrl-C
     signal.signal(signal.SIGTERM, lambda *_: control.request_stop())

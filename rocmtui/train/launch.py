@@ -13,7 +13,6 @@ viewer (``rocmtui.run.follow``). ``control.leave`` detaches: the launcher return
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import subprocess
@@ -24,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from rocmtui.codec import encode_json
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import Emit, RunControl, RunFailed, TrainEvent
 from rocmtui.run.follow import follow
@@ -55,7 +55,7 @@ class LaunchedTrainer:
         """Start the trainer now: its imports, CUDA start-up and data loading overlap the UI's own start."""
         if self.process is None:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", self.module, json.dumps(config.to_dict()), self._telemetry_json()],
+                [sys.executable, "-m", self.module, encode_json(config.to_dict()).decode(), self._telemetry_json()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -89,7 +89,7 @@ class LaunchedTrainer:
         return final
 
     def _telemetry_json(self) -> str:
-        return json.dumps(self.telemetry.recorder_settings())
+        return encode_json(self.telemetry.recorder_settings()).decode()
 
     def kill(self) -> None:
         """End the trainer at once, without a checkpoint, and reap it: for a data error found once it has

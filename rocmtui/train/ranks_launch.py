@@ -14,7 +14,6 @@ and a hangup it was told to ignore would end the ranks.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import shutil
@@ -25,9 +24,11 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psutil
 
+from rocmtui.codec import decode_json, encode_json
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import first_line
 from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
@@ -122,8 +123,8 @@ class _Group:
         stops: tuple[bool, bool],
     ) -> None:
         self.args = (
-            json.dumps(config.to_dict()),
-            json.dumps(None if telemetry is None else telemetry.recorder_settings()),
+            encode_json(config.to_dict()).decode(),
+            encode_json(None if telemetry is None else telemetry.recorder_settings()).decode(),
             str(run_dir),
             *stops,
         )
@@ -210,8 +211,8 @@ def rank_main(config_json: str, telemetry_json: str, run_dir: str, interrupt_sto
     signal.signal(signal.SIGINT, (lambda *_: control.request_stop()) if interrupt_stops else signal.SIG_IGN)
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, (lambda *_: control.request_stop()) if hangup_stops else signal.SIG_IGN)
-    config = TrainConfig.from_dict(json.loads(config_json))
-    sampling = json.loads(telemetry_json)
+    config = TrainConfig.from_dict(decode_json(config_json, dict[str, Any]))
+    sampling = decode_json(telemetry_json, dict[str, Any] | None)
     telemetry = MonitorConfig(**sampling) if sampling is not None else None
     summary = train(config, _ignore, control, telemetry=telemetry, ranks=ranks, run_dir=folder)
     code = exit_code(summary.event)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from msgspec.structs import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from rocmtui.cli.main import main
 from rocmtui.events import EpochCompleted, RunControl, RunFailed, RunFinished

@@ -8,10 +8,10 @@ import stat
 import subprocess
 import sys
 import threading
-from msgspec.structs import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from rocmtui.errors import UsageError
 from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished

@@ -20,6 +20,7 @@ from rocmtui.events import (
     TrainEvent,
     event_from_dict,
 )
+from rocmtui.run.format import VERSION
 from rocmtui.run.lock import is_locked
 from rocmtui.run.status import read_status
 from rocmtui.run.stream import read_events
@@ -74,7 +75,7 @@ def test_metrics_log_holds_every_event_and_the_run_folder_is_complete(small) -> 
     folder = Path(summary.run_dir)
     assert folder.parent == small().runs_dir and folder.name.endswith("-cifar10-simplecnn")
     lines = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
-    assert lines[0] == {"seq": 0, "format": "rocmtui-events", "version": 2}
+    assert lines[0] == {"seq": 0, "format": "rocmtui-events", "version": VERSION}
     assert [line["seq"] for line in lines] == list(range(len(events) + 1))
     assert [event_from_dict(line) for line in lines[1:]] == events
     assert read_events(folder) == events

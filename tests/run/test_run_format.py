@@ -1,0 +1,174 @@
+"""The run folder's format module: one encoder and decoder, the NaN policy, versions, and the docs that match."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import math
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rocmtui.codec import CodecError
+from rocmtui.events import EpochCompleted, LogMessage, MetricsLogged, StepsCompleted, TrainEvent
+from rocmtui.run import format as fmt
+from rocmtui.run.format import (
+    EVENTS,
+    ControlLine,
+    FormatError,
+    RankFailed,
+    RankProgress,
+    RankStarted,
+    RunStatus,
+    StreamHeader,
+    decode_event_line,
+    encode_event_line,
+    encode_header,
+)
+from rocmtui.run.stream import EventTail, EventWriter, read_events
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = (ROOT / "docs" / "run-format.md").read_text(encoding="utf-8")
+
+STEPS = StepsCompleted(0, 3, 3, 10, (2.3, math.nan, 2.1), 100.0, 0.1, 0.5)
+
+
+def lines_of(*events: TrainEvent) -> bytes:
+    return encode_header() + b"".join(encode_event_line(i + 1, 10.0 + i, e) for i, e in enumerate(events))
+
+
+def test_a_non_finite_number_is_written_as_null_and_read_back_as_nan() -> None:
+    raw = encode_event_line(1, 5.0, STEPS)
+    assert b"NaN" not in raw and b'"losses":[2.3,null,2.1]' in raw
+    line = decode_event_line(raw.strip())
+    assert (line.seq, line.t) == (1, 5.0)
+    assert isinstance(line.event, StepsCompleted)
+    losses = line.event.losses
+    assert losses[0] == 2.3 and math.isnan(losses[1]) and losses[2] == 2.1
+
+
+def test_null_in_a_field_that_may_be_missing_stays_none() -> None:
+    metrics = MetricsLogged(5, {"loss": math.inf, "lr": 0.1}, 1.0, total_steps=None)
+    line = decode_event_line(encode_event_line(2, 1.0, metrics).strip())
+    assert isinstance(line.event, MetricsLogged)
+    assert math.isnan(line.event.values["loss"]) and line.event.total_steps is None
+
+
+def test_a_version_2_line_with_nan_literals_still_loads() -> None:
+    raw = (
+        b'{"seq":4,"t":1.5,"event":"StepsCompleted","epoch":0,"step":2,"epoch_step":2,"steps_per_epoch":9,'
+        b'"losses":[NaN,Infinity],"images_per_s":1.0,"lr":0.1,"elapsed_s":0.2}'
+    )
+    line = decode_event_line(raw)
+    assert line.seq == 4 and isinstance(line.event, StepsCompleted)
+    assert math.isnan(line.event.losses[0]) and line.event.losses[1] == math.inf
+
+
+def test_every_line_is_compact_and_starts_with_its_number(tmp_path: Path) -> None:
+    writer = EventWriter(tmp_path)
+    writer.write(LogMessage("hi"))
+    writer.close()
+    header, line = (tmp_path / EVENTS).read_bytes().splitlines()
+    assert msgspec.json.decode(header) == {"seq": 0, "format": "rocmtui-events", "version": fmt.VERSION}
+    assert re.fullmatch(rb'\{"seq":1,"t":[0-9.]+,"event":"LogMessage","message":"hi","level":"info"\}', line)
+
+
+def test_a_newer_stream_is_refused_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / EVENTS).write_bytes(b'{"seq":0,"format":"rocmtui-events","version":99}\n')
+    with pytest.raises(FormatError, match=r"newer rocmtui \(event format 99; this one reads up to 3\)"):
+        read_events(tmp_path)
+
+
+def test_a_stream_of_another_format_is_refused(tmp_path: Path) -> None:
+    (tmp_path / EVENTS).write_bytes(b'{"seq":0,"format":"something-else","version":1}\n')
+    with pytest.raises(FormatError, match="not a rocmtui event stream"):
+        read_events(tmp_path)
+
+
+def test_a_huge_seq_never_hides_the_lines_after_it(tmp_path: Path) -> None:
+    good = lines_of(LogMessage("a"), LogMessage("b")).splitlines()
+    bogus = b'{"seq":999999999999,"t":1.0,"event":"LogMessage","message":"x"}'
+    after = encode_event_line(3, 12.0, LogMessage("c")).strip()
+    (tmp_path / EVENTS).write_bytes(b"\n".join([*good, bogus, after]) + b"\n")
+    tail = EventTail(tmp_path)
+    events = [e for _, e in tail.poll()]
+    assert [e.message for e in events if isinstance(e, LogMessage)] == ["a", "b", "c"]
+    assert tail.skipped == 1
+
+
+def test_a_gap_left_by_unreadable_lines_is_accepted(tmp_path: Path) -> None:
+    good = lines_of(LogMessage("a"), LogMessage("b"), LogMessage("c")).splitlines()
+    good[2] = b"[1, 2, 3]"  # the line of seq 2 is unreadable: seq 3 follows a gap of one
+    (tmp_path / EVENTS).write_bytes(b"\n".join(good) + b"\n")
+    tail = EventTail(tmp_path)
+    assert [e.message for _, e in tail.poll() if isinstance(e, LogMessage)] == ["a", "c"]
+    assert tail.skipped == 1
+
+
+def test_an_over_long_line_is_dropped_and_counted(tmp_path: Path) -> None:
+    first, second = lines_of(LogMessage("a"), LogMessage("b")).splitlines()[1:]
+    huge = b'{"seq":2,"event":"LogMessage","message":"' + b"x" * (2 << 20) + b'"}'
+    (tmp_path / EVENTS).write_bytes(b"\n".join([first, huge, second.replace(b'"seq":2', b'"seq":3')]) + b"\n")
+    tail = EventTail(tmp_path)
+    assert [e.message for _, e in tail.poll() if isinstance(e, LogMessage)] == ["a", "b"]
+    assert tail.skipped == 1
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.binary(max_size=300))
+def test_any_bytes_decode_to_a_line_or_a_codec_error(raw: bytes) -> None:
+    with contextlib.suppress(CodecError):
+        decode_event_line(raw)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(JSON, st.sampled_from(["StepsCompleted", "EpochCompleted", "MetricsLogged", "RunFinished", "Nope", None]))
+def test_any_json_decodes_to_a_line_or_a_codec_error(value: object, tag: str | None) -> None:
+    data = {"event": tag, "seq": 1, "losses": value, "values": value, "epoch": value} if tag else value
+    with contextlib.suppress(CodecError):
+        decode_event_line(msgspec.json.encode(data))
+
+
+def test_the_docs_name_every_file_of_the_folder() -> None:
+    names = [fmt.EVENTS, fmt.TORN, fmt.STATUS, fmt.CONTROL, fmt.LOCK, fmt.GPU, fmt.GPU_PREVIOUS, fmt.CONFIG]
+    names += [fmt.SUMMARY, fmt.STDERR, fmt.OUTPUT, f"{fmt.RANKS}/rank-N.jsonl"]
+    missing = [name for name in names if f"`{name}`" not in DOC]
+    assert missing == []
+
+
+@pytest.mark.parametrize("record", [StreamHeader, RunStatus, ControlLine, RankStarted, RankProgress, RankFailed])
+def test_the_docs_show_every_field_of_each_record(record: type[msgspec.Struct]) -> None:
+    fields = [field.encode_name for field in msgspec.structs.fields(record)]
+    missing = [name for name in fields if f'"{name}"' not in DOC and f"`{name}`" not in DOC]
+    assert missing == []
+
+
+def test_the_docs_name_every_event_and_the_current_version() -> None:
+    events = [cls.__name__ for cls in EpochCompleted.__mro__[0:1]] + list(fmt._EVENT_CLASSES)
+    assert [name for name in events if f"`{name}`" not in DOC] == []
+    assert f'"version":{fmt.VERSION}' in DOC
+
+
+def test_json_is_parsed_and_written_only_by_the_format_module() -> None:
+    """Everything else asks ``rocmtui.run.format`` (or the typed codec under it)."""
+    offenders = []
+    for path in sorted((ROOT / "rocmtui").rglob("*.py")):
+        if path == ROOT / "rocmtui" / "run" / "format.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            imported = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if "json" in imported or (isinstance(node, ast.ImportFrom) and node.module == "json"):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
