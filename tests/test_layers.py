@@ -1,4 +1,4 @@
-"""The three layers stay apart: checked in fresh interpreters through sys.modules."""
+"""The layers stay apart: checked in fresh interpreters through sys.modules (default tier: a few seconds)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import sys
 import textwrap
 
 import pytest
-
-pytestmark = pytest.mark.slow  # functional tier: real processes or interpreters
 
 HEAVY = ("torch", "torchvision", "textual", "textual_plotext", "plotext")
 
@@ -87,3 +85,33 @@ def test_ui_never_imports_train_or_vendor_libraries() -> None:
         """
     )
     loaded_after(code)
+
+
+def rocmtui_modules_after(code: str) -> set[str]:
+    """The ``rocmtui`` subpackages a fresh interpreter loaded while running ``code``."""
+    probe = textwrap.dedent(code) + textwrap.dedent(
+        """
+        import json, sys
+        print(json.dumps(sorted({m.split(".")[1] for m in sys.modules if m.startswith("rocmtui.") and "." in m})))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize(
+    ("package", "never"),
+    [
+        ("rocmtui.base", {"run", "gpu", "train", "ui", "tracking", "export", "cli", "doctor", "events", "config"}),
+        ("rocmtui.run", {"gpu", "train", "ui", "tracking", "export", "cli", "doctor"}),
+        ("rocmtui.tracking", {"gpu", "train", "ui", "export", "cli", "doctor"}),
+        ("rocmtui.gpu", {"run", "train", "ui", "tracking", "export", "cli", "doctor", "events"}),
+    ],
+)
+def test_lower_layers_never_load_the_ones_above(package: str, never: set[str]) -> None:
+    assert rocmtui_modules_after(import_all(package)) & never == set()
+
+
+def test_the_shared_contract_loads_no_layer() -> None:
+    loaded = rocmtui_modules_after("import rocmtui.events, rocmtui.config, rocmtui.codec, rocmtui.errors")
+    assert loaded <= {"events", "config", "codec", "errors", "base"}

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rocmtui.base.units import fmt_span
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
-from rocmtui.gpu.units import fmt_span
 
 if TYPE_CHECKING:
     from rocmtui.run.listing import RunListing

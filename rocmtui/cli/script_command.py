@@ -1,6 +1,6 @@
 """``rocmtui run [--name N] -- python script.py ARGS``: any script as a run, its curves and output live.
 
-The script runs under ``rocmtui.tracking.supervise`` in a session of its own: it never dies with the
+The script runs under ``rocmtui.cli.supervise`` in a session of its own: it never dies with the
 terminal, and its run folder records how it ended whether or not it calls ``rocmtui.track()``. The exit
 code is the script's (when the UI detaches, 0: the script runs on).
 """

@@ -11,8 +11,8 @@ import threading
 import time
 from typing import TextIO
 
+from rocmtui.base import units
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu import units
 from rocmtui.gpu.codec import dumps
 from rocmtui.gpu.detect import open_sampler
 from rocmtui.gpu.sample import GpuSample, SampleSet

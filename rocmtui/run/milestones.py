@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rocmtui.base.units import NA, fmt_span
 from rocmtui.events import EpochCompleted, RunFinished
-from rocmtui.gpu.units import NA, fmt_span
 
 
 def accuracy_times(epochs: Sequence[EpochCompleted], finished: RunFinished | None = None) -> list[tuple[float, float]]:

@@ -27,7 +27,7 @@ EXIT_GRACE_S = 30.0
 
 
 def supervisor_command(run_dir: Path, name: str, command: list[str]) -> list[str]:
-    return [sys.executable, "-m", "rocmtui.tracking.supervise", str(run_dir), name, "--", *command]
+    return [sys.executable, "-m", "rocmtui.cli.supervise", str(run_dir), name, "--", *command]
 
 
 def start(run_dir: Path, name: str, command: list[str]) -> subprocess.Popen[bytes]:

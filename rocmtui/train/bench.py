@@ -10,10 +10,10 @@ from pathlib import Path
 
 import torch
 
+from rocmtui.base.units import fmt_bytes, fmt_temp
 from rocmtui.codec import encode_json
 from rocmtui.config import RECIPES, ModelName, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
-from rocmtui.gpu.units import fmt_bytes, fmt_temp
 from rocmtui.run.milestones import accuracy_times, first_reached
 from rocmtui.train import reference
 from rocmtui.train.data import load_arrays, resolve_source

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TextIO
 
+from rocmtui.base.units import fmt_bytes
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import (
     EpochCompleted,
@@ -20,7 +21,6 @@ from rocmtui.events import (
     StepsCompleted,
     TrainEvent,
 )
-from rocmtui.gpu.units import fmt_bytes
 from rocmtui.run.milestones import time_to_accuracy
 from rocmtui.run.outcome import exit_code
 from rocmtui.train.engine import resolve_device

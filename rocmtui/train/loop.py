@@ -32,10 +32,12 @@ from rocmtui.events import (
     StepsCompleted,
     TrainEvent,
 )
+from rocmtui.gpu.run_recorder import GpuRecorder
 from rocmtui.run.files import is_disk_full
 from rocmtui.run.format import write_config
 from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
+from rocmtui.run.samples import SampleLog
 from rocmtui.run.session import RunSession
 from rocmtui.train import models, runs
 from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
@@ -52,7 +54,6 @@ from rocmtui.train.distributed import (
 )
 from rocmtui.train.engine import Engine, build_engine, capture_graph, describe_device, fit_to_device, resolve_device
 from rocmtui.train.evaluate import EvalResult, evaluate
-from rocmtui.train.gpu_record import GpuRecorder
 from rocmtui.train.gpudata import batch_indices, permutation
 from rocmtui.train.optim import lr_at, set_lr
 from rocmtui.train.resume import prepare_resume
@@ -146,7 +147,7 @@ def train(
         finally:  # the caller hears of the event even when the disk could not take it
             emit(event)
 
-    recorder = GpuRecorder(run_dir, telemetry) if telemetry is not None and ranks.leader else None
+    recorder = GpuRecorder(lambda: SampleLog(run_dir), telemetry) if telemetry is not None and ranks.leader else None
     try:
         if on_folder is not None and ranks.leader:
             on_folder(run_dir)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from rocmtui.gpu.units import NA, fmt_bytes, fmt_duration, fmt_pct, fmt_power, fmt_span, fmt_temp, fmt_used_total
+from rocmtui.base.units import NA, fmt_bytes, fmt_duration, fmt_pct, fmt_power, fmt_span, fmt_temp, fmt_used_total
 
 __all__ = [
     "NA",

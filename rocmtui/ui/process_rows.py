@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from rocmtui.base.units import fmt_gpu_index
 from rocmtui.gpu.sample import GpuProcess
-from rocmtui.gpu.units import fmt_gpu_index
 from rocmtui.ui.format import NA, fmt_bytes
 
 

@@ -1,4 +1,4 @@
-"""The process that ``rocmtui run`` starts: ``python -m rocmtui.tracking.supervise RUN_DIR NAME -- CMD...``.
+"""The process that ``rocmtui run`` starts: ``python -m rocmtui.cli.supervise RUN_DIR NAME -- CMD...``.
 
 It runs in a session of its own (never dies with the terminal) and holds the run folder for the whole
 life of the script: the status is live from the first moment, ``watch``, ``runs`` and ``stop`` work
@@ -34,11 +34,12 @@ from rocmtui.events import (
 from rocmtui.run.files import open_regular
 from rocmtui.run.format import MAX_LINE_BYTES, OUTPUT, STDERR, decode_event
 from rocmtui.run.lines import last_line
+from rocmtui.run.samples import SampleLog
 from rocmtui.run.session import RunSession
 from rocmtui.tracking import env
 
 if TYPE_CHECKING:
-    from rocmtui.train.gpu_record import GpuRecorder
+    from rocmtui.gpu.run_recorder import GpuRecorder
 
 POLL_S = 0.1
 STOP_GRACE_S = 30.0
@@ -175,9 +176,9 @@ def supervise(run_dir: Path, name: str, command: list[str]) -> int:
 def _recorder(run_dir: Path) -> GpuRecorder:
     """GPU samples into the folder, so that ``watch`` shows the GPU history (a torch-free module)."""
     from rocmtui.config import MonitorConfig
-    from rocmtui.train.gpu_record import GpuRecorder
+    from rocmtui.gpu.run_recorder import GpuRecorder
 
-    return GpuRecorder(run_dir, MonitorConfig(fast_start_s=MonitorConfig.RUN_FAST_START_S))
+    return GpuRecorder(lambda: SampleLog(run_dir), MonitorConfig(fast_start_s=MonitorConfig.RUN_FAST_START_S))
 
 
 def _end(session: RunSession, event: TrainEvent) -> None:

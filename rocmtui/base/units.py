@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-from rocmtui.gpu.backend import UNKNOWN_GPU
-
 NA = "N/A"
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
@@ -88,8 +86,9 @@ def fmt_temps(temps: tuple[tuple[str, float], ...]) -> str:
 
 
 def fmt_gpu_index(index: int) -> str:
-    """A process's GPU column: ``?`` when the backend cannot tell which GPU it uses."""
-    return "?" if index == UNKNOWN_GPU else str(index)
+    """A process's GPU column: ``?`` for a negative index (``rocmtui.gpu.backend.UNKNOWN_GPU``: the backend
+    cannot tell which GPU the process uses)."""
+    return "?" if index < 0 else str(index)
 
 
 def fmt_duration(seconds: float | None) -> str:

@@ -1,20 +1,29 @@
-"""Samples the GPUs into the run folder while training, so that a viewer attaching later sees the history.
+"""Samples the GPUs into a run folder while a run trains, so that a viewer attaching later sees the history.
 
 Telemetry never stops a training: a backend that cannot open, or a disk that fills, only ends the recording.
+Where the lines go is the caller's (``rocmtui.run.samples.SampleLog``): this layer knows no run folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
+from typing import Protocol
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.codec import dumps
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.source import TelemetrySource
-from rocmtui.run.samples import SampleLog
+
+
+class LineLog(Protocol):
+    """Where sample lines go: appended whole, closed at the end."""
+
+    def append(self, line: str) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class GpuRecorder:
@@ -24,8 +33,8 @@ class GpuRecorder:
     utilisation sampled once a second misses most of a run whose epochs take a second.
     """
 
-    def __init__(self, run_dir: Path, config: MonitorConfig | None = None) -> None:
-        self._log: SampleLog | None = None
+    def __init__(self, open_log: Callable[[], LineLog], config: MonitorConfig | None = None) -> None:
+        self._log: LineLog | None = None
         self._source: TelemetrySource | None = None
         settings = config or MonitorConfig()
         self._interval_s = settings.interval_s
@@ -34,7 +43,7 @@ class GpuRecorder:
         try:
             from rocmtui.gpu.detect import DetectingSampler
 
-            self._log = SampleLog(run_dir)
+            self._log = open_log()
             start_interval = MonitorConfig.FAST_INTERVAL_S if fast else settings.interval_s
             # the backend is detected on the sampler's thread (NVML's init, a ROCm import), beside the run's
             # start-up rather than before it; the folder keeps the history

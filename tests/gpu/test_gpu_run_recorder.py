@@ -12,7 +12,8 @@ import pytest
 from rocmtui.cli.main import monitor_config
 from rocmtui.cli.parser import build_parser
 from rocmtui.config import MonitorConfig
-from rocmtui.train.gpu_record import GpuRecorder
+from rocmtui.gpu.run_recorder import GpuRecorder
+from rocmtui.run.samples import SampleLog
 
 
 def wait_for(predicate, timeout_s: float = 10.0) -> None:
@@ -30,7 +31,7 @@ def recorded_times(run_dir: Path) -> list[float]:
 
 
 def test_a_run_samples_at_4_hz_at_first_then_at_its_interval(tmp_path: Path) -> None:
-    recorder = GpuRecorder(tmp_path, MonitorConfig(backend="auto", interval_s=1.0, fast_start_s=0.6))
+    recorder = GpuRecorder(lambda: SampleLog(tmp_path), MonitorConfig(backend="auto", interval_s=1.0, fast_start_s=0.6))
     try:
         assert recorder.interval_s == MonitorConfig.FAST_INTERVAL_S
         wait_for(lambda: len(recorded_times(tmp_path)) >= 3)
@@ -44,7 +45,7 @@ def test_a_run_samples_at_4_hz_at_first_then_at_its_interval(tmp_path: Path) -> 
 
 
 def test_a_given_interval_is_kept_from_the_start(tmp_path: Path) -> None:
-    recorder = GpuRecorder(tmp_path, MonitorConfig(backend="auto", interval_s=2.0))
+    recorder = GpuRecorder(lambda: SampleLog(tmp_path), MonitorConfig(backend="auto", interval_s=2.0))
     try:
         assert recorder.interval_s == 2.0
     finally:
