@@ -106,3 +106,8 @@ def fmt_span(seconds: float | None) -> str:
     if seconds is None or math.isnan(seconds) or seconds < 0 or seconds >= 59.95:
         return fmt_duration(seconds)
     return f"{seconds:.2f}s" if seconds < 9.995 else f"{seconds:.1f}s"
+
+
+def fmt_acc(value: float | None) -> str:
+    """An accuracy in 0..1 as ``61.23%``; NA when there is none (no epoch has ended)."""
+    return NA if value is None else f"{100.0 * value:.2f}%"

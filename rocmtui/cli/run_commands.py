@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocmtui.base.units import fmt_span
+from rocmtui.base.units import fmt_acc, fmt_span
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
 
@@ -144,7 +144,7 @@ def run_runs(args: argparse.Namespace) -> int:
 def _row(info: RunListing) -> tuple[str, ...]:
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started_at)) if info.started_at else "-"
     epochs = f"{info.epoch}/{info.epochs}" if info.epochs else "-"
-    best = "-" if info.best_acc is None else f"{100 * info.best_acc:.2f}%"
+    best = "-" if info.best_acc is None else fmt_acc(info.best_acc)
     span = fmt_span(info.elapsed_s)
     return info.state, started, info.name or "-", epochs, best, span, info.device_name or "-", info.folder
 
@@ -165,6 +165,6 @@ def run_stop(args: argparse.Namespace) -> int:
             raise UsageError(f"{run_dir} was asked to stop but still runs after {STOP_TIMEOUT_S:.0f} s")
         time.sleep(0.1)
     info = run_info(run_dir)
-    best = "" if info.best_acc is None else f", best test accuracy {100 * info.best_acc:.2f}%"
+    best = "" if info.best_acc is None else f", best test accuracy {fmt_acc(info.best_acc)}"
     print(f"rocmtui: {info.state} at epoch {info.epoch}/{info.epochs}{best}; checkpoint saved in {run_dir}")
     return 0 if info.state in ("stopped", "finished") else 1

@@ -14,7 +14,7 @@ from prometheus_client.core import InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from rocmtui import __version__
-from rocmtui.export.gpu_metrics import SampleCollector
+from rocmtui.export.sample_collector import SampleCollector
 from rocmtui.export.run_metrics import RunCollector
 from rocmtui.gpu.sample import SampleSet
 

@@ -11,6 +11,7 @@ import os
 import sys
 from typing import NoReturn
 
+from rocmtui.base.units import fmt_acc
 from rocmtui.events import RunFailed, RunFinished
 
 EXIT_OK = 0
@@ -39,17 +40,13 @@ def leave(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}%"
-
-
 def result_lines(final: RunFinished | RunFailed | None, run_dir: str | None) -> list[str]:
     """One or two plain lines: the result (or the error) and the run folder."""
     where = [f"run folder: {run_dir}"] if run_dir else []
     if isinstance(final, RunFinished):
-        best = "" if final.best_test_acc is None else f", best test accuracy {_pct(final.best_test_acc)}"
+        best = "" if final.best_test_acc is None else f", best test accuracy {fmt_acc(final.best_test_acc)}"
         epochs = f"{final.epochs_completed} epoch(s)" if final.epochs_completed else "no epoch completed"
-        tta = "" if final.tta_test_acc is None else f" ({_pct(final.tta_test_acc)} with test-time augmentation)"
+        tta = "" if final.tta_test_acc is None else f" ({fmt_acc(final.tta_test_acc)} with test-time augmentation)"
         head = f"rocmtui: {final.reason}: {epochs}{best}{tta}, {final.total_s:.1f}s of training"
         return [head, *where]
     if isinstance(final, RunFailed):

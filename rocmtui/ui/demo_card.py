@@ -5,13 +5,13 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from rocmtui.events import RunFinished, RunStarted
-from rocmtui.ui.format import fmt_rate, fmt_span, fmt_temp
+from rocmtui.ui.format import fmt_acc, fmt_rate, fmt_span, fmt_temp
 
 
 def share_line(started: RunStarted | None, done: RunFinished, peak_temp_c: float | None) -> str:
     """The run in one line, to copy into a chat or a slide."""
     what = f"{started.dataset} {started.config.model} on {started.device_name}" if started else "the run"
-    acc = "n/a" if done.best_test_acc is None else f"{100 * done.best_test_acc:.2f}%"
+    acc = fmt_acc(done.best_test_acc)
     return (
         f"rocmtui: {what}: {acc} test accuracy, {done.epochs_completed} epochs in {fmt_span(done.total_s)}, "
         f"{fmt_rate(done.images_per_s)}, peak temp {fmt_temp(peak_temp_c)}"

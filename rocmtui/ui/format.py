@@ -1,10 +1,20 @@
-"""Text formatters for the screens: bars, durations, accuracy; telemetry units come from ``gpu.units``."""
+"""Text formatters for the screens: bars and meters; units, durations and accuracy come from ``base.units``."""
 
 from __future__ import annotations
 
 from rich.text import Text
 
-from rocmtui.base.units import NA, fmt_bytes, fmt_duration, fmt_pct, fmt_power, fmt_span, fmt_temp, fmt_used_total
+from rocmtui.base.units import (
+    NA,
+    fmt_acc,
+    fmt_bytes,
+    fmt_duration,
+    fmt_pct,
+    fmt_power,
+    fmt_span,
+    fmt_temp,
+    fmt_used_total,
+)
 
 __all__ = [
     "NA",
@@ -26,11 +36,6 @@ __all__ = [
 BAR_FULL = "█"
 BAR_PARTS = " ▏▎▍▌▋▊▉"
 BAR_EMPTY = "░"
-
-
-def fmt_acc(value: float | None) -> str:
-    """An accuracy in 0..1 as ``61.23%``."""
-    return "-" if value is None else f"{100.0 * value:.2f}%"
 
 
 def fmt_rate(images_per_s: float | None) -> str:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.gpu import host, units
+from rocmtui.base import units
+from rocmtui.gpu import host
 from rocmtui.gpu.backend import UNKNOWN_GPU
 from rocmtui.gpu.rocm import drop_pyrsmi_records
 
