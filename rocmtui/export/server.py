@@ -14,8 +14,8 @@ from prometheus_client.core import InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from rocmtui import __version__
-from rocmtui.export.sample_collector import SampleCollector
 from rocmtui.export.run_metrics import RunCollector
+from rocmtui.export.sample_collector import SampleCollector
 from rocmtui.gpu.sample import SampleSet
 
 

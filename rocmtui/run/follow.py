@@ -83,10 +83,14 @@ def follow(
     tail = EventTail(run_dir)
     mirror = CommandMirror(run_dir)
     checked_at = 0.0
+    skipped = 0
     try:
         while not control.leave.is_set():
             mirror.sync(control)
             batch = tail.poll_all()
+            if tail.skipped > skipped:
+                emit(LogMessage(f"{tail.skipped} unreadable line(s) of {tail.path.name} skipped", "warning"))
+                skipped = tail.skipped
             final = _emit_all(superseded(batch, history_until), emit)
             if final is not None:
                 return final

@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.errors import DataError
+from rocmtui.errors import DataError, UsageError
 from rocmtui.events import Emit, FailureKind, RunControl, RunFailed, RunFinished, TrainEvent
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.run.outcome import exit_code, result_lines
@@ -123,6 +123,8 @@ class TrainApp(MonitorApp):
         """Runs on the worker thread: only emit (post_message), never touch widgets."""
         try:
             self.source(self.config, self.emit, self.control)
+        except UsageError as err:  # bad input (a run folder that cannot be read): its own one line
+            self.emit(RunFailed(message=str(err), kind="data"))
         except Exception as err:  # sources report their own failures; this catches bugs and shows them
             kind: FailureKind = "data" if isinstance(err, DataError) else "error"
             self.emit(RunFailed(message=f"{type(err).__name__}: {err}", kind=kind))

@@ -214,3 +214,15 @@ def test_a_stream_without_newlines_does_not_grow_the_reader(tmp_path: Path) -> N
     events = tail.poll()
     assert [e.message for _, e in events if isinstance(e, LogMessage)] == ["after"]
     assert tail.skipped == 1
+
+
+def test_follow_says_how_many_lines_it_skipped(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    good = fmt.encode_header() + fmt.encode_event_line(1, 1.0, LogMessage("a"))
+    (run_dir / fmt.EVENTS).write_bytes(good + b"[]\n{oops\n" + fmt.encode_event_line(4, 2.0, FINISHED))
+    seen: list[object] = []
+    final = within(5, lambda: follow(run_dir, seen.append, RunControl(), writer_alive=lambda: True))
+    assert final == FINISHED
+    warnings = [e.message for e in seen if isinstance(e, LogMessage) and e.level == "warning"]
+    assert warnings == ["2 unreadable line(s) of metrics.jsonl skipped"]
