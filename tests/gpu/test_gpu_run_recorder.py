@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 from rocmtui.cli.main import monitor_config
 from rocmtui.cli.parser import build_parser
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.run_recorder import GpuRecorder
 from rocmtui.run.samples import SampleLog
-
-
-def wait_for(predicate, timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 def recorded_times(run_dir: Path) -> list[float]:

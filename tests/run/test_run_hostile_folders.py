@@ -70,7 +70,7 @@ def within(seconds: float, call: Callable[[], object]) -> object:
     return box[0]
 
 
-BAD_STATUS: dict[str, Callable[[Path, Path], None]] = {
+BAD_STATUS: dict[str, Callable[[Path, Path], object]] = {
     "a JSON array": lambda p, _v: p.write_bytes(b"[]\n"),
     "wrong types": lambda p, _v: p.write_bytes(b'{"pid": "one", "host": 3, "state": "running"}'),
     "an unknown state": lambda p, _v: p.write_bytes(

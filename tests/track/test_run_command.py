@@ -6,11 +6,10 @@ import json
 import subprocess
 import sys
 import textwrap
-import threading
-import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 from rocmtui.events import LogMessage, RunFailed, RunFinished, TrackStarted
 from rocmtui.run.layout import run_dirs
@@ -31,13 +30,6 @@ def script(tmp_path: Path, body: str) -> Path:
 def rocmtui_run(tmp_path: Path, *command: str) -> subprocess.CompletedProcess[str]:
     args = [*ROCMTUI, "run", "--runs-dir", str(tmp_path / "runs"), "--", *command]
     return subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
-
-
-def wait_for(condition, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        threading.Event().wait(0.05)
 
 
 def test_a_tracked_script_reports_through_the_supervisor(tmp_path: Path) -> None:
@@ -98,10 +90,12 @@ def test_rocmtui_stop_ends_a_script_tracked_or_not(tmp_path: Path, tracks: bool)
     job = script(tmp_path, body)
     args = [*ROCMTUI, "run", "--runs-dir", str(tmp_path / "runs"), "--", sys.executable, str(job)]
     with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as viewer:
-        wait_for(lambda: bool(run_dirs(tmp_path / "runs")))
+        wait_for(lambda: bool(run_dirs(tmp_path / "runs")), 60, "the run folder")
         [run_dir] = run_dirs(tmp_path / "runs")
         wait_for(
-            lambda: "ready" in (run_dir / "output.log").read_text() if (run_dir / "output.log").exists() else False
+            lambda: "ready" in (run_dir / "output.log").read_text() if (run_dir / "output.log").exists() else False,
+            60,
+            "the script to be ready",
         )
         stop = subprocess.run(
             [*ROCMTUI, "stop", str(run_dir)], capture_output=True, text=True, timeout=120, check=False

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from waiting import wait_for
 
 import rocmtui
 from rocmtui.events import EpochMetrics, MetricsLogged, RunFailed, RunFinished, TrackStarted
@@ -18,13 +18,6 @@ from rocmtui.run.lock import is_locked
 from rocmtui.run.status import read_status
 from rocmtui.run.stream import read_events
 from rocmtui.tracking import env
-
-
-def wait_for(condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        threading.Event().wait(0.01)
 
 
 @pytest.fixture(autouse=True)

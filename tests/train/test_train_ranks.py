@@ -9,10 +9,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 from rocmtui.events import EpochCompleted, RunFinished, RunStarted, StepsCompleted
 from rocmtui.run.ranks import RankProgress, RankStarted, RankTail
@@ -41,13 +41,6 @@ def train(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
 def only_run(tmp_path: Path) -> Path:
     (run,) = (tmp_path / "runs").iterdir()
     return run
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def rank_views(run: Path):
