@@ -12,6 +12,6 @@ gc_pause.pause()  # before the CLI's imports: the command resumes it once its st
 def entry() -> NoReturn:
     """The CLI, then ``outcome.leave`` (no slow teardown once torch is loaded)."""
     from rocmtui.cli.main import main
-    from rocmtui.run.outcome import leave
+    from rocmtui.outcome import leave
 
     leave(main())

@@ -21,7 +21,7 @@ from rocmtui.cli.parser import build_parser
 from rocmtui.cli.train_options import config_from_args
 from rocmtui.config import RECIPES, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
-from rocmtui.run.milestones import accuracy_times, first_reached
+from rocmtui.milestones import accuracy_times, first_reached
 from rocmtui.train.loop import train
 
 TARGET = 0.94

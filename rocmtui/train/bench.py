@@ -14,7 +14,7 @@ from rocmtui.base.units import fmt_bytes, fmt_temp
 from rocmtui.codec import encode_json
 from rocmtui.config import RECIPES, ModelName, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
-from rocmtui.run.milestones import accuracy_times, first_reached
+from rocmtui.milestones import accuracy_times, first_reached
 from rocmtui.train import reference
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.engine import describe_device, resolve_device

@@ -25,8 +25,8 @@ from rocmtui import gc_pause
 from rocmtui.codec import decode_json
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import RunControl, RunFailed, TrainEvent
+from rocmtui.outcome import exit_code, leave
 from rocmtui.run.format import STDERR
-from rocmtui.run.outcome import exit_code, leave
 
 
 def _announce(run_dir: Path) -> None:

@@ -21,8 +21,8 @@ from rocmtui.events import (
     StepsCompleted,
     TrainEvent,
 )
-from rocmtui.run.milestones import time_to_accuracy
-from rocmtui.run.outcome import exit_code
+from rocmtui.milestones import time_to_accuracy
+from rocmtui.outcome import exit_code
 from rocmtui.train.engine import resolve_device
 from rocmtui.train.loop import train
 from rocmtui.train.resume import prepare_resume
@@ -113,7 +113,7 @@ def _finished_lines(event: RunFinished, epochs: list[EpochCompleted]) -> str:
 
 
 def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: MonitorConfig | None = None) -> int:
-    """Train without a UI; the exit code is ``rocmtui.run.outcome``'s (128+N when signal N stopped it).
+    """Train without a UI; the exit code is ``rocmtui.outcome``'s (128+N when signal N stopped it).
 
     Ctrl-C, SIGTERM and SIGHUP stop with a checkpoint; with ``detach`` a hangup is ignored and the run
     trains on (its lines stop when the terminal is gone; the run folder has everything). ``telemetry``:

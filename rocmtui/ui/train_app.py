@@ -23,7 +23,7 @@ from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import DataError, UsageError
 from rocmtui.events import Emit, FailureKind, RunControl, RunFailed, RunFinished, TrainEvent
 from rocmtui.gpu.source import TelemetrySource
-from rocmtui.run.outcome import exit_code, result_lines
+from rocmtui.outcome import exit_code, result_lines
 from rocmtui.ui.app import MonitorApp
 from rocmtui.ui.compare import OtherRunEvent, OtherSource
 from rocmtui.ui.messages import TrainEventMessage

@@ -6,7 +6,7 @@ import statistics
 
 from textual.widgets import Static
 
-from rocmtui.run.milestones import time_to_accuracy
+from rocmtui.milestones import time_to_accuracy
 from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span, fmt_temp
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
