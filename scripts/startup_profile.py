@@ -68,7 +68,7 @@ def main() -> int:
     timed(loop, "build_engine", "build the engine (data to the device, model, whitening, optimizer)")
     timed(loop, "capture_graph", "capture the CUDA graph (one eager step first)")
     timed(loop, "evaluate", "test passes (each)")
-    timed(loop.runs.CheckpointWriter, "wait", "wait for a checkpoint write")
+    timed(loop.checkpoints.CheckpointWriter, "wait", "wait for a checkpoint write")
     timed(step.GraphStep, "__call__", "a graph step (host side)")
     timed(step.EagerStep, "__call__", "an eager step (host side)")
     first_emit: list[float] = []

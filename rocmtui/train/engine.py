@@ -26,7 +26,7 @@ from rocmtui.train.gpudata import (
     permutation,
     to_device,
 )
-from rocmtui.train.optim import build_optimizer
+from rocmtui.train.learning_rates import build_optimizer
 from rocmtui.train.optimizer import FunctionalOptimizer
 from rocmtui.train.stats import Stats
 from rocmtui.train.step import EagerStep, GraphStep

@@ -37,7 +37,7 @@ from rocmtui.run.files import is_disk_full, write_json
 from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
 from rocmtui.run.session import RunSession
-from rocmtui.train import models, runs
+from rocmtui.train import checkpoints, models
 from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
 from rocmtui.train.distributed import (
     SINGLE,
@@ -54,7 +54,7 @@ from rocmtui.train.engine import Engine, build_engine, capture_graph, describe_d
 from rocmtui.train.evaluate import EvalResult, evaluate
 from rocmtui.train.gpu_record import GpuRecorder
 from rocmtui.train.gpudata import batch_indices, permutation
-from rocmtui.train.optim import lr_at, set_lr
+from rocmtui.train.learning_rates import lr_at, set_lr
 from rocmtui.train.resume import prepare_resume
 from rocmtui.train.state import Progress, restore, snapshot
 
@@ -191,7 +191,7 @@ class _Run:
         self.engine: Engine | None = None
         self.last_emit_s = 0.0
         self.last_emit_images = 0
-        self.writer = runs.CheckpointWriter()
+        self.writer = checkpoints.CheckpointWriter()
         self.per_class: tuple[tuple[str, float], ...] = ()
 
     def run(
@@ -330,7 +330,7 @@ class _Run:
             self.send(LogMessage("Resumed"))
         if control.take_save_request():
             self._flush()
-            self._save(runs.LAST, "Checkpoint saved")
+            self._save(checkpoints.LAST, "Checkpoint saved")
         return True
 
     def _agreed_boundary(self) -> bool:
@@ -363,7 +363,7 @@ class _Run:
             self.send(LogMessage("Resumed"))
         if save:
             self._flush()
-            self._save(runs.LAST, "Checkpoint saved")
+            self._save(checkpoints.LAST, "Checkpoint saved")
         return True
 
     def _flush(self) -> None:
@@ -433,10 +433,10 @@ class _Run:
             elapsed_s=self.clock.now(),
         )
         self.send(event)
-        names = [runs.LAST] if self.config.checkpoint_every_epoch else []
-        names += [runs.BEST] if is_best else []
+        names = [checkpoints.LAST] if self.config.checkpoint_every_epoch else []
+        names += [checkpoints.BEST] if is_best else []
         if names and self.ranks.leader:  # taken now; copied, serialised and written while the next epoch trains
-            copy = runs.HostCopy(snapshot(engine, p, self.clock.now()))
+            copy = checkpoints.HostCopy(snapshot(engine, p, self.clock.now()))
             self.writer.submit(copy, [self.run_dir / name for name in names])
         self.last_emit_s = self.clock.now()
 
@@ -452,7 +452,7 @@ class _Run:
         if not self.ranks.leader:  # rank 0 writes the checkpoints (the ranks' models are the same)
             return
         path = self.run_dir / name
-        self.writer.submit(runs.HostCopy(snapshot(self.engine, self.progress, self.clock.now())), [path])
+        self.writer.submit(checkpoints.HostCopy(snapshot(self.engine, self.progress, self.clock.now())), [path])
         self.writer.wait()
         if message:
             self.send(LogMessage(f"{message}: {path}"))
@@ -463,7 +463,7 @@ class _Run:
         self._flush()
         total = self._synced_now()  # the training ends with its last step; saving it is part of the exit
         if reason == "stopped" or not self.config.checkpoint_every_epoch:
-            self._save(runs.LAST, "Checkpoint saved")
+            self._save(checkpoints.LAST, "Checkpoint saved")
         self.writer.wait()
         tta = None
         wanted = reason == "completed" and models.has_tta(self.config.model) and p.final_acc is not None
@@ -481,7 +481,7 @@ class _Run:
             peak_memory_bytes=peak,
             run_dir=str(self.run_dir),
             per_class_acc=self.per_class,
-            checkpoint=str(self.run_dir / runs.LAST),
+            checkpoint=str(self.run_dir / checkpoints.LAST),
             tta_test_acc=tta,
             eval_s=self.clock.eval_s,
         )

@@ -13,7 +13,7 @@ from typing import Any
 
 from rocmtui.config import TrainConfig, train_options
 from rocmtui.errors import CheckpointError
-from rocmtui.train import runs
+from rocmtui.train import checkpoints
 from rocmtui.train.data import Arrays, fingerprint
 from rocmtui.train.engine import resumed_config
 from rocmtui.train.state import check_state, saved_config
@@ -72,7 +72,7 @@ def continues_in(given: Path, checkpoint: Path) -> Path | None:
     """The run folder that ``checkpoint`` is the newest of, or None when resuming from it must branch."""
     if given.is_dir():
         return given
-    return checkpoint.parent if checkpoint.name == runs.LAST else None
+    return checkpoint.parent if checkpoint.name == checkpoints.LAST else None
 
 
 def prepare_resume(config: TrainConfig) -> ResumePlan:
@@ -80,10 +80,10 @@ def prepare_resume(config: TrainConfig) -> ResumePlan:
     incompatible checkpoint, and for one that has already trained the epochs asked for."""
     if config.resume is None:
         return ResumePlan(config, None, None, None)
-    path = runs.checkpoint_file(config.resume)
+    path = checkpoints.checkpoint_file(config.resume)
     if not path.is_file():
         raise CheckpointError(f"{path} is not a file; give a run folder or a checkpoint-*.pt file")
-    state = runs.load_checkpoint(path)
+    state = checkpoints.load_checkpoint(path)
     check_state(state, path)
     saved = saved_config(state, path)
     if saved.dataset != config.dataset:

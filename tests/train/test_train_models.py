@@ -11,8 +11,8 @@ from torch import nn
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
 from rocmtui.train.engine import resolve_device
+from rocmtui.train.learning_rates import build_optimizer, lr_at, set_lr
 from rocmtui.train.models import FastNet, build_model
-from rocmtui.train.optim import build_optimizer, lr_at, set_lr
 
 
 def test_simplecnn_is_exactly_the_guides_model() -> None:
