@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from rocmtui.config import TrainConfig
-from rocmtui.train import resume
+from rocmtui.train import checkpoints, resume
 from rocmtui.train.distributed import SINGLE
 from rocmtui.train.headless import run_headless
 from rocmtui.train.plan import RunPlan, plan_run, rank_plan
@@ -60,6 +60,19 @@ def test_a_rank_keeps_its_launchers_settings_and_reads_the_checkpoint_once(
     assert len(loads) == 2  # one each: the launcher's process and the rank's
     assert rank.config == launcher.config and rank.device == launcher.device
     assert rank.resume.state is not None and rank.resume.state["epoch"] == 1
+
+
+def test_the_device_checks_the_settings_the_run_resumes_with(finished_run: TrainConfig) -> None:
+    """``--resume RUN --optimizer muon`` of a fastnet run: muon is checked against the run's fastnet, not
+    against the model this invocation would have had on its own."""
+    folder = finished_run.resume
+    assert folder is not None
+    state = checkpoints.load_checkpoint(folder / checkpoints.LAST)
+    state["config"].update(model="fastnet", optimizer="muon")  # only the settings are read before the device
+    checkpoints.save_checkpoint(folder / checkpoints.LAST, {k: v for k, v in state.items() if k != "format"})
+    given = dataclasses.replace(finished_run, optimizer="muon", given=("optimizer",))
+    plan = plan_run(given)
+    assert (plan.config.model, plan.config.optimizer) == ("fastnet", "muon")
 
 
 def module_entries(config: TrainConfig, loop_starts: str) -> collections.Counter[str]:
