@@ -57,7 +57,7 @@ def main() -> int:
     from rocmtui.cli.train_options import config_from_args
     from rocmtui.config import MonitorConfig
     from rocmtui.events import RunControl, StepsCompleted, TrainEvent
-    from rocmtui.train import loop, step
+    from rocmtui.train import checkpoints, epochs, loop, step
 
     marks.append(("interpreter and this script's start", 0.0, before_imports - STARTED))
     marks.append(("import torch", before_imports - STARTED, imported_torch - before_imports))
@@ -67,8 +67,8 @@ def main() -> int:
     timed(loop, "load_arrays", "load the data set (the .npy cache)")
     timed(loop, "build_engine", "build the engine (data to the device, model, whitening, optimizer)")
     timed(loop, "capture_graph", "capture the CUDA graph (one eager step first)")
-    timed(loop, "evaluate", "test passes (each)")
-    timed(loop.runs.CheckpointWriter, "wait", "wait for a checkpoint write")
+    timed(epochs, "evaluate", "test passes (each)")
+    timed(checkpoints.CheckpointWriter, "wait", "wait for a checkpoint write")
     timed(step.GraphStep, "__call__", "a graph step (host side)")
     timed(step.EagerStep, "__call__", "an eager step (host side)")
     first_emit: list[float] = []

@@ -26,7 +26,7 @@ import torch
 from rocmtui.cli.main import main
 from rocmtui.config import TrainConfig
 from rocmtui.events import RunControl, RunFinished
-from rocmtui.train import runs
+from rocmtui.train import checkpoints
 from rocmtui.train.data import NPZ_KEYS, SAMPLE_PATH
 from rocmtui.train.loop import train
 
@@ -241,17 +241,17 @@ def _data_dirs(w: Path) -> None:
 
 def _checkpoints(c: Path, run: Path) -> None:
     c.mkdir()
-    good = runs.load_checkpoint(run / runs.LAST)
+    good = checkpoints.load_checkpoint(run / checkpoints.LAST)
     body = {k: v for k, v in good.items() if k != "format"}
 
     def save(name: str, state: object) -> None:
         torch.save(state, c / name)
 
-    (c / "last-is-dir" / runs.LAST).mkdir(parents=True)
+    (c / "last-is-dir" / checkpoints.LAST).mkdir(parents=True)
     (c / "empty.pt").write_bytes(b"")
     (c / "text.pt").write_text("hello\n")
     (c / "config.json").write_text(json.dumps(good["config"]))
-    raw = (run / runs.LAST).read_bytes()
+    raw = (run / checkpoints.LAST).read_bytes()
     (c / "truncated.pt").write_bytes(raw[: len(raw) // 2])
     (c / "flipped.pt").write_bytes(raw[:-200] + bytes(200))
     with zipfile.ZipFile(c / "plain.zip", "w") as archive:
@@ -261,17 +261,17 @@ def _checkpoints(c: Path, run: Path) -> None:
     save("payload-zip.pt", {"format": 1, "config": {}, "x": _payload(c / MARKER)})
     save("payload-config.pt", {**good, "config": _payload(c / MARKER)})
     (c / "payload-run").mkdir()
-    save(f"payload-run/{runs.LAST}", {**good, "epoch": _payload(c / MARKER)})
+    save(f"payload-run/{checkpoints.LAST}", {**good, "epoch": _payload(c / MARKER)})
     save("module.pt", torch.nn.Linear(2, 2))
     save("tensor.pt", torch.zeros(3))
     save("list.pt", [1, 2, 3])
     save("foreign.pt", {"state_dict": {}})
     save("format99.pt", {**good, "format": 99})
-    runs.save_checkpoint(c / "no-model.pt", {k: v for k, v in body.items() if k != "model"})
-    runs.save_checkpoint(c / "config-str.pt", {**body, "config": "cifar10"})
-    runs.save_checkpoint(c / "config-model.pt", {**body, "config": {**good["config"], "model": "gpt5"}})
-    runs.save_checkpoint(c / "config-type.pt", {**body, "config": {**good["config"], "epochs": "many"}})
-    runs.save_checkpoint(c / "epoch-str.pt", {**body, "epoch": "two"})
+    checkpoints.save_checkpoint(c / "no-model.pt", {k: v for k, v in body.items() if k != "model"})
+    checkpoints.save_checkpoint(c / "config-str.pt", {**body, "config": "cifar10"})
+    checkpoints.save_checkpoint(c / "config-model.pt", {**body, "config": {**good["config"], "model": "gpt5"}})
+    checkpoints.save_checkpoint(c / "config-type.pt", {**body, "config": {**good["config"], "epochs": "many"}})
+    checkpoints.save_checkpoint(c / "epoch-str.pt", {**body, "epoch": "two"})
 
 
 @pytest.fixture(scope="module")

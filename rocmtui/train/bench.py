@@ -17,7 +17,7 @@ from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.milestones import accuracy_times, first_reached
 from rocmtui.train import reference
 from rocmtui.train.data import load_arrays, resolve_source
-from rocmtui.train.engine import describe_device, resolve_device
+from rocmtui.train.device import describe_device, resolve_device
 from rocmtui.train.loop import train
 from rocmtui.train.telemetry import TemperatureWatch
 

@@ -58,19 +58,31 @@ def main(argv: list[str]) -> int:
         if isinstance(event, RunFailed) and event.run_dir is None:
             early.append(event)
 
+    from rocmtui.train.failures import setup_failure
     from rocmtui.train.loop import train
-    from rocmtui.train.resume import planned_nproc
+    from rocmtui.train.plan import plan_run
 
-    if planned_nproc(config) > 1:  # the ranks train; this process starts them and follows their folder
+    try:
+        plan = plan_run(config)
+    except Exception as err:  # reported as train() reports a bad start: one line, the failure's exit code
+        failed = setup_failure(err)
+        _say(failed.message)
+        return exit_code(failed)
+    if plan.launches_ranks:  # the ranks train; this process starts them and follows their folder
         from rocmtui.train.ranks_launch import launch_ranks
 
-        summary = launch_ranks(config, emit, control, telemetry=telemetry, on_folder=_announce)
+        summary = launch_ranks(plan, emit, control, telemetry=telemetry, on_folder=_announce)
     else:
-        summary = train(config, emit, control, telemetry=telemetry, on_folder=_announce)
+        summary = train(plan, emit, control, telemetry=telemetry, on_folder=_announce)
     if early:
-        with contextlib.suppress(OSError):  # the launcher is gone: the exit code still says it
-            print(early[-1].message, file=sys.stderr, flush=True)
+        _say(early[-1].message)
     return exit_code(summary.event)
+
+
+def _say(message: str) -> None:
+    """A failure before there is a folder, on stderr (the launcher is gone: the exit code still says it)."""
+    with contextlib.suppress(OSError):
+        print(message, file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

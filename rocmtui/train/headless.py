@@ -23,9 +23,8 @@ from rocmtui.events import (
 )
 from rocmtui.milestones import time_to_accuracy
 from rocmtui.outcome import exit_code
-from rocmtui.train.engine import resolve_device
 from rocmtui.train.loop import train
-from rocmtui.train.resume import prepare_resume
+from rocmtui.train.plan import plan_run
 
 PROGRESS_EVERY_S = 5.0
 HANGUP = getattr(signal, "SIGHUP", None)
@@ -119,8 +118,7 @@ def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: Monito
     trains on (its lines stop when the terminal is gone; the run folder has everything). ``telemetry``:
     the GPU samples recorded in the run folder (default settings when None).
     """
-    nproc = prepare_resume(config).config.nproc  # a bad checkpoint is a usage error (exit 2), before anything starts
-    resolve_device(config)
+    plan = plan_run(config)  # a bad checkpoint or device is a usage error (exit 2), before anything starts
     control = RunControl()
     received: list[int] = []
 
@@ -135,11 +133,11 @@ def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: Monito
     previous = {sig: signal.signal(sig, handler) for sig, handler in handlers.items()}
     try:
         printer = LinePrinter(sys.stdout, err=sys.stderr)
-        if nproc > 1:
+        if plan.launches_ranks:
             from rocmtui.train.ranks_launch import launch_ranks
 
             summary = launch_ranks(
-                config,
+                plan,
                 printer,
                 control,
                 telemetry=telemetry or MonitorConfig(),
@@ -147,7 +145,7 @@ def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: Monito
                 hangup_stops=not detach,
             )
         else:
-            summary = train(config, printer, control, telemetry=telemetry or MonitorConfig())
+            summary = train(plan, printer, control, telemetry=telemetry or MonitorConfig())
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -1,144 +1,62 @@
-"""``train(config, emit, control)``: the one training loop behind the TUI, ``--headless`` and ``bench``.
+"""``train(plan, emit, control)``: the one training behind the TUI, ``--headless`` and ``bench``.
 
-Sync points: the loop reads GPU values (``.tolist()``/``.item()``) only when it emits StepsCompleted
-(at most every ``emit_interval_s``), at epoch ends, and when it saves a checkpoint.
+It reads as setup (the plan, the data, the run folder held), the run (engine built, checkpoint restored,
+``epochs.EpochLoop``), and the ending; a failure anywhere is an event, never an exception.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
-import os
-import socket
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import torch
 
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.errors import CheckpointError, DataError, UsageError, first_line
-from rocmtui.events import (
-    Emit,
-    EpochCompleted,
-    FailureKind,
-    LogMessage,
-    RunControl,
-    RunFailed,
-    RunFinished,
-    RunStarted,
-    StepsCompleted,
-    TrainEvent,
-)
+from rocmtui.events import Emit, RunControl, TrainEvent
 from rocmtui.gpu.run_recorder import GpuRecorder
-from rocmtui.run.files import is_disk_full
 from rocmtui.run.format import write_config
 from rocmtui.run.layout import create_run_dir, run_name
-from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
+from rocmtui.run.ranks import RankWriter
 from rocmtui.run.samples import SampleLog
 from rocmtui.run.session import RunSession
-from rocmtui.train import models, runs
 from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
-from rocmtui.train.distributed import (
-    SINGLE,
-    Ranks,
-    agree,
-    gpu_identity,
-    join_group,
-    leave_group,
-    rank_device,
-    shard,
-    sum_all,
-)
-from rocmtui.train.engine import Engine, build_engine, capture_graph, describe_device, fit_to_device, resolve_device
-from rocmtui.train.evaluate import EvalResult, evaluate
-from rocmtui.train.gpudata import batch_indices, permutation
-from rocmtui.train.optim import lr_at, set_lr
-from rocmtui.train.resume import prepare_resume
-from rocmtui.train.state import Progress, restore, snapshot
-
-SYNC_STEPS_GPU = 10
-"""Steps between the ranks' agreements on a GPU (each one syncs the host with the device)."""
-PAUSE_POLL_S = 0.2
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """How a run ended: its last event, and the run folder if one was made."""
-
-    event: RunFinished | RunFailed
-    run_dir: Path | None
-
-    @property
-    def ok(self) -> bool:
-        return isinstance(self.event, RunFinished)
-
-
-class NonFiniteLoss(Exception):
-    def __init__(self, step: int) -> None:
-        super().__init__(f"the loss became NaN or infinite at step {step}; try a lower --lr")
-        self.step = step
-
-
-class _Clock:
-    """Training seconds: wall time minus pauses and test passes."""
-
-    def __init__(self, before_s: float) -> None:
-        self.start = time.perf_counter() - before_s
-        self.paused_s = 0.0
-        self.eval_s = 0.0
-
-    def now(self) -> float:
-        return time.perf_counter() - self.start - self.paused_s - self.eval_s
-
-    def evaluated(self, engine: Engine, tta: bool = False) -> tuple[EvalResult, float]:
-        """The test pass and its seconds, kept apart from the training time (it ends with a sync: the wall
-        time is its own)."""
-        start = time.perf_counter()
-        result = evaluate(engine, tta)
-        seconds = time.perf_counter() - start
-        self.eval_s += seconds
-        return result, seconds
+from rocmtui.train.distributed import join_group, leave_group
+from rocmtui.train.engine import build_engine, capture_graph
+from rocmtui.train.epochs import EpochLoop
+from rocmtui.train.failures import setup_failure, training_failure
+from rocmtui.train.plan import RunPlan, plan_run
+from rocmtui.train.report import send_started
+from rocmtui.train.saving import Saver
+from rocmtui.train.state import Progress, restore
+from rocmtui.train.summary import RunSummary, end_failed
 
 
 def train(
-    config: TrainConfig,
+    plan: RunPlan | TrainConfig,
     emit: Emit,
     control: RunControl,
     *,
     telemetry: MonitorConfig | None = None,
     on_folder: Callable[[Path], None] | None = None,
-    ranks: Ranks = SINGLE,
     run_dir: Path | None = None,
 ) -> RunSummary:
     """Run training to the end, a stop or a failure; never raises for training failures.
 
+    ``plan``: a resolved ``RunPlan``, or settings to resolve here (a bad checkpoint is then a RunFailed).
     The run folder is held by a RunSession for the whole run: one writer, whole lines, a status with a
     heartbeat and a control channel. ``telemetry``: also sample the GPUs into the folder; ``on_folder``
     hears the folder's path once it is held, before the first event.
 
-    With several ``ranks`` (one process each, started by ``rocmtui.train.ranks_launch``) every rank calls
-    this with the same ``run_dir``: rank 0 holds the folder as above; each rank writes its own progress
+    A rank's plan (``plan.rank_plan``, several ranks started by ``rocmtui.train.ranks_launch``) trains in
+    the ``run_dir`` all ranks are given: rank 0 holds the folder as above; each rank writes its own progress
     to ``ranks/rank-N.jsonl``.
     """
     try:
-        plan = prepare_resume(config)
-        config, state, resume_path = plan.config, plan.state, plan.checkpoint
-        device = resolve_device(config)
-        config = fit_to_device(config, device)
-        device = rank_device(device, ranks)
-        source = resolve_source(config)
-        arrays = load_arrays(source)
-        plan.check_data(arrays)  # before any folder is made or touched
-        run_dir = run_dir or plan.run_dir or new_run_dir(config)
-        name = f"{config.dataset} {config.model}"
-        session = RunSession(run_dir, control, name=name) if ranks.leader else None
+        setup = _Setup.make(plan, control, run_dir)
     except Exception as err:  # bad input, a busy folder, a full disk: an event, not an exception
         failed = setup_failure(err)
         emit(failed)
         return RunSummary(failed, None)
+    session, leader = setup.session, setup.plan.ranks.leader
 
     def send(event: TrainEvent) -> None:
         try:
@@ -147,17 +65,17 @@ def train(
         finally:  # the caller hears of the event even when the disk could not take it
             emit(event)
 
-    recorder = GpuRecorder(lambda: SampleLog(run_dir), telemetry) if telemetry is not None and ranks.leader else None
+    recorder = GpuRecorder(lambda: SampleLog(setup.run_dir), telemetry) if telemetry is not None and leader else None
     try:
-        if on_folder is not None and ranks.leader:
-            on_folder(run_dir)
-        return _Run(config, device, send, control, run_dir, ranks).run(arrays, source, state, resume_path)
+        if on_folder is not None and leader:
+            on_folder(setup.run_dir)
+        return _Run(setup, send, control).run()
     finally:
         if recorder is not None:
             recorder.close()
         if session is not None:
             session.close()
-        if ranks.several:
+        if setup.plan.ranks.several:
             leave_group()
 
 
@@ -166,343 +84,66 @@ def new_run_dir(config: TrainConfig) -> Path:
     return create_run_dir(config.runs_dir, run_name(config.dataset, config.model))
 
 
-def setup_failure(err: Exception) -> RunFailed:
-    if is_disk_full(err):
-        return RunFailed(_disk_full_message(err), "disk")
-    return RunFailed(str(err), _usage_kind(err)) if isinstance(err, UsageError) else _error(err)
+@dataclass(frozen=True)
+class _Setup:
+    """What a run has before it trains: its plan, its data, its folder (held by rank 0)."""
 
+    plan: RunPlan
+    source: DataSource
+    arrays: Arrays
+    run_dir: Path
+    session: RunSession | None
 
-def _disk_full_message(err: BaseException) -> str:
-    where = getattr(err, "filename", None)
-    return f"disk full{f' writing {where}' if where else ''}: free some space; everything already written is kept"
+    @staticmethod
+    def make(plan: RunPlan | TrainConfig, control: RunControl, run_dir: Path | None) -> _Setup:
+        plan = plan if isinstance(plan, RunPlan) else plan_run(plan)
+        config = plan.config
+        source = resolve_source(config)
+        arrays = load_arrays(source)
+        plan.resume.check_data(arrays)  # before any folder is made or touched
+        run_dir = run_dir or plan.resume.run_dir or new_run_dir(config)
+        name = f"{config.dataset} {config.model}"
+        session = RunSession(run_dir, control, name=name) if plan.ranks.leader else None
+        return _Setup(plan, source, arrays, run_dir, session)
 
 
 class _Run:
-    """One run's state between steps; split out so that ``train`` reads as setup, loop, ending."""
+    """One run in its folder: the engine built and restored, then trained; any failure is a RunFailed."""
 
-    def __init__(  # noqa: PLR0917 - the run's parts, each its own argument
-        self, config: TrainConfig, device: torch.device, send: Emit, control: RunControl, run_dir: Path, ranks: Ranks
-    ) -> None:
-        self.config, self.device, self.send, self.control, self.run_dir = config, device, send, control, run_dir
-        self.ranks = ranks
-        self.rank_log: RankWriter | None = None
-        self.sync_steps = 1 if device.type != "cuda" else SYNC_STEPS_GPU
+    def __init__(self, setup: _Setup, send: Emit, control: RunControl) -> None:
+        self.setup, self.send, self.control = setup, send, control
+        self.saver = Saver(setup.run_dir, setup.plan.ranks.leader, send)
         self.progress = Progress()
-        self.clock = _Clock(0.0)
-        self.engine: Engine | None = None
-        self.last_emit_s = 0.0
-        self.last_emit_images = 0
-        self.writer = runs.CheckpointWriter()
-        self.per_class: tuple[tuple[str, float], ...] = ()
+        self.rank_log: RankWriter | None = None
 
-    def run(
-        self, arrays: Arrays, source: DataSource, state: dict[str, Any] | None, resume_path: Path | None
-    ) -> RunSummary:
+    def run(self) -> RunSummary:
         try:
-            return self._run(arrays, source, state, resume_path)
+            return self._prepared().run()
+        except Exception as err:  # the contract: a failed run is an event, never an exception out of train()
+            failed = training_failure(err, self.progress.global_step, self.progress.epoch)
+            return end_failed(failed, self.saver, self.send)
         finally:
             if self.rank_log is not None:
                 self.rank_log.close()
 
-    def _run(
-        self, arrays: Arrays, source: DataSource, state: dict[str, Any] | None, resume_path: Path | None
-    ) -> RunSummary:
-        try:
-            if self.ranks.several:
-                join_group(self.ranks, self.device)
-                self.rank_log = RankWriter(self.run_dir, self.ranks.rank)
-            engine = self.engine = build_engine(self.config, arrays, self.device, self.ranks)
-            if state is not None and resume_path is not None:
-                self.progress = restore(engine, state, resume_path)
-            if self.config.cuda_graph:
-                capture_graph(engine)
-            if self.ranks.leader:
-                write_config(self.run_dir, self.config)
-            self._started(source)
-            return self._loop()
-        except NonFiniteLoss as err:
-            return self._failed(RunFailed(str(err), "nan", step=err.step, epoch=self.progress.epoch))
-        except torch.cuda.OutOfMemoryError:
-            message = "out of GPU memory; try a smaller --batch-size or --amp bf16"
-            return self._failed(RunFailed(message, "oom", step=self.progress.global_step, epoch=self.progress.epoch))
-        except UsageError as err:
-            return self._failed(RunFailed(str(err), _usage_kind(err)))
-        except Exception as err:  # the contract: a failed run is an event, never an exception out of train()
-            step, epoch = self.progress.global_step, self.progress.epoch
-            if is_disk_full(err):
-                return self._failed(RunFailed(_disk_full_message(err), "disk", step, epoch))
-            return self._failed(RunFailed(_error(err).message, "error", step, epoch))
-
-    def _started(self, source: DataSource) -> None:
-        assert self.engine is not None
-        engine, cfg = self.engine, self.config
-        name, backend = describe_device(self.device)
-        self.send(
-            RunStarted(
-                config=cfg,
-                run_dir=str(self.run_dir),
-                device=str(self.device),
-                device_name=name,
-                backend=backend,
-                # a plain str: a TorchVersion would load torch wherever the event is unpickled
-                torch_version=str(torch.__version__),
-                dataset=cfg.dataset,
-                train_size=int(engine.data.train_y.shape[0]),
-                test_size=int(engine.data.test_y.shape[0]),
-                classes=engine.data.classes,
-                steps_per_epoch=engine.steps_per_epoch,
-                start_epoch=self.progress.epoch,
-                data_source=source.description,
-                notice=source.notice,
-                started_at=time.time(),
-                world_size=self.ranks.world,
-            )
+    def _prepared(self) -> EpochLoop:
+        """The engine built (and restored, and its graph captured), the settings written, the start sent."""
+        plan, run_dir = self.setup.plan, self.setup.run_dir
+        config, device, ranks = plan.config, plan.device, plan.ranks
+        if ranks.several:
+            join_group(ranks, device)
+            self.rank_log = RankWriter(run_dir, ranks.rank)
+        engine = build_engine(config, self.setup.arrays, device, ranks)
+        resume = plan.resume
+        if resume.state is not None and resume.checkpoint is not None:
+            self.progress = restore(engine, resume.state, resume.checkpoint)
+        if config.cuda_graph:
+            capture_graph(engine)
+        if ranks.leader:
+            write_config(run_dir, config)
+        send_started(
+            self.send, engine, self.progress, source=self.setup.source, run_dir=run_dir, rank_log=self.rank_log
         )
-        if self.rank_log is not None:
-            uuid, bus = gpu_identity(self.device)
-            self.rank_log.write(
-                RankStarted(
-                    self.ranks.rank, self.ranks.world, os.getpid(), socket.gethostname(), str(self.device),
-                    name, uuid, bus,
-                )
-            )  # fmt: skip
-        if source.notice:
-            self.send(LogMessage(source.notice, "warning"))
-        if self.progress.global_step:
-            self.send(LogMessage(f"Resumed at epoch {self.progress.epoch + 1}, step {self.progress.global_step}"))
-        self.clock = _Clock(self.progress.elapsed_s)
-        self.last_emit_s = self.clock.now()
-        self.last_emit_images = self.progress.images
-
-    def _loop(self) -> RunSummary:
-        assert self.engine is not None
-        engine, cfg, p = self.engine, self.config, self.progress
-        n, world = int(engine.data.train_y.shape[0]), self.ranks.world
-        scheduled = engine.scheduled
-        while p.epoch < cfg.epochs:
-            if p.perm is None:
-                p.perm = permutation(n, engine.gen)
-                engine.stats.reset_epoch()
-            order = shard(p.perm, self.ranks)  # the whole order is drawn (and saved) alike on every rank
-            epoch_start, seen_before = self.clock.now(), p.seen  # seen_before > 0 when resumed mid-epoch
-            while p.epoch_step < engine.steps_per_epoch:
-                if not self._boundary():
-                    return self._finish("stopped")
-                idx = batch_indices(order, p.epoch_step, cfg.batch_size, engine.full_batches)
-                x, y = engine.data.train_x[idx], engine.data.train_y[idx]
-                if cfg.augment:
-                    x = engine.augmented(x, idx, p.epoch)
-                if scheduled:
-                    set_lr(engine.optimizer, cfg, p.global_step, engine.total_steps)
-                engine.step(x, y, engine.stats)
-                size = engine.batch_size_at(p.epoch_step)
-                p.epoch_step, p.global_step, p.seen, p.images = (
-                    p.epoch_step + 1,
-                    p.global_step + 1,
-                    p.seen + size,
-                    p.images + size * world,
-                )
-                if engine.stats.full or (not self.ranks.several and self._emit_due()):
-                    self._flush()
-            self._flush()
-            self._end_epoch(epoch_start, p.seen - seen_before)
-        return self._finish("completed")
-
-    def _emit_due(self) -> bool:
-        return self.clock.now() - self.last_emit_s >= self.config.emit_interval_s
-
-    def _boundary(self) -> bool:
-        """Handle stop, pause and save requests between steps; False means stop now."""
-        if self.ranks.several:
-            return self._agreed_boundary()
-        control = self.control
-        if control.stop.is_set():
-            return False
-        if control.paused:
-            self._flush()
-            self.send(LogMessage("Paused"))
-            paused_at = time.perf_counter()
-            while control.paused and not control.stop.is_set():
-                control.wait_while_paused()
-            self.clock.paused_s += time.perf_counter() - paused_at
-            self.last_emit_s = self.clock.now()
-            if control.stop.is_set():
-                return False
-            self.send(LogMessage("Resumed"))
-        if control.take_save_request():
-            self._flush()
-            self._save(runs.LAST, "Checkpoint saved")
-        return True
-
-    def _agreed_boundary(self) -> bool:
-        """The ranks' boundary: every ``sync_steps`` steps they agree on stop, pause, save and reporting.
-
-        Rank 0 hears the viewers' commands; any rank may ask to stop (a signal); all act at the same step.
-        """
-        assert self.engine is not None
-        if self.progress.epoch_step % self.sync_steps:
-            return True
-        control = self.control
-        stop, pause, save, report = agree(
-            [control.stop.is_set(), control.paused, control.take_save_request(), self._emit_due()], self.device
+        return EpochLoop(
+            engine, self.progress, control=self.control, send=self.send, saver=self.saver, rank_log=self.rank_log
         )
-        if report:
-            self._flush()
-        if stop:
-            return False
-        if pause:
-            self._flush()
-            self.send(LogMessage("Paused"))
-            paused_at = time.perf_counter()
-            while pause and not stop:
-                time.sleep(PAUSE_POLL_S)
-                stop, pause = agree([control.stop.is_set(), control.paused], self.device)
-            self.clock.paused_s += time.perf_counter() - paused_at
-            self.last_emit_s = self.clock.now()
-            if stop:
-                return False
-            self.send(LogMessage("Resumed"))
-        if save:
-            self._flush()
-            self._save(runs.LAST, "Checkpoint saved")
-        return True
-
-    def _flush(self) -> None:
-        """Emit the steps since the last flush: the one sync of the step loop."""
-        assert self.engine is not None
-        engine, p = self.engine, self.progress
-        count = engine.stats.count
-        if count == 0:
-            return
-        losses = engine.stats.drain()
-        first = p.global_step - count + 1
-        for offset, value in enumerate(losses):
-            if not math.isfinite(value):
-                raise NonFiniteLoss(first + offset)
-        now = self.clock.now()
-        images = p.images - self.last_emit_images
-        rate = images / (now - self.last_emit_s) if now > self.last_emit_s else 0.0
-        self.last_emit_s, self.last_emit_images = now, p.images
-        if self.rank_log is not None:
-            self.rank_log.write(RankProgress(self.ranks.rank, p.epoch, p.global_step, rate / self.ranks.world, now))
-        self.send(
-            StepsCompleted(
-                epoch=p.epoch,
-                step=p.global_step,
-                epoch_step=p.epoch_step,
-                steps_per_epoch=engine.steps_per_epoch,
-                losses=tuple(losses),
-                images_per_s=rate,
-                lr=self._lr(),
-                elapsed_s=now,
-            )
-        )
-
-    def _lr(self) -> float:
-        assert self.engine is not None
-        return lr_at(self.config, max(self.progress.global_step - 1, 0), self.engine.total_steps)
-
-    def _end_epoch(self, epoch_start: float, trained_now: int) -> None:
-        assert self.engine is not None
-        engine, p = self.engine, self.progress
-        train_time = self._synced_now() - epoch_start
-        loss_sum, correct, seen = engine.stats.loss_sum, int(engine.stats.correct.item()), p.seen
-        if self.ranks.several:  # the epoch's training figures over every rank's shard
-            loss_sum, correct_all, seen_all = sum_all([loss_sum, correct, seen], self.device)
-            correct, seen, trained_now = int(correct_all), int(seen_all), trained_now * self.ranks.world
-        train_loss = loss_sum / max(seen, 1)
-        train_acc = correct / max(seen, 1)
-        result, eval_s = self.clock.evaluated(engine)
-        self.per_class = result.per_class
-        is_best = p.best_acc is None or result.acc > p.best_acc
-        p.best_acc = result.acc if is_best else p.best_acc
-        p.final_acc = result.acc
-        p.epoch, p.epoch_step, p.seen, p.perm = p.epoch + 1, 0, 0, None
-        engine.stats.reset_epoch()
-        event = EpochCompleted(
-            epoch=p.epoch - 1,
-            epochs=self.config.epochs,
-            train_loss=train_loss,
-            train_acc=train_acc,
-            test_loss=result.loss,
-            test_acc=result.acc,
-            lr=self._lr(),
-            seconds=train_time,
-            images_per_s=(trained_now / train_time) if train_time > 0 else 0.0,
-            is_best=is_best,
-            eval_s=eval_s,
-            elapsed_s=self.clock.now(),
-        )
-        self.send(event)
-        names = [runs.LAST] if self.config.checkpoint_every_epoch else []
-        names += [runs.BEST] if is_best else []
-        if names and self.ranks.leader:  # taken now; copied, serialised and written while the next epoch trains
-            copy = runs.HostCopy(snapshot(engine, p, self.clock.now()))
-            self.writer.submit(copy, [self.run_dir / name for name in names])
-        self.last_emit_s = self.clock.now()
-
-    def _synced_now(self) -> float:
-        """The run's clock once the queued steps have run: they belong to the training time."""
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-        return self.clock.now()
-
-    def _save(self, name: str, message: str | None) -> None:
-        """Save now and wait for the file (explicit saves and stops are reported once on disk)."""
-        assert self.engine is not None
-        if not self.ranks.leader:  # rank 0 writes the checkpoints (the ranks' models are the same)
-            return
-        path = self.run_dir / name
-        self.writer.submit(runs.HostCopy(snapshot(self.engine, self.progress, self.clock.now())), [path])
-        self.writer.wait()
-        if message:
-            self.send(LogMessage(f"{message}: {path}"))
-
-    def _finish(self, reason: str) -> RunSummary:
-        assert self.engine is not None
-        p = self.progress
-        self._flush()
-        total = self._synced_now()  # the training ends with its last step; saving it is part of the exit
-        if reason == "stopped" or not self.config.checkpoint_every_epoch:
-            self._save(runs.LAST, "Checkpoint saved")
-        self.writer.wait()
-        tta = None
-        wanted = reason == "completed" and models.has_tta(self.config.model) and p.final_acc is not None
-        if wanted and not self.control.stop.is_set():
-            self.send(LogMessage("Final test pass with test-time augmentation (mirrors and shifts)"))
-            tta = self.clock.evaluated(self.engine, tta=True)[0].acc
-        peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
-        finished = RunFinished(
-            reason="stopped" if reason == "stopped" else "completed",
-            epochs_completed=p.epoch,
-            best_test_acc=p.best_acc,
-            final_test_acc=p.final_acc,
-            total_s=total,
-            images_per_s=p.images / total if total > 0 else 0.0,
-            peak_memory_bytes=peak,
-            run_dir=str(self.run_dir),
-            per_class_acc=self.per_class,
-            checkpoint=str(self.run_dir / runs.LAST),
-            tta_test_acc=tta,
-            eval_s=self.clock.eval_s,
-        )
-        self.send(finished)
-        return RunSummary(finished, self.run_dir)
-
-    def _failed(self, failed: RunFailed) -> RunSummary:
-        with contextlib.suppress(Exception):  # let a pending save land; its own error is secondary
-            self.writer.wait()
-        failed = RunFailed(failed.message, failed.kind, failed.step, failed.epoch, str(self.run_dir))
-        with contextlib.suppress(OSError):  # a full disk: the caller still hears of it; nothing written is lost
-            self.send(failed)
-        return RunSummary(failed, self.run_dir)
-
-
-def _usage_kind(err: UsageError) -> FailureKind:
-    """Bad data or a checkpoint that does not fit is input the user must fix ("data", exit 2 headless)."""
-    return "data" if isinstance(err, DataError | CheckpointError) else "error"
-
-
-def _error(err: BaseException) -> RunFailed:
-    """Any other exception as a one-line failure: its type and the first line of its message."""
-    return RunFailed(first_line(err, with_type=True), "error")

@@ -39,9 +39,10 @@ from rocmtui.run.lock import is_locked
 from rocmtui.run.ranks import RankFailed, RankTail, RankWriter
 from rocmtui.run.stream import last_seq, read_events
 from rocmtui.train.distributed import ranks_from_env
-from rocmtui.train.engine import resolve_device
-from rocmtui.train.loop import RunSummary, new_run_dir, setup_failure, train
-from rocmtui.train.resume import prepare_resume
+from rocmtui.train.failures import setup_failure
+from rocmtui.train.loop import new_run_dir, train
+from rocmtui.train.plan import RunPlan, rank_plan
+from rocmtui.train.summary import RunSummary
 
 POLL_S = 0.05
 STOP_GRACE_S = 60.0
@@ -49,7 +50,7 @@ STOP_GRACE_S = 60.0
 
 
 def launch_ranks(
-    config: TrainConfig,
+    plan: RunPlan,
     emit: Emit,
     control: RunControl,
     *,
@@ -58,23 +59,21 @@ def launch_ranks(
     interrupt_stops: bool = False,
     hangup_stops: bool = False,
 ) -> RunSummary:
-    """Train with ``config.nproc`` ranks and return how the run ended, as ``train`` does.
+    """Train ``plan`` with its ``config.nproc`` ranks and return how the run ended, as ``train`` does.
 
     ``emit`` hears the run's events as rank 0 writes them (a resumed run's earlier events are left out).
     ``interrupt_stops``/``hangup_stops``: whether SIGINT/SIGHUP stop the ranks (headless) or are ignored
     by them (a detached trainer); SIGTERM always stops them with a checkpoint.
     """
     try:
-        plan = prepare_resume(config)
-        resolve_device(plan.config)  # --nproc against the GPUs, before any process starts
-        run_dir = plan.run_dir or new_run_dir(plan.config)
+        run_dir = plan.resume.run_dir or new_run_dir(plan.config)
     except Exception as err:
         failed = setup_failure(err)
         emit(failed)
         return RunSummary(failed, None)
     history = last_seq(run_dir)
     starts_before = sum(isinstance(e, RunStarted) for e in read_events(run_dir)) if history else 0
-    group = _Group(config, plan.config.nproc, telemetry, run_dir, (interrupt_stops, hangup_stops))
+    group = _Group(plan, telemetry, run_dir, (interrupt_stops, hangup_stops))
     group.start()
     while group.alive() and not is_locked(run_dir) and not control.stop.is_set():
         group.wait(POLL_S)
@@ -90,7 +89,7 @@ def launch_ranks(
     if isinstance(final, RunFinished | RunFailed):
         return RunSummary(final, run_dir)
     failed = _group_failure(run_dir, group.error)
-    if plan.run_dir is None and not (run_dir / EVENTS).exists():
+    if plan.resume.run_dir is None and not (run_dir / EVENTS).exists():
         shutil.rmtree(run_dir, ignore_errors=True)  # nothing was trained: leave no empty run behind
     kept = run_dir if run_dir.exists() else None
     failed = RunFailed(failed.message, failed.kind, run_dir=str(kept) if kept else None)
@@ -112,23 +111,19 @@ class _AfterHistory:
 
 
 class _Group:
-    """The elastic launcher on a thread: ``config.nproc`` processes running ``rank_main``."""
+    """The elastic launcher on a thread: ``config.nproc`` processes running ``rank_main`` with the plan."""
 
-    def __init__(
-        self,
-        config: TrainConfig,
-        nproc: int,
-        telemetry: MonitorConfig | None,
-        run_dir: Path,
-        stops: tuple[bool, bool],
-    ) -> None:
+    def __init__(self, plan: RunPlan, telemetry: MonitorConfig | None, run_dir: Path, stops: tuple[bool, bool]) -> None:
+        checkpoint = plan.resume.checkpoint
         self.args = (
-            encode_json(config.to_dict()).decode(),
+            encode_json(plan.config.to_dict()).decode(),
+            str(plan.device),
+            "" if checkpoint is None else str(checkpoint),
             encode_json(None if telemetry is None else telemetry.recorder_settings()).decode(),
             str(run_dir),
             *stops,
         )
-        self.nproc = nproc
+        self.nproc = plan.config.nproc
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="rocmtui-ranks", daemon=True)
 
@@ -192,8 +187,17 @@ def _group_failure(run_dir: Path, error: BaseException | None) -> RunFailed:
     return RunFailed(f"the training processes failed ({why}); see {run_dir / STDERR}", "error")
 
 
-def rank_main(config_json: str, telemetry_json: str, run_dir: str, interrupt_stops: bool, hangup_stops: bool) -> int:
-    """One rank: train in the run folder ``run_dir``; its stderr goes to the folder's ``trainer.log``.
+def rank_main(  # noqa: PLR0917 - the launcher's arguments, plain values through the spawn
+    config_json: str,
+    device: str,
+    checkpoint: str,
+    telemetry_json: str,
+    run_dir: str,
+    interrupt_stops: bool,
+    hangup_stops: bool,
+) -> int:
+    """One rank: train the launcher's plan (its settings, device and checkpoint, ``""`` for none) in the run
+    folder ``run_dir``; its stderr goes to the folder's ``trainer.log``.
 
     A rank that fails ends its process at once with its exit code, so that the launcher ends the other
     ranks rather than leave them waiting in a collective; rank 0 has written the failure by then.
@@ -214,7 +218,13 @@ def rank_main(config_json: str, telemetry_json: str, run_dir: str, interrupt_sto
     config = TrainConfig.from_dict(decode_json(config_json, dict[str, Any]))
     sampling = decode_json(telemetry_json, dict[str, Any] | None)
     telemetry = MonitorConfig(**sampling) if sampling is not None else None
-    summary = train(config, _ignore, control, telemetry=telemetry, ranks=ranks, run_dir=folder)
+    try:
+        plan = rank_plan(config, device, Path(checkpoint) if checkpoint else None, ranks)
+    except Exception as err:  # the checkpoint changed since the launcher read it: this rank's failure
+        plan_failed = setup_failure(err)
+        print(f"rank {ranks.rank}: {plan_failed.message}", file=sys.stderr, flush=True)
+        os._exit(exit_code(plan_failed))
+    summary = train(plan, _ignore, control, telemetry=telemetry, run_dir=folder)
     code = exit_code(summary.event)
     if isinstance(summary.event, RunFailed):
         with contextlib.suppress(OSError):

@@ -7,15 +7,14 @@ overwritten; the new run's ``config.json`` names the checkpoint it came from (``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from rocmtui.config import TrainConfig, train_options
 from rocmtui.errors import CheckpointError
-from rocmtui.train import runs
+from rocmtui.train import checkpoints
 from rocmtui.train.data import Arrays, fingerprint
-from rocmtui.train.engine import resumed_config
 from rocmtui.train.state import check_state, saved_config
 
 
@@ -72,7 +71,7 @@ def continues_in(given: Path, checkpoint: Path) -> Path | None:
     """The run folder that ``checkpoint`` is the newest of, or None when resuming from it must branch."""
     if given.is_dir():
         return given
-    return checkpoint.parent if checkpoint.name == runs.LAST else None
+    return checkpoint.parent if checkpoint.name == checkpoints.LAST else None
 
 
 def prepare_resume(config: TrainConfig) -> ResumePlan:
@@ -80,11 +79,10 @@ def prepare_resume(config: TrainConfig) -> ResumePlan:
     incompatible checkpoint, and for one that has already trained the epochs asked for."""
     if config.resume is None:
         return ResumePlan(config, None, None, None)
-    path = runs.checkpoint_file(config.resume)
+    path = checkpoints.checkpoint_file(config.resume)
     if not path.is_file():
         raise CheckpointError(f"{path} is not a file; give a run folder or a checkpoint-*.pt file")
-    state = runs.load_checkpoint(path)
-    check_state(state, path)
+    state = load_state(path)
     saved = saved_config(state, path)
     if saved.dataset != config.dataset:
         raise CheckpointError(f"{path} is a {saved.dataset} run, not {config.dataset}")
@@ -107,11 +105,21 @@ def prepare_resume(config: TrainConfig) -> ResumePlan:
     return ResumePlan(resumed, state, path, continues_in(config.resume, path))
 
 
-def planned_nproc(config: TrainConfig) -> int:
-    """The ranks the run will train with: a resumed run keeps its own ``--nproc`` (the option table's rule)."""
-    if config.resume is None:
-        return config.nproc
-    try:
-        return prepare_resume(config).config.nproc
-    except Exception:  # train() reports a bad checkpoint in its own words
-        return config.nproc
+def load_state(path: Path) -> dict[str, Any]:
+    """The checkpoint at ``path``, read once, as data; CheckpointError (one line) unless it is a whole rocmtui
+    checkpoint."""
+    state = checkpoints.load_checkpoint(path)
+    check_state(state, path)
+    return state
+
+
+def resumed_config(config: TrainConfig, saved: TrainConfig) -> TrainConfig:
+    """The saved run's ``keep`` settings (the option table in config.py), this invocation's others.
+
+    ``--epochs`` and ``--data-dir`` left out (0 and None) mean the run's own.
+    """
+    kept = {name for name, option in train_options().items() if option.on_resume == "keep"}
+    changes = {f.name: getattr(config, f.name) for f in fields(TrainConfig) if f.name not in kept}
+    changes["epochs"] = config.epochs or saved.epochs
+    changes["data_dir"] = config.data_dir or saved.data_dir
+    return replace(saved, **changes)

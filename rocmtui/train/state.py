@@ -58,7 +58,7 @@ def snapshot(engine: Engine, progress: Progress, elapsed_s: float) -> dict[str, 
         "scaler": engine.eager.scaler.state_dict(),
         "rng_cpu": torch.get_rng_state(),
         "rng_cuda": cuda_rng,
-        "rng_data": engine.gen.get_state(),
+        "rng_data": engine.batching.gen.get_state(),
         "epoch": progress.epoch,
         "epoch_step": progress.epoch_step,
         "global_step": progress.global_step,
@@ -100,7 +100,7 @@ def restore(engine: Engine, state: dict[str, Any], path: Path) -> Progress:
         torch.set_rng_state(state["rng_cpu"])
         if state["rng_cuda"] is not None and engine.device.type == "cuda":
             torch.cuda.set_rng_state(state["rng_cuda"], engine.device)
-        engine.gen.set_state(state["rng_data"])
+        engine.batching.gen.set_state(state["rng_data"])
         perm = state["perm"]
         engine.stats.loss_sum = float(state["loss_sum"])
         engine.stats.correct.fill_(int(state["correct"]))
@@ -118,6 +118,7 @@ def restore(engine: Engine, state: dict[str, Any], path: Path) -> Progress:
     except (KeyError, RuntimeError, ValueError, TypeError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise CheckpointError(f"{path} does not fit this model/optimizer: {first}") from None
-    if progress.epoch_step > engine.steps_per_epoch:
-        raise CheckpointError(f"{path} is at step {progress.epoch_step} of an epoch of {engine.steps_per_epoch}")
+    steps = engine.batching.steps_per_epoch
+    if progress.epoch_step > steps:
+        raise CheckpointError(f"{path} is at step {progress.epoch_step} of an epoch of {steps}")
     return progress

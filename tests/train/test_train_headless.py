@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rocmtui.events import EpochCompleted, LogMessage, RunFailed, RunFinished, StepsCompleted
-from rocmtui.train import runs
+from rocmtui.train import checkpoints
 from rocmtui.train.headless import LinePrinter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ def test_a_finished_run_prints_epochs_and_the_summary(tmp_path: Path) -> None:
     assert lines[3].startswith("completed: 1 epoch(s), test acc ")
     assert lines[4].startswith("time to accuracy: ") and "% at " in lines[4]
     folder = Path(lines[5].removeprefix("run folder: "))
-    assert (folder / runs.LAST).is_file() and (folder / "summary.json").is_file()
+    assert (folder / checkpoints.LAST).is_file() and (folder / "summary.json").is_file()
     assert err == ""
 
 
@@ -58,7 +58,7 @@ def test_a_signal_stops_cleanly_with_a_checkpoint(tmp_path: Path, sig: signal.Si
     assert proc.returncode == code, err
     assert "stopped: " in rest and "run folder: " in rest
     folder = Path(rest.strip().splitlines()[-1].removeprefix("run folder: "))
-    state = runs.load_checkpoint(folder / runs.LAST)
+    state = checkpoints.load_checkpoint(folder / checkpoints.LAST)
     assert state["epoch"] >= 1
     assert "Traceback" not in err
 

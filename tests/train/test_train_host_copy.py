@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rocmtui.train.runs import HostCopy
+from rocmtui.train.checkpoints import HostCopy
 
 
 def test_a_host_copy_of_cpu_tensors_is_not_changed_by_later_steps() -> None:

@@ -24,7 +24,7 @@ from rocmtui.run.format import VERSION
 from rocmtui.run.lock import is_locked
 from rocmtui.run.status import read_status
 from rocmtui.run.stream import read_events
-from rocmtui.train import runs
+from rocmtui.train import checkpoints
 from rocmtui.train.loop import train
 from rocmtui.train.step import EagerStep
 
@@ -79,7 +79,13 @@ def test_metrics_log_holds_every_event_and_the_run_folder_is_complete(small) -> 
     assert [line["seq"] for line in lines] == list(range(len(events) + 1))
     assert [event_from_dict(line) for line in lines[1:]] == events
     assert read_events(folder) == events
-    assert {p.name for p in folder.iterdir()} >= {"config.json", "metrics.jsonl", runs.LAST, runs.BEST, "summary.json"}
+    assert {p.name for p in folder.iterdir()} >= {
+        "config.json",
+        "metrics.jsonl",
+        checkpoints.LAST,
+        checkpoints.BEST,
+        "summary.json",
+    }
     status = read_status(folder)
     assert status is not None and status.state == "finished" and status.epoch == 2 and not is_locked(folder)
     assert not (folder / "control").exists()  # a finished run has no control channel
@@ -102,7 +108,7 @@ def test_stop_mid_epoch_writes_a_checkpoint_and_finishes_stopped(small) -> None:
     finished = events[-1]
     assert isinstance(finished, RunFinished) and finished.reason == "stopped" and finished.epochs_completed == 0
     assert not any(isinstance(e, StepsCompleted) and e.step > 3 for e in events)
-    state = runs.load_checkpoint(Path(summary.run_dir) / runs.LAST)
+    state = checkpoints.load_checkpoint(Path(summary.run_dir) / checkpoints.LAST)
     assert (state["epoch"], state["epoch_step"], state["global_step"]) == (0, 3, 3)
 
 
@@ -151,7 +157,7 @@ def test_save_request_writes_a_checkpoint_at_the_next_step(small) -> None:
 
     events, _ = run(small(epochs=1), on_event=save_at_step_2)
     saved = [e for e in events if isinstance(e, LogMessage) and e.message.startswith("Checkpoint saved")]
-    assert len(saved) == 1 and runs.LAST in saved[0].message
+    assert len(saved) == 1 and checkpoints.LAST in saved[0].message
     i = events.index(saved[0])
     assert isinstance(events[i - 1], StepsCompleted) and events[i - 1].step == 2
 

@@ -10,9 +10,9 @@ from torch import nn
 
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
-from rocmtui.train.engine import resolve_device
+from rocmtui.train.device import resolve_device
+from rocmtui.train.learning_rates import build_optimizer, lr_at, set_lr
 from rocmtui.train.models import FastNet, build_model
-from rocmtui.train.optim import build_optimizer, lr_at, set_lr
 
 
 def test_simplecnn_is_exactly_the_guides_model() -> None:
@@ -155,7 +155,7 @@ def test_unsafe_graph_combinations_are_refused(monkeypatch: pytest.MonkeyPatch) 
 
 def test_a_recipes_cuda_graph_is_left_out_on_the_cpu_not_refused(small) -> None:
     """``--recipe fast`` on a machine without a GPU trains without the graph (one typed would be refused)."""
-    from rocmtui.train.engine import fit_to_device
+    from rocmtui.train.device import fit_to_device
 
     config = small(cuda_graph=True)  # from a recipe: not in ``given``
     device = resolve_device(config)
@@ -168,8 +168,8 @@ def test_a_recipes_cuda_graph_is_left_out_on_the_cpu_not_refused(small) -> None:
 def test_a_recipes_bf16_becomes_fp32_on_a_cpu_that_would_emulate_it(
     small, monkeypatch: pytest.MonkeyPatch, native: bool, given: tuple[str, ...], amp: str
 ) -> None:
-    from rocmtui.train import engine
+    from rocmtui.train import device
 
-    monkeypatch.setattr(engine, "cpu_has_bf16", lambda: native)
+    monkeypatch.setattr(device, "cpu_has_bf16", lambda: native)
     config = small(amp="bf16", given=given)
-    assert engine.fit_to_device(config, torch.device("cpu")).amp == amp
+    assert device.fit_to_device(config, torch.device("cpu")).amp == amp

@@ -13,7 +13,7 @@ import torch
 
 from rocmtui.errors import CheckpointError
 from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished, StepsCompleted, TrainEvent
-from rocmtui.train import runs
+from rocmtui.train import checkpoints
 from rocmtui.train.loop import train
 from rocmtui.train.resume import prepare_resume
 from rocmtui.train.state import Progress
@@ -99,7 +99,7 @@ def test_resume_with_more_epochs_continues_the_run(small) -> None:
     config = small(epochs=3)
     whole = run(config)
     short = run(dataclasses.replace(config, epochs=1, runs_dir=config.runs_dir / "b"))
-    run(dataclasses.replace(config, resume=short / runs.LAST))
+    run(dataclasses.replace(config, resume=short / checkpoints.LAST))
     assert_same_epochs(epochs_of(short), epochs_of(whole))
 
 
@@ -123,17 +123,17 @@ def test_options_that_change_a_resumed_run_are_refused(small) -> None:
 
 
 def test_an_interrupted_save_leaves_the_previous_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / runs.LAST
-    runs.save_checkpoint(path, {"config": {}, "value": torch.arange(4)})
+    path = tmp_path / checkpoints.LAST
+    checkpoints.save_checkpoint(path, {"config": {}, "value": torch.arange(4)})
 
     def crash(*_args: object) -> None:
         raise OSError("simulated crash between write and rename")
 
     monkeypatch.setattr(os, "replace", crash)
     with pytest.raises(OSError, match="simulated"):
-        runs.save_checkpoint(path, {"config": {}, "value": torch.arange(8)})
-    assert torch.equal(runs.load_checkpoint(path)["value"], torch.arange(4))
-    assert sorted(p.name for p in tmp_path.iterdir()) == [runs.LAST]  # no temp file left behind
+        checkpoints.save_checkpoint(path, {"config": {}, "value": torch.arange(8)})
+    assert torch.equal(checkpoints.load_checkpoint(path)["value"], torch.arange(4))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [checkpoints.LAST]  # no temp file left behind
 
 
 def test_a_failed_save_mid_run_is_a_failure_event_and_keeps_the_last_good_checkpoint(
@@ -143,7 +143,7 @@ def test_a_failed_save_mid_run_is_a_failure_event_and_keeps_the_last_good_checkp
     calls = {"n": 0}
 
     def crash_on_second_last(src: object, dst: object) -> None:
-        if Path(str(dst)).name == runs.LAST:
+        if Path(str(dst)).name == checkpoints.LAST:
             calls["n"] += 1
             if calls["n"] == 2:
                 raise OSError("disk full")
@@ -154,7 +154,7 @@ def test_a_failed_save_mid_run_is_a_failure_event_and_keeps_the_last_good_checkp
     summary = train(small(epochs=3), events.append, RunControl())
     assert summary.event.kind == "error" and "disk full" in summary.event.message  # type: ignore[union-attr]
     assert summary.run_dir is not None
-    state = runs.load_checkpoint(summary.run_dir / runs.LAST)
+    state = checkpoints.load_checkpoint(summary.run_dir / checkpoints.LAST)
     assert state["epoch"] == 1
 
 
@@ -162,10 +162,10 @@ def test_garbage_and_truncated_checkpoints_give_one_line_errors(small, tmp_path:
     garbage = tmp_path / "garbage.pt"
     garbage.write_bytes(b"not a checkpoint at all")
     with pytest.raises(CheckpointError, match="corrupt") as err:
-        runs.load_checkpoint(garbage)
+        checkpoints.load_checkpoint(garbage)
     assert "\n" not in str(err.value)
     folder = run(small(epochs=1))
-    good = (folder / runs.LAST).read_bytes()
+    good = (folder / checkpoints.LAST).read_bytes()
     truncated = tmp_path / "truncated.pt"
     truncated.write_bytes(good[: len(good) // 2])
     with pytest.raises(CheckpointError, match="corrupt"):
@@ -176,7 +176,7 @@ def test_foreign_and_incompatible_checkpoints_are_refused(small, tmp_path: Path)
     foreign = tmp_path / "foreign.pt"
     torch.save({"state_dict": {}}, foreign)
     with pytest.raises(CheckpointError, match="not a rocmtui checkpoint"):
-        runs.load_checkpoint(foreign)
+        checkpoints.load_checkpoint(foreign)
     folder = run(small(epochs=1))
     with pytest.raises(CheckpointError, match="cifar10 run, not mnist"):
         prepare_resume(small(dataset="mnist", resume=folder))
@@ -188,9 +188,9 @@ def test_foreign_and_incompatible_checkpoints_are_refused(small, tmp_path: Path)
 
 def test_a_checkpoint_that_does_not_fit_the_model_fails_the_run_cleanly(small) -> None:
     folder = run(small(epochs=1))
-    state = runs.load_checkpoint(folder / runs.LAST)
+    state = checkpoints.load_checkpoint(folder / checkpoints.LAST)
     state["model"]["0.weight"] = torch.zeros(1)
-    runs.save_checkpoint(folder / runs.LAST, {k: v for k, v in state.items() if k != "format"})
+    checkpoints.save_checkpoint(folder / checkpoints.LAST, {k: v for k, v in state.items() if k != "format"})
     events: list[TrainEvent] = []
     summary = train(small(resume=folder), events.append, RunControl())
     assert summary.event.kind == "data" and "does not fit" in summary.event.message  # type: ignore[union-attr]

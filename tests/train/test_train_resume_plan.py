@@ -13,7 +13,7 @@ import torch
 from rocmtui.cli.main import build_parser, main, train_config
 from rocmtui.errors import CheckpointError
 from rocmtui.events import RunControl, RunFailed, RunFinished, TrainEvent
-from rocmtui.train import runs
+from rocmtui.train import checkpoints
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.loop import train
 from rocmtui.train.resume import prepare_resume
@@ -32,7 +32,7 @@ class Payload:
 def crafted(folder: Path, kind: str) -> tuple[Path, Path]:
     """A checkpoint-looking file that would create ``marker`` when loaded with full pickle."""
     marker = folder / f"pwned-{kind}"
-    state = {"format": runs.CHECKPOINT_FORMAT, "config": {}, "epoch": Payload(marker)}
+    state = {"format": checkpoints.CHECKPOINT_FORMAT, "config": {}, "epoch": Payload(marker)}
     path = folder / f"{kind}.pt"
     if kind == "torch-zip":
         torch.save(state, path)
@@ -52,7 +52,7 @@ def finished(config) -> Path:
 def test_a_crafted_checkpoint_runs_nothing_and_is_refused_in_one_line(tmp_path: Path, kind: str) -> None:
     path, marker = crafted(tmp_path, kind)
     with pytest.raises(CheckpointError) as err:
-        runs.load_checkpoint(path)
+        checkpoints.load_checkpoint(path)
     assert not marker.exists()
     assert "\n" not in str(err.value) and str(path) in str(err.value)
 
@@ -72,7 +72,7 @@ def test_a_crafted_checkpoint_on_the_command_line_exits_2_and_creates_nothing(
 
 def test_a_checkpoint_carries_its_data_fingerprint(small) -> None:
     config = small(epochs=1)
-    state = runs.load_checkpoint(finished(config) / runs.LAST)
+    state = checkpoints.load_checkpoint(finished(config) / checkpoints.LAST)
     arrays = load_arrays(resolve_source(config))
     assert state["data"]["dataset"] == "cifar10"
     assert (state["data"]["train_size"], state["data"]["test_size"]) == (
@@ -110,9 +110,9 @@ def test_the_same_data_from_another_place_resumes(small, tmp_path: Path) -> None
 def test_the_plan_continues_in_the_run_only_from_its_newest_checkpoint(small) -> None:
     folder = finished(small(epochs=1))
     assert prepare_resume(small(epochs=2, resume=folder)).run_dir == folder
-    assert prepare_resume(small(epochs=2, resume=folder / runs.LAST)).run_dir == folder
-    best = prepare_resume(small(epochs=2, resume=folder / runs.BEST))
-    assert best.run_dir is None and best.checkpoint == folder / runs.BEST
+    assert prepare_resume(small(epochs=2, resume=folder / checkpoints.LAST)).run_dir == folder
+    best = prepare_resume(small(epochs=2, resume=folder / checkpoints.BEST))
+    assert best.run_dir is None and best.checkpoint == folder / checkpoints.BEST
     assert prepare_resume(small()).run_dir is None  # a fresh run
 
 
@@ -120,19 +120,19 @@ def test_resuming_from_the_best_checkpoint_branches_and_leaves_the_run_alone(sma
     folder = finished(small(epochs=2))
     kept = ("checkpoint-last.pt", "checkpoint-best.pt", "summary.json", "config.json", "metrics.jsonl")
     before = {name: (folder / name).read_bytes() for name in kept}
-    branch = finished(small(epochs=3, resume=folder / runs.BEST))
+    branch = finished(small(epochs=3, resume=folder / checkpoints.BEST))
     assert branch != folder and branch.parent == folder.parent
     assert {name: (folder / name).read_bytes() for name in kept} == before
     config = json.loads((branch / "config.json").read_text())
-    assert config["resume"] == str((folder / runs.BEST).resolve())
-    assert (branch / runs.LAST).is_file() and (branch / "summary.json").is_file()
+    assert config["resume"] == str((folder / checkpoints.BEST).resolve())
+    assert (branch / checkpoints.LAST).is_file() and (branch / "summary.json").is_file()
 
 
 def test_an_option_given_at_its_default_on_resume_is_refused_naming_the_runs_value(small, tmp_path: Path) -> None:
     folder = finished(small(epochs=1))
-    state = runs.load_checkpoint(folder / runs.LAST)
+    state = checkpoints.load_checkpoint(folder / checkpoints.LAST)
     state["config"]["model"] = "resnet18"  # the conflict is found before any weights are read
-    runs.save_checkpoint(folder / runs.LAST, {k: v for k, v in state.items() if k != "format"})
+    checkpoints.save_checkpoint(folder / checkpoints.LAST, {k: v for k, v in state.items() if k != "format"})
 
     def config(*flags: str):
         argv = ["train", "cifar", "--resume", str(folder), "--epochs", "2", *flags]

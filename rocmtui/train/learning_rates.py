@@ -1,4 +1,5 @@
-"""Optimizers and learning-rate schedules; the schedule is a pure function of the step (nothing to save)."""
+"""Which parameters learn at which rate: the optimizer's groups for a recipe, built once, and the schedule (a pure
+function of the step: nothing to save)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,149 @@
+"""The events a training sends as it goes: its start, its steps (the loop's one sync), its epochs.
+
+Sync points: GPU values are read (``.tolist()``/``.item()``) only when the steps are flushed (at most every
+``emit_interval_s``), at epoch ends, and when a checkpoint is taken.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from rocmtui.base.clock import RunClock
+from rocmtui.events import Emit, EpochCompleted, LogMessage, RunStarted, StepsCompleted
+from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
+from rocmtui.train.data import DataSource
+from rocmtui.train.device import describe_device
+from rocmtui.train.distributed import gpu_identity
+from rocmtui.train.engine import Engine
+from rocmtui.train.evaluate import EvalResult
+from rocmtui.train.failures import NonFiniteLoss
+from rocmtui.train.learning_rates import lr_at
+from rocmtui.train.state import Progress
+
+
+def send_started(
+    send: Emit, engine: Engine, progress: Progress, *, source: DataSource, run_dir: Path, rank_log: RankWriter | None
+) -> None:
+    """RunStarted (and a rank's RankStarted), the data's notice, and where a resumed run picks up."""
+    cfg, device, ranks = engine.config, engine.device, engine.ranks
+    name, backend = describe_device(device)
+    send(
+        RunStarted(
+            config=cfg,
+            run_dir=str(run_dir),
+            device=str(device),
+            device_name=name,
+            backend=backend,
+            # a plain str: a TorchVersion would load torch wherever the event is unpickled
+            torch_version=str(torch.__version__),
+            dataset=cfg.dataset,
+            train_size=int(engine.data.train_y.shape[0]),
+            test_size=int(engine.data.test_y.shape[0]),
+            classes=engine.data.classes,
+            steps_per_epoch=engine.batching.steps_per_epoch,
+            start_epoch=progress.epoch,
+            data_source=source.description,
+            notice=source.notice,
+            started_at=time.time(),
+            world_size=ranks.world,
+        )
+    )
+    if rank_log is not None:
+        uuid, bus = gpu_identity(device)
+        pid, host = os.getpid(), socket.gethostname()
+        rank_log.write(RankStarted(ranks.rank, ranks.world, pid, host, str(device), name, uuid, bus))
+    if source.notice:
+        send(LogMessage(source.notice, "warning"))
+    if progress.global_step:
+        send(LogMessage(f"Resumed at epoch {progress.epoch + 1}, step {progress.global_step}"))
+
+
+@dataclass(frozen=True)
+class EpochFigures:
+    """An epoch's training figures over every rank's shard, and its training seconds."""
+
+    loss: float
+    acc: float
+    images: int
+    """Images trained on in this epoch by this (re)start, over every rank."""
+    seconds: float
+
+
+class Reporter:
+    """Sends the steps since the last flush and each epoch's figures, timed by the run's clock."""
+
+    def __init__(
+        self, send: Emit, engine: Engine, progress: Progress, clock: RunClock, rank_log: RankWriter | None
+    ) -> None:
+        self.send, self.engine, self.progress, self.clock, self.rank_log = send, engine, progress, clock, rank_log
+        self.last_s = clock.now()
+        self.last_images = progress.images
+
+    def due(self) -> bool:
+        """Whether ``emit_interval_s`` has passed since the last flush."""
+        return self.clock.now() - self.last_s >= self.engine.config.emit_interval_s
+
+    def mark(self) -> None:
+        """Time the next rate from now (after a pause, a test pass)."""
+        self.last_s = self.clock.now()
+
+    def flush(self) -> None:
+        """Emit the steps since the last flush: the one sync of the step loop; NonFiniteLoss at a bad loss."""
+        engine, p = self.engine, self.progress
+        count = engine.stats.count
+        if count == 0:
+            return
+        losses = engine.stats.drain()
+        first = p.global_step - count + 1
+        for offset, value in enumerate(losses):
+            if not math.isfinite(value):
+                raise NonFiniteLoss(first + offset)
+        now = self.clock.now()
+        images = p.images - self.last_images
+        rate = images / (now - self.last_s) if now > self.last_s else 0.0
+        self.last_s, self.last_images = now, p.images
+        ranks = engine.ranks
+        if self.rank_log is not None:
+            self.rank_log.write(RankProgress(ranks.rank, p.epoch, p.global_step, rate / ranks.world, now))
+        self.send(
+            StepsCompleted(
+                epoch=p.epoch,
+                step=p.global_step,
+                epoch_step=p.epoch_step,
+                steps_per_epoch=engine.batching.steps_per_epoch,
+                losses=tuple(losses),
+                images_per_s=rate,
+                lr=self.lr(),
+                elapsed_s=now,
+            )
+        )
+
+    def lr(self) -> float:
+        """The learning rate of the last step taken."""
+        return lr_at(self.engine.config, max(self.progress.global_step - 1, 0), self.engine.total_steps)
+
+    def epoch_completed(self, figures: EpochFigures, result: EvalResult, eval_s: float, is_best: bool) -> None:
+        """EpochCompleted for the epoch just ended (``progress`` already counts it)."""
+        self.send(
+            EpochCompleted(
+                epoch=self.progress.epoch - 1,
+                epochs=self.engine.config.epochs,
+                train_loss=figures.loss,
+                train_acc=figures.acc,
+                test_loss=result.loss,
+                test_acc=result.acc,
+                lr=self.lr(),
+                seconds=figures.seconds,
+                images_per_s=(figures.images / figures.seconds) if figures.seconds > 0 else 0.0,
+                is_best=is_best,
+                eval_s=eval_s,
+                elapsed_s=self.clock.now(),
+            )
+        )

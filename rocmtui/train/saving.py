@@ -1,0 +1,40 @@
+"""The checkpoints a training takes: at epoch ends while the next epoch trains, and at once when asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rocmtui.events import Emit, LogMessage
+from rocmtui.train.checkpoints import BEST, LAST, CheckpointWriter, HostCopy
+from rocmtui.train.engine import Engine
+from rocmtui.train.state import Progress, snapshot
+
+
+class Saver:
+    """Rank 0 writes the checkpoints (the ranks' models are the same), one save at a time on a thread."""
+
+    def __init__(self, run_dir: Path, leader: bool, send: Emit) -> None:
+        self.run_dir, self.leader, self.send = run_dir, leader, send
+        self.writer = CheckpointWriter()
+
+    def after_epoch(self, engine: Engine, progress: Progress, elapsed_s: float, is_best: bool) -> None:
+        """``checkpoint-last.pt`` (with ``checkpoint_every_epoch``) and ``checkpoint-best.pt`` (a new best):
+        taken now; copied, serialised and written while the next epoch trains."""
+        names = [LAST] if engine.config.checkpoint_every_epoch else []
+        names += [BEST] if is_best else []
+        if names and self.leader:
+            copy = HostCopy(snapshot(engine, progress, elapsed_s))
+            self.writer.submit(copy, [self.run_dir / name for name in names])
+
+    def last_now(self, engine: Engine, progress: Progress, elapsed_s: float) -> None:
+        """``checkpoint-last.pt`` now, reported once on disk (explicit saves and stops)."""
+        if not self.leader:
+            return
+        path = self.run_dir / LAST
+        self.writer.submit(HostCopy(snapshot(engine, progress, elapsed_s)), [path])
+        self.writer.wait()
+        self.send(LogMessage(f"Checkpoint saved: {path}"))
+
+    def wait(self) -> None:
+        """Until the pending save is on disk; its error, if it had one."""
+        self.writer.wait()
