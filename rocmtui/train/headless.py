@@ -9,7 +9,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TextIO
 
-from rocmtui.base.units import fmt_bytes
+from rocmtui.base.units import fmt_acc, fmt_bytes
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import (
     EpochCompleted,
@@ -23,6 +23,7 @@ from rocmtui.events import (
 )
 from rocmtui.milestones import time_to_accuracy
 from rocmtui.outcome import exit_code
+from rocmtui.run.fold import RunFold
 from rocmtui.train.loop import train
 from rocmtui.train.plan import plan_run
 
@@ -38,9 +39,8 @@ class LinePrinter:
         self.out, self.every_s = out, every_s
         self.err = err or out
         """Where failures go: stderr, so that ``--headless > train.log`` still shows them at the terminal."""
-        self.epochs = 0
-        self.done: list[EpochCompleted] = []
-        """The run's epochs, for its time to accuracy."""
+        self.fold = RunFold()
+        """The run so far (its epochs, for the time to accuracy): the fold every viewer uses."""
         self.last_progress = time.monotonic()
         self.closed = False
 
@@ -56,8 +56,8 @@ class LinePrinter:
             self.closed = True
 
     def format(self, event: TrainEvent) -> str | None:  # noqa: PLR0911 - one return per event type
+        self.fold.apply(event)
         if isinstance(event, RunStarted):
-            self.epochs = event.config.epochs
             self.last_progress = time.monotonic()
             return (
                 f"rocmtui: training {event.config.model} on {event.dataset} ({event.train_size:,} train / "
@@ -71,22 +71,21 @@ class LinePrinter:
             self.last_progress = now
             loss = sum(event.losses) / len(event.losses)
             return (
-                f"  epoch {event.epoch + 1}/{self.epochs}  step {event.epoch_step}/{event.steps_per_epoch}  "
+                f"  epoch {event.epoch + 1}/{self.fold.total_epochs}  step {event.epoch_step}/{event.steps_per_epoch}  "
                 f"loss {loss:.4f}  {event.images_per_s:,.0f} img/s  {event.elapsed_s:.1f}s"
             )
         if isinstance(event, EpochCompleted):
             self.last_progress = time.monotonic()
-            self.done.append(event)
             return (
                 f"epoch {event.epoch + 1}/{event.epochs}  train loss {event.train_loss:.4f} acc "
-                f"{100 * event.train_acc:.2f}%  test loss {event.test_loss:.4f} acc {100 * event.test_acc:.2f}%  "
+                f"{fmt_acc(event.train_acc)}  test loss {event.test_loss:.4f} acc {fmt_acc(event.test_acc)}  "
                 f"{event.seconds:.2f}s (test {event.eval_s:.2f}s)  {event.images_per_s:,.0f} img/s"
                 f"{'  best' if event.is_best else ''}"
             )
         if isinstance(event, LogMessage):
             return f"{event.level}: {event.message}"
         if isinstance(event, RunFinished):
-            return _finished_lines(event, self.done)
+            return _finished_lines(event, self.fold.epochs)
         if isinstance(event, RunFailed):
             return f"failed ({event.kind}): {event.message}" + (
                 f"\nrun folder: {event.run_dir}" if event.run_dir else ""
@@ -95,15 +94,12 @@ class LinePrinter:
 
 
 def _finished_lines(event: RunFinished, epochs: list[EpochCompleted]) -> str:
-    def pct(value: float | None) -> str:
-        return "n/a" if value is None else f"{100 * value:.2f}%"
-
     peak = "" if event.peak_memory_bytes is None else f", peak memory {fmt_bytes(event.peak_memory_bytes)}"
-    tta = "" if event.tta_test_acc is None else f", {pct(event.tta_test_acc)} with test-time augmentation"
+    tta = "" if event.tta_test_acc is None else f", {fmt_acc(event.tta_test_acc)} with test-time augmentation"
     tests = f" (and {event.eval_s:.2f}s of test passes)" if event.eval_s else ""
     lines = [
-        f"{event.reason}: {event.epochs_completed} epoch(s), test acc {pct(event.final_test_acc)} "
-        f"(best {pct(event.best_test_acc)}){tta}, {event.total_s:.2f}s of training{tests}, "
+        f"{event.reason}: {event.epochs_completed} epoch(s), test acc {fmt_acc(event.final_test_acc)} "
+        f"(best {fmt_acc(event.best_test_acc)}){tta}, {event.total_s:.2f}s of training{tests}, "
         f"{event.images_per_s:,.0f} img/s{peak}"
     ]
     if epochs:
