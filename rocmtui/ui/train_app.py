@@ -57,7 +57,7 @@ class TrainApp(MonitorApp):
         control: RunControl | None = None,
         exit_on_finish: bool = False,
         detachable: bool = False,
-        stop_on_hangup: bool = True,
+        stop_on_hangup: bool = False,
         theme: str = MonitorConfig.theme,
         plot_period_s: float = PLOT_PERIOD_S,
         clock: Callable[[], float] = time.monotonic,
@@ -161,11 +161,17 @@ class TrainApp(MonitorApp):
         self.signal_code = 128 + signum
         if signum == HANGUP:
             detach_from_terminal()
-        leave = signum == HANGUP and self.detachable and not self.stop_on_hangup
+        leave = signum == HANGUP and self.hangup_detaches
         if not leave:
             self.control.request_stop()
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self.detach_now if leave else self.stop_then_exit)
+
+    @property
+    def hangup_detaches(self) -> bool:
+        """A lost terminal (SSH gone, tmux killed) leaves a run of its own process training: a viewer's
+        hangup never stops a run unless the user asked for that (``--stop-on-hangup``)."""
+        return self.detachable and not self.stop_on_hangup
 
     @property
     def exit_code(self) -> int:
@@ -281,7 +287,7 @@ def create_train_app(
     *,
     exit_on_finish: bool = False,
     detachable: bool = False,
-    stop_on_hangup: bool = True,
+    stop_on_hangup: bool = False,
     theme: str = MonitorConfig.theme,
     control: RunControl | None = None,
     plot_period_s: float = PLOT_PERIOD_S,

@@ -9,18 +9,13 @@ import select
 import struct
 import sys
 import termios
-import time
-from collections.abc import Callable
 from pathlib import Path
+
+from waiting import wait_for
 
 from rocmtui.run.status import RunStatus, read_status
 
-
-def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
+wait_until = wait_for
 
 
 def drain(fd: int) -> None:
@@ -88,7 +83,12 @@ def trains_on(run_dir: Path, epoch_then: int, after: str) -> None:
 
 def start_tui(runs: Path, *flags: str) -> tuple[int, int]:
     """``rocmtui train cifar`` in a pty of 80x24, in the pty's session as a login shell would start it."""
-    argv = [sys.executable, "-m", "rocmtui", "train", "cifar", "--epochs", "200", "--runs-dir", str(runs), *flags]
+    return start_in_pty("train", "cifar", "--epochs", "200", "--runs-dir", str(runs), *flags)
+
+
+def start_in_pty(*args: str) -> tuple[int, int]:
+    """``rocmtui ARGS`` in a pty of 80x24, in the pty's session as a login shell would start it."""
+    argv = [sys.executable, "-m", "rocmtui", *args]
     ui_pid, master = pty.fork()
     if ui_pid == 0:
         os.environ["TERM"] = "xterm-256color"

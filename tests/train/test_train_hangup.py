@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from processes import first_epoch, pid_alive, start_tui, trains_on, wait_until
+from processes import drain, first_epoch, pid_alive, start_in_pty, start_tui, trains_on, wait_until
 
 from rocmtui.cli.main import main
 from rocmtui.run.lock import is_locked
@@ -87,3 +87,29 @@ def test_a_headless_run_given_detach_trains_on_when_its_terminal_closes(
     assert os.waitstatus_to_exitcode(wait_status) == 0  # stopped by the user, with a checkpoint
     final = read_status(run_dir)
     assert final is not None and final.state == "stopped" and (run_dir / "checkpoint-last.pt").is_file()
+
+
+def test_a_watcher_losing_its_terminal_leaves_the_run_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``rocmtui watch`` of a live run, its SSH link lost: the watcher goes, the run trains on."""
+    runs = tmp_path / "runs"
+    pid, master = start_tui(runs, "--headless", "--detach")
+    try:
+        run_dir, status = first_epoch(runs, master, "of the headless run")
+        watcher, screen = start_in_pty("watch", str(run_dir))
+        try:
+            wait_until(lambda: (drain(screen), is_locked(run_dir))[1], 30, "the watcher to draw")
+            trains_on(run_dir, status.epoch + 1, "the watcher started")
+        finally:
+            os.close(screen)  # the watcher's terminal hangs up
+        _, wait_status = os.waitpid(watcher, 0)
+        assert os.waitstatus_to_exitcode(wait_status) == 128 + signal.SIGHUP
+        epoch_then = read_status(run_dir).epoch  # type: ignore[union-attr]
+        trains_on(run_dir, epoch_then + 1, "the watcher's terminal closed")
+        assert read_status(run_dir).state == "running"  # type: ignore[union-attr]
+    finally:
+        os.close(master)
+    assert main(["stop", str(run_dir)]) == 0
+    capsys.readouterr()
+    os.waitpid(pid, 0)
