@@ -189,7 +189,9 @@ class TrainConfig:
     """Allow torchvision to download the dataset into ``data_dir`` or the cache."""
     runs_dir: Path = field(
         default=Path("runs"),
-        metadata=option("output_dir", "where run folders are written (default: {default})", "may change"),
+        metadata=option(
+            "output_dir", "where run folders are written (default: {default}, or $ROCMTUI_RUNS_DIR)", "may change"
+        ),
     )
     """Where run folders are created."""
     resume: Path | None = field(

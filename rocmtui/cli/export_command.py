@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.cli import argtypes
-from rocmtui.cli.run_commands import RUNS_DIR
+from rocmtui.cli.run_commands import RUNS_DIR_HELP
 from rocmtui.cli.telemetry_flags import add_telemetry_flags, interval_given
 from rocmtui.config import MonitorConfig
 from rocmtui.errors import UsageError
+from rocmtui.run.layout import default_runs_dir
 
 DEFAULT_PORT = 9400
 
@@ -45,7 +46,7 @@ def add_export_parser(sub: Any) -> None:
     export.add_argument(
         "--port", type=argtypes.non_negative_int, default=DEFAULT_PORT, help="TCP port (default: %(default)s)"
     )
-    export.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where runs are (default: %(default)s)")
+    export.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     add_telemetry_flags(export, history=False)
 
 

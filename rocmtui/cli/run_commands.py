@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 from rocmtui.base.units import fmt_acc, fmt_span
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
+from rocmtui.run.layout import default_runs_dir
 
 if TYPE_CHECKING:
     from rocmtui.run.listing import RunListing
 
-RUNS_DIR = Path("runs")
 STOP_TIMEOUT_S = 120.0
+RUNS_DIR_HELP = "where runs are (default: $ROCMTUI_RUNS_DIR, else ./runs)"
 
 WATCH_EXAMPLES = """\
 examples:
@@ -48,12 +49,12 @@ def add_run_parsers(sub: Any) -> None:
         help="the run folder (default: the newest live run, else the newest run); several: compare them, "
         "the first is the one followed (progress, GPU, keys)",
     )
-    watch.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where runs are (default: %(default)s)")
+    watch.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     watch.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
 
     runs = sub.add_parser("runs", help="list the runs under --runs-dir, newest first")
     runs.description = "List the runs: state, what trains, epochs, best test accuracy, time, GPU and folder."
-    runs.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where the runs are (default: %(default)s)")
+    runs.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     runs.add_argument("--json", action="store_true", help="one JSON array")
 
     stop = sub.add_parser("stop", help="stop a live run with a checkpoint, and wait until it has")
@@ -64,7 +65,7 @@ def add_run_parsers(sub: Any) -> None:
 
 def _run_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument("run", metavar="RUN", nargs="?", default=None, help=help_text)
-    parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where runs are (default: %(default)s)")
+    parser.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
 
 
 def saved_config(run_dir: Path) -> TrainConfig:

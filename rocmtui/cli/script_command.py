@@ -8,7 +8,6 @@ code is the script's (when the UI detaches, 0: the script runs on).
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import time
@@ -68,13 +67,12 @@ def parse_command(args: argparse.Namespace) -> list[str]:
 
 
 def run_script(args: argparse.Namespace) -> int:
-    from rocmtui.run.layout import create_run_dir, run_name
-    from rocmtui.tracking import env
+    from rocmtui.run.layout import create_run_dir, default_runs_dir, run_name
     from rocmtui.tracking.sink import slug
 
     command = parse_command(args)
     name = args.name or script_name(command)
-    runs_dir = args.runs_dir or Path(os.environ.get(env.RUNS_DIR) or "runs")
+    runs_dir = args.runs_dir or default_runs_dir()
     run_dir = create_run_dir(runs_dir, run_name(slug(name)))  # here, so the viewer knows it at once
     if not sys.stdout.isatty():
         return _run_plain(run_dir, name, command)

@@ -16,6 +16,7 @@ from typing import Any, get_args, get_type_hints
 from rocmtui.cli import argtypes
 from rocmtui.config import DATASETS, RECIPES, Option, ParseAs, TrainConfig, train_options
 from rocmtui.errors import UsageError
+from rocmtui.run.layout import default_runs_dir
 
 PARSERS: dict[ParseAs, Callable[[str], Any]] = {
     "device": argtypes.device,
@@ -116,6 +117,8 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         values = {**RECIPES[recipe].settings, **values}  # what was typed wins over the recipe
     if "dataset" in values:
         values["dataset"] = DATASETS[values["dataset"]]
+    if "runs_dir" not in values:
+        values["runs_dir"] = default_runs_dir()  # $ROCMTUI_RUNS_DIR, as every command and track() read it
     if values.get("resume") is not None and "epochs" not in values:
         values["epochs"] = 0
     unknown = set(values) - {f.name for f in fields(TrainConfig)}

@@ -16,8 +16,9 @@ from typing import Any
 from rocmtui.cli import argtypes
 from rocmtui.cli.demo_command import add_demo_options, add_demo_parser
 from rocmtui.cli.export_command import add_export_parser
-from rocmtui.cli.run_commands import RUNS_DIR
+from rocmtui.cli.run_commands import RUNS_DIR_HELP
 from rocmtui.errors import UsageError
+from rocmtui.run.layout import default_runs_dir
 
 LOCALHOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -51,7 +52,7 @@ def add_web_parsers(sub: Any) -> None:
     what.add_parser("monitor", help="the GPU monitor (each tab samples the GPUs)")
     watch = what.add_parser("watch", help="follow a run folder")
     watch.add_argument("run", metavar="RUN", nargs="?", default=None, help="the run folder (default: the newest)")
-    watch.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where runs are (default: %(default)s)")
+    watch.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     add_demo_options(what.add_parser("demo", help="the recorded H200 run, paced"))
     train = what.add_parser("train", help="refused: serve watch instead", add_help=False)
     train.add_argument("rest", nargs=argparse.REMAINDER)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -9,6 +10,13 @@ from rocmtui.errors import UsageError
 from rocmtui.run.format import CONFIG, EVENTS
 
 MAX_SUFFIX = 1000
+RUNS_DIR_ENV = "ROCMTUI_RUNS_DIR"
+"""Where runs are made and looked for when no ``--runs-dir`` is given: every command, and ``track()``."""
+
+
+def default_runs_dir() -> Path:
+    """``$ROCMTUI_RUNS_DIR``, else ``runs`` (in the current folder)."""
+    return Path(os.environ.get(RUNS_DIR_ENV) or "runs")
 
 
 def run_name(*parts: str) -> str:

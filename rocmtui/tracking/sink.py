@@ -17,11 +17,9 @@ from typing import Protocol
 from rocmtui.errors import UsageError
 from rocmtui.events import RunControl, TrainEvent
 from rocmtui.run.format import encode_line
-from rocmtui.run.layout import create_run_dir, run_name
+from rocmtui.run.layout import create_run_dir, default_runs_dir, run_name
 from rocmtui.run.session import RunSession
 from rocmtui.tracking import env
-
-DEFAULT_RUNS_DIR = Path("runs")
 
 
 class Sink(Protocol):
@@ -134,5 +132,5 @@ def open_sink(name: str, runs_dir: Path | None, run_dir: Path | None = None) -> 
             path.mkdir(parents=True, exist_ok=True)
             return FolderSink(path, name)
         # a process the script started inherited the environment but not the pipes: a folder of its own
-    base = runs_dir or Path(os.environ.get(env.RUNS_DIR) or DEFAULT_RUNS_DIR)
+    base = runs_dir or default_runs_dir()
     return FolderSink(create_run_dir(base, run_name(slug(name))), name)
