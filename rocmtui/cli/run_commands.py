@@ -134,7 +134,7 @@ def run_runs(args: argparse.Namespace) -> int:
     if not runs:
         print(f"no runs under {args.runs_dir}")
         return 0
-    rows: list[tuple[str, ...]] = [("STATE", "STARTED", "WHAT", "EPOCHS", "BEST", "TIME", "GPU", "FOLDER")]
+    rows: list[tuple[str, ...]] = [("STATE", "STARTED", "WHAT", "PROGRESS", "RESULT", "TIME", "DEVICE", "FOLDER")]
     rows += [_row(info) for info in runs]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
@@ -144,10 +144,15 @@ def run_runs(args: argparse.Namespace) -> int:
 
 def _row(info: RunListing) -> tuple[str, ...]:
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started_at)) if info.started_at else "-"
-    epochs = f"{info.epoch}/{info.epochs}" if info.epochs else "-"
-    best = "-" if info.best_acc is None else fmt_acc(info.best_acc)
+    progress = f"{info.epoch}/{info.epochs} epochs" if info.epochs else f"step {info.step:,}" if info.step else "-"
+    if info.best_acc is not None:
+        result = f"best {fmt_acc(info.best_acc)}"
+    elif info.metric and info.metric_value is not None:
+        result = f"{info.metric} {info.metric_value:.4g}"
+    else:
+        result = "-"
     span = fmt_span(info.elapsed_s)
-    return info.state, started, info.name or "-", epochs, best, span, info.device_name or "-", info.folder
+    return info.state, started, info.name or "-", progress, result, span, info.device_name or "-", info.folder
 
 
 def run_stop(args: argparse.Namespace) -> int:

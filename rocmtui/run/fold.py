@@ -138,6 +138,15 @@ class RunFold:
         return max(clocks, default=0.0)
 
     @property
+    def headline(self) -> tuple[str, float] | None:
+        """A tracked script's headline series and its newest value: its first loss, else its first series."""
+        if self.last_metrics is None or not self.last_metrics.values:
+            return None
+        values = self.last_metrics.values
+        name = next((n for n in values if "loss" in n.lower()), next(iter(values)))
+        return name, values[name]
+
+    @property
     def best_epoch(self) -> EpochCompleted | None:
         """The epoch with the highest test accuracy (first one on ties)."""
         return max(self.epochs, key=lambda e: e.test_acc, default=None)

@@ -102,6 +102,12 @@ class RunStatus(msgspec.Struct, frozen=True):
     elapsed_s: float = 0.0
     message: str = ""
     """The failure, when failed."""
+    step: int = 0
+    """The newest step reported (a tracked script's progress)."""
+    metric: str = ""
+    """A tracked script's headline series (its first loss, else its first series) ..."""
+    metric_value: float | None = None
+    """... and its newest value."""
 
     @property
     def live(self) -> bool:

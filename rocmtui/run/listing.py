@@ -31,6 +31,9 @@ class RunListing:
     pid: int | None
     problem: str = ""
     """Why the run's files could not be read, when they could not."""
+    step: int = 0
+    metric: str = ""
+    metric_value: float | None = None
 
     @property
     def live(self) -> bool:
@@ -67,7 +70,8 @@ def run_info(run_dir: Path) -> RunListing:
     status = effective(run_dir, status)
     return RunListing(
         str(run_dir), status.state, status.name or name, status.epoch, status.epochs, status.best_acc,
-        status.elapsed_s, status.device_name, status.started_at, status.pid,
+        status.elapsed_s, status.device_name, status.started_at, status.pid, "", status.step, status.metric,
+        status.metric_value,
     )  # fmt: skip
 
 

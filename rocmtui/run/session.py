@@ -128,6 +128,7 @@ class RunSession:
 def status_from(status: RunStatus, fold: RunFold) -> RunStatus:
     """The status a writer reports for what its events said (its live state is set when written)."""
     state: State = status.state
+    headline = fold.headline
     if fold.finished is not None:
         state = "finished" if fold.finished.reason == "completed" else "stopped"
     elif fold.failed is not None:
@@ -144,4 +145,7 @@ def status_from(status: RunStatus, fold: RunFold) -> RunStatus:
         best_acc=fold.best_acc,
         elapsed_s=fold.reported_s,
         message=fold.failed.message if fold.failed else status.message,
+        step=fold.step or 0,
+        metric=headline[0] if headline else "",
+        metric_value=headline[1] if headline else None,
     )

@@ -9,7 +9,7 @@ import pytest
 from msgspec.structs import replace
 
 from rocmtui.cli.main import main
-from rocmtui.events import EpochCompleted, RunControl, RunFailed, RunFinished
+from rocmtui.events import EpochCompleted, MetricsLogged, RunControl, RunFailed, RunFinished, TrackStarted
 from rocmtui.run.session import RunSession
 from rocmtui.run.status import read_status, write_status
 
@@ -60,10 +60,22 @@ def test_runs_lists_every_state_newest_first(runs, capsys: pytest.CaptureFixture
         assert listed[3]["best_acc"] == 0.5 and listed[3]["epoch"] == 2
         assert main(["runs", "--runs-dir", str(runs_dir)]) == 0
         table = capsys.readouterr().out.splitlines()
-        assert table[0].split()[:4] == ["STATE", "STARTED", "WHAT", "EPOCHS"] and len(table) == 5
-        assert "50.00%" in table[4]
+        assert table[0].split()[:5] == ["STATE", "STARTED", "WHAT", "PROGRESS", "RESULT"] and len(table) == 5
+        assert "best 50.00%" in table[4] and "DEVICE" in table[0]
     finally:
         live.close()
+
+
+def test_runs_shows_a_tracked_runs_step_and_headline_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = tmp_path / "runs" / "20260101-000000-script"
+    run_dir.mkdir(parents=True)
+    session = RunSession(run_dir, RunControl(), name="llm")
+    session.emit(TrackStarted("llm", str(run_dir)))
+    session.emit(MetricsLogged(1200, {"lr": 0.1, "train_loss": 0.4537}, 12.0))
+    session.close()
+    assert main(["runs", "--runs-dir", str(tmp_path / "runs")]) == 0
+    row = capsys.readouterr().out.splitlines()[1]
+    assert "step 1,200" in row and "train_loss 0.4537" in row and "llm" in row
 
 
 def test_stop_refuses_a_run_that_is_not_live(runs, capsys: pytest.CaptureFixture[str]) -> None:
