@@ -6,6 +6,7 @@ None of them loads torch; ``runs`` and ``stop`` load no UI either.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -165,12 +166,25 @@ def run_stop(args: argparse.Namespace) -> int:
     if args.no_wait:
         print(f"rocmtui: asked {run_dir} to stop")
         return 0
+    asked_at = time.time()
+    print(f"rocmtui: asked {run_dir} to stop at its next step; waiting for it to end", flush=True)
     deadline = time.monotonic() + STOP_TIMEOUT_S
     while is_locked(run_dir):
         if time.monotonic() > deadline:
-            raise UsageError(f"{run_dir} was asked to stop but still runs after {STOP_TIMEOUT_S:.0f} s")
+            raise UsageError(f"{run_dir} was asked to stop but did not stop within {STOP_TIMEOUT_S:.0f} s")
         time.sleep(0.1)
     info = run_info(run_dir)
+    where = f"epoch {info.epoch}/{info.epochs}" if info.epochs else f"step {info.step:,}" if info.step else "its start"
     best = "" if info.best_acc is None else f", best test accuracy {fmt_acc(info.best_acc)}"
-    print(f"rocmtui: {info.state} at epoch {info.epoch}/{info.epochs}{best}; checkpoint saved in {run_dir}")
+    saved = f"checkpoint saved in {run_dir}" if _saved_since(run_dir, asked_at) else f"no checkpoint written; {run_dir}"
+    print(f"rocmtui: {info.state} at {where}{best}; {saved}")
     return 0 if info.state in ("stopped", "finished") else 1
+
+
+def _saved_since(run_dir: Path, since: float) -> bool:
+    """Whether the run wrote a checkpoint after ``since``: what a stop claims is what the folder shows."""
+    for path in run_dir.glob("checkpoint*"):
+        with contextlib.suppress(OSError):
+            if path.is_file() and not path.is_symlink() and path.stat().st_mtime >= since - 1.0:
+                return True
+    return False

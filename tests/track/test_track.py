@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -106,3 +107,30 @@ def test_values_that_are_not_scalars_are_refused_at_the_call(tmp_path: Path, val
         with pytest.raises(TypeError, match=message):
             run.log(loss=value)
         run.log(loss=1.0)
+
+
+def test_stop_of_a_tracked_run_says_what_happened_and_claims_no_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rocmtui.cli.main import main
+
+    runs = tmp_path / "runs"
+
+    def script() -> None:
+        with rocmtui.track("script", runs_dir=runs) as run:
+            step = 0
+            while not run.should_stop:
+                step += 1
+                run.log(step=step, loss=1.0 / step)
+                time.sleep(0.005)
+
+    thread = threading.Thread(target=script)
+    thread.start()
+    try:
+        wait_for(lambda: any(info.live and info.step for info in list_runs(runs)), 10, "the run to report")
+        assert main(["stop", "--runs-dir", str(runs)]) == 0
+    finally:
+        thread.join(10)
+    asked, result = capsys.readouterr().out.strip().splitlines()
+    assert "asked" in asked and "waiting" in asked
+    assert result.startswith("rocmtui: stopped at step ") and "no checkpoint written" in result
