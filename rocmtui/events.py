@@ -155,19 +155,36 @@ class TrackStarted(_Event, frozen=True):
 
 
 class MetricsLogged(_Event, frozen=True):
-    """Scalars a tracked script logged: the mean of each over the calls since the last MetricsLogged.
+    """Every scalar a tracked script logged since the last MetricsLogged, each at its own step.
 
-    ``track()`` writes one of these at most a few times a second, whatever the step rate.
+    ``track()`` writes one of these at most a few times a second, whatever the step rate, and loses no
+    value: ``steps`` are the steps of the ``run.log`` calls in the window, ``logged`` each name's values
+    at those steps (or at its own steps in ``logged_at``, for a name not given to every call).
+    Streams before format version 4 have no ``steps``: their ``values`` were the window's means.
     """
 
     step: int
     """The last step logged in this window."""
     values: dict[str, float]
+    """Each name's newest value (format 3 and older: its mean over the window)."""
     elapsed_s: float
     """Seconds since the run started, pauses excluded."""
     count: int = 1
-    """``run.log`` calls averaged into ``values``."""
+    """``run.log`` calls in the window."""
     total_steps: int | None = None
+    steps: tuple[int, ...] = ()
+    """The step of each ``run.log`` call in the window, in order."""
+    logged: dict[str, tuple[float, ...]] = msgspec.field(default_factory=dict)
+    """Every value of each name, in order: one per entry of ``steps``, unless ``logged_at`` has the name."""
+    logged_at: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
+    """The steps of a name that was not given to every call of the window."""
+
+    def points(self) -> dict[str, tuple[tuple[int, ...], tuple[float, ...]]]:
+        """Each name's (steps, values): every logged value (format 4), or the one point per window of older
+        streams (the window's last step, its mean)."""
+        if not self.logged:
+            return {name: ((self.step,), (value,)) for name, value in self.values.items()}
+        return {name: (self.logged_at.get(name, self.steps), values) for name, values in self.logged.items()}
 
 
 class EpochMetrics(_Event, frozen=True):

@@ -53,8 +53,9 @@ RANKS = "ranks"
 """The folder of per-rank streams (``ranks/rank-N.jsonl``) of a run trained by several processes."""
 
 FORMAT = "rocmtui-events"
-VERSION = 3
-"""1: no header, no ``seq``/``t``; 2: non-finite numbers as ``NaN`` literals; 3: as ``null``."""
+VERSION = 4
+"""1: no header, no ``seq``/``t``; 2: non-finite numbers as ``NaN`` literals; 3: as ``null``; 4: a tracked
+script's every logged value (``MetricsLogged.logged``), where 3 kept one mean per name a window."""
 
 MAX_LINE_BYTES = 1 << 20
 """A stream line longer than this is not read (skipped and counted): no record of ours comes near it."""
@@ -261,6 +262,9 @@ def _with_nan(data: Any) -> TrainEvent:
             data[name] = [math.nan if v is None else v for v in value]
         elif kind == "mapping" and isinstance(value, dict):
             data[name] = {k: math.nan if v is None else v for k, v in value.items()}
+        elif kind == "mapping of sequences" and isinstance(value, dict):
+            data[name] = {k: [math.nan if x is None else x for x in v] if isinstance(v, list) else v
+                          for k, v in value.items()}  # fmt: skip
     event: TrainEvent = convert(data, cls)
     return event
 
@@ -282,6 +286,12 @@ def _number_fields(cls: Any) -> dict[str, str]:
             out[field.encode_name] = "sequence"
         elif isinstance(t, msgspec.inspect.DictType) and isinstance(t.value_type, msgspec.inspect.FloatType):
             out[field.encode_name] = "mapping"
+        elif (
+            isinstance(t, msgspec.inspect.DictType)
+            and isinstance(t.value_type, msgspec.inspect.VarTupleType)
+            and isinstance(t.value_type.item_type, msgspec.inspect.FloatType)
+        ):
+            out[field.encode_name] = "mapping of sequences"
     return out
 
 

@@ -1,8 +1,9 @@
 """``track()`` and ``Run``: log scalars from any training loop into a run folder.
 
-Cost per ``run.log`` call: a dict update and a clock read; values are converted and written only when
-the window is flushed (every ``FLUSH_S``), as one MetricsLogged of means. Nothing is fsynced per step:
-only epoch ends and the end of the run are (BENCHMARKS.md, "track()").
+Cost per ``run.log`` call: a few list appends and a clock read; values are converted and written only when
+the window is flushed (every ``FLUSH_S``), as one MetricsLogged that holds every value at its step (none is
+dropped or averaged away). Nothing is fsynced per step: only epoch ends and the end of the run are
+(BENCHMARKS.md, "track()").
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from rocmtui.tracking.values import Scalar, Window, to_float
 FLUSH_S = 0.25
 """Seconds between conversions of the logged values (each may wait for the GPU) and writes."""
 PAUSE_POLL_S = 0.1
+MAX_WINDOW = 4096
+"""Calls a flush holds at most: a loop faster than that over FLUSH_S flushes sooner, so that one line of the
+stream stays well under its reader's bound (a few hundred KB) and a window's memory stays small."""
 
 
 class Run:
@@ -80,9 +84,10 @@ class Run:
         """
         if self._sink.control.paused:
             self._wait_while_paused()
-        self.step = self.step + 1 if step is None else operator.index(step)
-        self._window.add(scalars)
-        if time.monotonic() >= self._next_flush:
+        at = self.step + 1 if step is None else operator.index(step)
+        self._window.add(at, scalars)  # a value that is not a number is refused here, and keeps nothing
+        self.step = at
+        if self._window.count >= MAX_WINDOW or time.monotonic() >= self._next_flush:
             self.flush()
 
     def log_epoch(self, epoch: int, **scalars: Scalar) -> None:
@@ -101,8 +106,19 @@ class Run:
         self._next_flush = time.monotonic() + FLUSH_S
         if self._window.count == 0:
             return
-        values, count = self._window.drain()
-        self._emit(MetricsLogged(self.step, values, self.elapsed_s, count=count, total_steps=self.total_steps))
+        window = self._window.drain()
+        self._emit(
+            MetricsLogged(
+                self.step,
+                window.last,
+                self.elapsed_s,
+                count=len(window.steps),
+                total_steps=self.total_steps,
+                steps=window.steps,
+                logged=window.logged,
+                logged_at=window.logged_at,
+            )
+        )
         if self._reporter is not None and not self._broken:
             try:
                 self._reporter.progress(self.epochs, self.step, self.elapsed_s)

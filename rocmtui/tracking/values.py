@@ -1,14 +1,17 @@
 """Scalars as scripts log them: Python numbers and 0-d tensors, converted only when a window is flushed.
 
-Tensors are duck-typed (``.detach()``, ``.item()``), never imported. Converting one is a GPU sync, so
-``Window`` keeps them as they came and converts the whole window at once, a few times a second.
+Tensors are duck-typed (``.detach()``, ``.item()``); torch is never imported here, only taken from
+``sys.modules`` to convert the tensors a script gave. Converting a GPU tensor is a sync, so ``Window`` keeps
+every value as it came and converts the whole window at once, a few times a second: one stack and one host
+copy per device.
 """
 
 from __future__ import annotations
 
-import math
+import sys
 from collections.abc import Mapping
-from typing import Protocol, Union, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Protocol, Union, runtime_checkable
 
 
 @runtime_checkable
@@ -44,36 +47,90 @@ def to_float(value: object) -> float:
     raise TypeError(f"expected a number or a 0-d tensor, got {type(value).__name__}")
 
 
-def _mean(values: list[float]) -> float:
-    """The mean; a value logged unchanged (a constant learning rate) stays exactly itself."""
-    first = values[0]
-    return first if all(v == first for v in values) else math.fsum(values) / len(values)
-
-
 class Window:
-    """The values logged since the last flush, per name, unconverted."""
+    """Every value logged since the last flush, per name, at its step, unconverted (tensors stay tensors)."""
 
     def __init__(self) -> None:
+        self.steps: list[int] = []
+        """The step of each ``log`` call."""
         self.values: dict[str, list[object]] = {}
-        self.count = 0
+        self.at: dict[str, list[int]] = {}
+        """Each name's steps: the same as ``steps`` unless the name was left out of some calls."""
 
-    def add(self, scalars: Mapping[str, object]) -> None:
-        for name, value in scalars.items():
-            kept = check_scalar(name, value)
+    @property
+    def count(self) -> int:
+        return len(self.steps)
+
+    def add(self, step: int, scalars: Mapping[str, object]) -> None:
+        """Check every value first, so that a bad one keeps nothing of the call (TypeError names its key)."""
+        kept = [(name, check_scalar(name, value)) for name, value in scalars.items()]
+        self.steps.append(step)
+        for name, value in kept:
             bucket = self.values.get(name)
             if bucket is None:
-                self.values[name] = [kept]
+                self.values[name], self.at[name] = [value], [step]
             else:
-                bucket.append(kept)
-        self.count += 1
+                bucket.append(value)
+                self.at[name].append(step)
 
-    def drain(self) -> tuple[dict[str, float], int]:
-        """The mean of each name over the window, and the calls it covers; the window starts empty."""
-        means = {name: _mean([to_float(v) for v in kept]) for name, kept in self.values.items()}
-        count = self.count
-        self.values, self.count = {}, 0
-        return means, count
+    def drain(self) -> Drained:
+        """Every value as a float, converted in bulk (one host copy per device for tensors); then empty."""
+        steps, values, at = tuple(self.steps), self.values, self.at
+        self.steps, self.values, self.at = [], {}, {}
+        floats = to_floats(values)
+        logged = {name: tuple(floats[name]) for name in values}
+        logged_at = {name: tuple(s) for name, s in at.items() if len(s) != len(steps) or tuple(s) != steps}
+        return Drained(steps, logged, logged_at)
 
     def drain_unconverted(self) -> None:
         """Forget the window without converting it (its values may be what failed)."""
-        self.values, self.count = {}, 0
+        self.steps, self.values, self.at = [], {}, {}
+
+
+@dataclass(frozen=True)
+class Drained:
+    """A window's values, converted: the calls' steps, each name's values, the steps of names not in every call."""
+
+    steps: tuple[int, ...]
+    logged: dict[str, tuple[float, ...]]
+    logged_at: dict[str, tuple[int, ...]]
+
+    @property
+    def last(self) -> dict[str, float]:
+        """Each name's newest value."""
+        return {name: values[-1] for name, values in self.logged.items()}
+
+
+def to_floats(values: Mapping[str, list[object]]) -> dict[str, list[float]]:
+    """Every kept value as a float. Plain numbers as they are; tensors of one device stacked and copied to the
+    host at once (one sync per device a flush, not one per value); anything else through ``.item()``."""
+    out = {name: [0.0] * len(kept) for name, kept in values.items()}
+    tensors: dict[object, list[tuple[str, int, object]]] = {}
+    for name, kept in values.items():
+        row = out[name]
+        for i, value in enumerate(kept):
+            if type(value) is float or type(value) is int or type(value) is bool:
+                row[i] = float(value)
+            elif _is_torch(value):
+                tensors.setdefault(getattr(value, "device", None), []).append((name, i, value))
+            else:
+                row[i] = to_float(value)
+    for group in tensors.values():
+        for (name, i, _), number in zip(group, _stacked(group), strict=True):
+            out[name][i] = number
+    return out
+
+
+def _is_torch(value: object) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "device") and "torch" in sys.modules
+
+
+def _stacked(group: list[tuple[str, int, object]]) -> list[float]:
+    """One device's 0-d tensors as floats, through one stack and one copy to the host (a single sync).
+
+    torch is the script's own, already loaded (its tensors are here): taken from ``sys.modules``, never
+    imported by tracking."""
+    torch: Any = sys.modules["torch"]
+    tensors: list[Any] = [value for _, _, value in group]
+    stacked = torch.stack([t.reshape(()).to(torch.float64) for t in tensors])
+    return [float(x) for x in stacked.cpu().tolist()]

@@ -62,12 +62,17 @@ class Scalars:
             series.add(x, value)
 
     def add_metrics(self, event: MetricsLogged) -> None:
-        if self.last is not None and event.step <= self.last.step:  # the script started over: its steps again
+        """Every value of the window at its step (one mean per window in streams before format 4)."""
+        points = event.points()
+        first = min((steps[0] for steps, _ in points.values() if steps), default=event.step)
+        if self.last is not None and first <= self.last.step:  # the script started over: its steps again
             for series in self.steps.values():
-                series.cut_from(float(event.step))
+                series.cut_from(float(first))
         self.previous, self.last = self.last, event
-        for name, value in event.values.items():
-            self.steps.setdefault(name, ScalarSeries()).add(float(event.step), value)
+        for name, (steps, values) in points.items():
+            series = self.steps.setdefault(name, ScalarSeries())
+            for step, value in zip(steps, values, strict=True):
+                series.add(float(step), value)
 
     def add_epoch(self, event: EpochMetrics) -> None:
         self.epoch_events.append(event)

@@ -79,7 +79,7 @@ def test_every_line_is_compact_and_starts_with_its_number(tmp_path: Path) -> Non
 
 def test_a_newer_stream_is_refused_in_one_line(tmp_path: Path) -> None:
     (tmp_path / EVENTS).write_bytes(b'{"seq":0,"format":"rocmtui-events","version":99}\n')
-    with pytest.raises(FormatError, match=r"newer rocmtui \(event format 99; this one reads up to 3\)"):
+    with pytest.raises(FormatError, match=r"newer rocmtui \(event format 99; this one reads up to 4\)"):
         read_events(tmp_path)
 
 
@@ -172,3 +172,17 @@ def test_json_is_parsed_and_written_only_by_the_format_module() -> None:
             if "json" in imported or (isinstance(node, ast.ImportFrom) and node.module == "json"):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
+
+
+def test_every_logged_value_round_trips_non_finite_ones_included() -> None:
+    metrics = MetricsLogged(3, {"loss": 1.0}, 1.0, count=3, steps=(1, 2, 3), logged={"loss": (math.nan, math.inf, 1.0)})
+    line = decode_event_line(encode_event_line(7, 1.0, metrics).strip())
+    assert isinstance(line.event, MetricsLogged) and line.event.steps == (1, 2, 3)
+    nan, inf, one = line.event.logged["loss"]
+    assert math.isnan(nan) and math.isnan(inf) and one == 1.0  # not finite: null on disk, NaN when read
+
+
+def test_a_version_3_window_of_means_is_one_point_per_name() -> None:
+    raw = b'{"seq":2,"t":1.0,"event":"MetricsLogged","step":40,"values":{"loss":0.5},"elapsed_s":2.0,"count":20}'
+    line = decode_event_line(raw)
+    assert isinstance(line.event, MetricsLogged) and line.event.points() == {"loss": ((40,), (0.5,))}

@@ -40,7 +40,10 @@ def test_a_tracked_run_writes_a_folder_that_runs_lists(tmp_path: Path) -> None:
     assert started.params == {"lr": 0.1, "path": str(tmp_path)}
     metrics = [e for e in events if isinstance(e, MetricsLogged)]
     assert [(m.step, m.count) for m in metrics] == [(2, 2), (3, 1)]
-    assert metrics[0].values == pytest.approx({"loss": 1.5, "lr": 0.1})
+    assert metrics[0].values == pytest.approx({"loss": 1.0, "lr": 0.1})  # the newest of each
+    assert metrics[0].steps == (1, 2) and metrics[0].logged_at == {}
+    assert metrics[0].logged == {"loss": (2.0, 1.0), "lr": pytest.approx((0.1, 0.1))}  # every value kept
+    assert metrics[1].points() == {"loss": ((3,), (0.5,))}
     epoch = next(e for e in events if isinstance(e, EpochMetrics))
     assert (epoch.epoch, epoch.step, epoch.values) == (1, 3, {"val_loss": 0.75, "val_acc": 0.5})
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
@@ -134,3 +137,32 @@ def test_stop_of_a_tracked_run_says_what_happened_and_claims_no_checkpoint(
     asked, result = capsys.readouterr().out.strip().splitlines()
     assert "asked" in asked and "waiting" in asked
     assert result.startswith("rocmtui: stopped at step ") and "no checkpoint written" in result
+
+
+def test_every_logged_value_is_kept_at_its_step_also_when_names_come_and_go(tmp_path: Path) -> None:
+    with rocmtui.track("sparse", runs_dir=tmp_path) as run:
+        for step in range(1, 101):
+            scalars = {"loss": torch.tensor(1.0 / step)}
+            if step % 10 == 0:
+                scalars["val_loss"] = torch.tensor(2.0 / step)
+            run.log(step=step, **scalars)
+            if step % 7 == 0:
+                run.flush()
+    logged: dict[str, dict[int, float]] = {}
+    for event in read_events(run.run_dir):
+        if isinstance(event, MetricsLogged):
+            for name, (steps, values) in event.points().items():
+                logged.setdefault(name, {}).update(zip(steps, values, strict=True))
+    assert logged["loss"] == pytest.approx({step: 1.0 / step for step in range(1, 101)})
+    assert logged["val_loss"] == pytest.approx({step: 2.0 / step for step in range(10, 101, 10)})
+
+
+def test_a_value_that_is_not_a_number_is_refused_at_its_call_and_the_run_goes_on(tmp_path: Path) -> None:
+    with rocmtui.track("typed", runs_dir=tmp_path) as run:
+        run.log(step=1, loss=1.0)
+        with pytest.raises(TypeError, match="tag"):
+            run.log(step=2, loss=0.5, tag="x")  # type: ignore[arg-type]
+        run.log(step=3, loss=0.25)
+    events = read_events(run.run_dir)
+    points = [e.points()["loss"] for e in events if isinstance(e, MetricsLogged)]
+    assert points == [((1, 3), (1.0, 0.25))] and isinstance(events[-1], RunFinished)
