@@ -250,6 +250,12 @@ def test_smoothed_line_is_the_debiased_ema_at_any_weight_and_grows_with_the_poin
     assert series.view(weight=0.9).smoothed == first  # on from the state kept at the cut
 
 
+def test_every_series_keeps_the_ema_at_the_default_weight_and_each_the_keys_reach() -> None:
+    from rocmtui.ui.run_state import EMA_BETA
+
+    assert EMA_BETA in SMOOTHING_WEIGHTS and new_series().weights == SMOOTHING_WEIGHTS
+
+
 def test_smoothed_line_lags_a_falling_loss_by_the_weights_span_and_no_more() -> None:
     """Bias correction: no pull towards zero at the start, and the steady lag of an EMA, w / (1 - w) steps."""
     for weight in SMOOTHING_WEIGHTS[1:]:
