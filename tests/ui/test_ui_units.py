@@ -16,7 +16,7 @@ from rocmtui.gpu.sample import BackendStatus, HostSample, SampleSet
 from rocmtui.ui.format import bar, fmt_duration, fmt_span, fmt_used_total, meter
 from rocmtui.ui.messages import SampleRelay
 from rocmtui.ui.peaks import Peaks
-from rocmtui.ui.run_state import SMOOTHING_WEIGHTS, RunState, new_series
+from rocmtui.ui.run_state import EMA_BETA, SMOOTHING_WEIGHTS, RunState, new_series
 from rocmtui.ui.screens.finished import summary_lines
 from rocmtui.ui.signals import stop_on_signals
 from rocmtui.ui.widgets import accuracy_plot, loss_plot
@@ -251,8 +251,6 @@ def test_smoothed_line_is_the_debiased_ema_at_any_weight_and_grows_with_the_poin
 
 
 def test_every_series_keeps_the_ema_at_the_default_weight_and_each_the_keys_reach() -> None:
-    from rocmtui.ui.run_state import EMA_BETA
-
     assert EMA_BETA in SMOOTHING_WEIGHTS and new_series().weights == SMOOTHING_WEIGHTS
 
 
