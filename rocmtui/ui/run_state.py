@@ -6,17 +6,16 @@ it apart from the widgets lets the plots redraw at their own rate from one share
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rocmtui.base.series import Series
 from rocmtui.events import (
     EpochCompleted,
     EpochMetrics,
-    LogMessage,
     MetricsLogged,
     RunStarted,
     StepsCompleted,
@@ -36,73 +35,18 @@ SMOOTHING_WEIGHTS = (0.0, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
 """The EMA weights the smoothing keys step through, as TensorBoard's slider (0: no smoothing)."""
 
 
-def debiased_ema(
-    values: list[float], weight: float, state: float = 0.0, count: int = 0
-) -> tuple[list[float], float, int]:
-    """The bias-corrected EMA of ``values`` and its state (uncorrected EMA, count), to go on from later.
-
-    ``state`` and ``count``: where an earlier call left off (zero: from the start)."""
-    smoothed: list[float] = []
-    for value in values:
-        count += 1
-        state = weight * state + (1.0 - weight) * value
-        smoothed.append(state / (1.0 - weight**count))
-    return smoothed, state, count
+SERIES_BUCKETS = 8192
+"""Buckets each series of a run keeps (``rocmtui.base.series``): every point of a run of up to this many
+steps, then neighbours merge in pairs, so memory stays flat over days and a step costs O(1)."""
 
 
-@dataclass
-class LossSeries:
-    """Per-step loss against fractional epochs; its smoothed line is computed when a view asks for it.
-
-    ``smoothed(weight)`` is the bias-corrected EMA (as TensorBoard's: the EMA started from zero, divided
-    by ``1 - weight**n``, so the first point is the first loss and a constant stays constant). It is
-    cached for one weight and extended as points arrive, so a redraw costs only the new points and a
-    change of weight one pass over the series.
-    """
-
-    x: list[float] = field(default_factory=list)
-    raw: list[float] = field(default_factory=list)
-    _weight: float | None = None
-    _smoothed: list[float] = field(default_factory=list)
-    _state: float = 0.0
-    _count: int = 0
-
-    def forget_smoothing(self) -> None:
-        """The points changed other than at the end (a cut, a thinning): recompute at the next ask."""
-        self._weight = None
-
-    def cut_from(self, epoch_x: float) -> None:
-        """Forget the points at or after ``epoch_x``: a run resumed from an earlier checkpoint trains them again."""
-        keep = next((i for i, x in enumerate(self.x) if x >= epoch_x), len(self.x))
-        if keep == len(self.x):
-            return
-        del self.x[keep:], self.raw[keep:]
-        self.forget_smoothing()
-
-    def add(self, epoch_x: float, loss: float) -> None:
-        if not math.isfinite(loss):
-            return  # a NaN step is reported by RunFailed; it would only break the axes here
-        self.x.append(epoch_x)
-        self.raw.append(loss)
-
-    def smoothed(self, weight: float = EMA_BETA) -> list[float]:
-        """The bias-corrected EMA at ``weight``, one point per raw point (``weight`` 0: the raw points)."""
-        if weight != self._weight or self._count > len(self.raw):
-            self._smoothed, self._state, self._count = debiased_ema(self.raw, weight)
-            self._weight = weight
-        elif self._count < len(self.raw):  # points arrived since: only they are computed
-            more, self._state, self._count = debiased_ema(self.raw[self._count :], weight, self._state, self._count)
-            self._smoothed.extend(more)
-        return self._smoothed
-
-    @property
-    def ema(self) -> list[float]:
-        """The smoothed line at the default weight."""
-        return self.smoothed(EMA_BETA)
+def new_series() -> Series:
+    """A series of the run, with the EMA at each weight the smoothing keys step through."""
+    return Series(SMOOTHING_WEIGHTS, SERIES_BUCKETS)
 
 
 def _scalars() -> Scalars:
-    from rocmtui.ui.scalars import Scalars  # scalars builds on LossSeries, defined above
+    from rocmtui.ui.scalars import Scalars  # scalars builds on new_series, defined above
 
     return Scalars()
 
@@ -111,8 +55,8 @@ def _scalars() -> Scalars:
 class RunState(RunFold):
     """The run as the screen shows it: the run's fold (``rocmtui.run.fold``) and the series it plots."""
 
-    loss: LossSeries = field(default_factory=LossSeries)
-    logs: list[LogMessage] = field(default_factory=list)
+    loss: Series = field(default_factory=new_series)
+    """Every step's loss against fractional epochs; also the scalars' ``loss`` (one series, kept once)."""
     scalars: Scalars = field(default_factory=_scalars)
     """The series a tracked script logs (``rocmtui.ui.scalars``)."""
     clock: Callable[[], float] = time.monotonic
@@ -133,8 +77,6 @@ class RunState(RunFold):
             self._add_epoch_scalars(event)
             if event.elapsed_s > 0:  # the run's clock after the epoch's bookkeeping (its test pass left out)
                 self._anchor_s, self._clocked_at = event.elapsed_s, self.clock()
-        elif isinstance(event, LogMessage):
-            self.logs.append(event)
         elif isinstance(event, MetricsLogged):
             self.scalars.add_metrics(event)
         elif isinstance(event, EpochMetrics):
@@ -146,12 +88,10 @@ class RunState(RunFold):
         first = event.step - len(event.losses) + 1
         self.loss.cut_from(first / spe)  # order by step: steps trained again after a resume replace the old ones
         for offset, loss in enumerate(event.losses):
-            self.loss.add((first + offset) / spe, loss)
-        values = {"lr": event.lr, "images_per_s": event.images_per_s}
-        finite = [loss for loss in event.losses if math.isfinite(loss)]
-        if finite:
-            values = {"loss": statistics.fmean(finite), **values}  # the loss plot's: kept out of the cycle
-        self.scalars.add_points(event.step / spe, values)
+            self.loss.add((first + offset) / spe, loss)  # a NaN step is not kept: RunFailed reports it
+        if len(self.loss):
+            self.scalars.steps.setdefault("loss", self.loss)  # the loss plot's: kept out of the cycle
+        self.scalars.add_points(event.step / spe, {"lr": event.lr, "images_per_s": event.images_per_s})
 
     def _add_epoch_scalars(self, event: EpochCompleted) -> None:
         """The epoch's readings as series against the epoch (``n`` cycles them in the second plot)."""

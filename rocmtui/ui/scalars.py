@@ -10,23 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rocmtui.base.series import Series
 from rocmtui.events import EpochMetrics, MetricsLogged
-from rocmtui.ui.run_state import LossSeries
-
-MAX_POINTS = 20_000
-"""Points kept per series; past it, every other older point is dropped (memory stays flat over days)."""
+from rocmtui.ui.run_state import new_series
 
 
-class ScalarSeries(LossSeries):
-    """One name's values against the step (x), with the EMA beside them; bounded."""
-
-    def add(self, epoch_x: float, loss: float) -> None:
-        super().add(epoch_x, loss)
-        if len(self.x) > MAX_POINTS:
-            half = len(self.x) // 2
-            for values in (self.x, self.raw):
-                del values[:half:2]
-            self.forget_smoothing()
+def _named(kept: dict[str, Series], name: str) -> Series:
+    """``kept[name]``, a new series the first time."""
+    series = kept.get(name)
+    if series is None:
+        series = kept[name] = new_series()
+    return series
 
 
 def is_loss(name: str) -> bool:
@@ -41,8 +35,8 @@ GROUP = "group:"
 class Scalars:
     """Every series of a tracked run: per step (``steps``) and per epoch (``epochs``, x = step logged at)."""
 
-    steps: dict[str, ScalarSeries] = field(default_factory=dict)
-    epochs: dict[str, ScalarSeries] = field(default_factory=dict)
+    steps: dict[str, Series] = field(default_factory=dict)
+    epochs: dict[str, Series] = field(default_factory=dict)
     last: MetricsLogged | None = None
     previous: MetricsLogged | None = None
     epoch_events: list[EpochMetrics] = field(default_factory=list)
@@ -57,7 +51,7 @@ class Scalars:
         from an earlier checkpoint trains them again)."""
         kept = self.epochs if per_epoch else self.steps
         for name, value in values.items():
-            series = kept.setdefault(name, ScalarSeries())
+            series = _named(kept, name)
             series.cut_from(x)
             series.add(x, value)
 
@@ -70,7 +64,7 @@ class Scalars:
                 series.cut_from(float(first))
         self.previous, self.last = self.last, event
         for name, (steps, values) in points.items():
-            series = self.steps.setdefault(name, ScalarSeries())
+            series = _named(self.steps, name)
             for step, value in zip(steps, values, strict=True):
                 series.add(float(step), value)
 
@@ -78,7 +72,7 @@ class Scalars:
         self.epoch_events.append(event)
         x = float(event.step if event.step is not None else (self.last.step if self.last else event.epoch))
         for name, value in event.values.items():
-            self.epochs.setdefault(name, ScalarSeries()).add(x, value)
+            _named(self.epochs, name).add(x, value)
 
     @property
     def last_epoch(self) -> EpochMetrics | None:
@@ -110,7 +104,7 @@ class Scalars:
         names += [f"epoch:{n}" for n in self.epoch_losses()]  # in the order seen
         return sorted(names, key=lambda n: 0 if "acc" in n.lower() else 1)  # stable: otherwise first seen first
 
-    def members(self, key: str) -> list[tuple[str, ScalarSeries]]:
+    def members(self, key: str) -> list[tuple[str, Series]]:
         """The series a view draws, with their legend names (one, unnamed, unless ``key`` is a group)."""
         if key.startswith(GROUP):
             pairs = self.groups.get(key.removeprefix(GROUP), ())
@@ -118,7 +112,7 @@ class Scalars:
         series = self.series(key)
         return [("", series)] if series is not None else []
 
-    def series(self, key: str) -> ScalarSeries | None:
+    def series(self, key: str) -> Series | None:
         if key.startswith("epoch:"):
             return self.epochs.get(key.removeprefix("epoch:"))
         return self.steps.get(key)

@@ -83,7 +83,7 @@ async def test_two_finished_runs_overlay_and_the_table_switches(tmp_path: Path, 
         main_run, other = screen.runs
         assert main_run.state is app.state and app.state.phase == "finished"
         assert other.state.finished is not None and other.state.finished.best_test_acc == 0.9357
-        assert len(other.state.epochs) == 10 and len(other.state.loss.raw) > 0
+        assert len(other.state.epochs) == 10 and len(other.state.loss) > 0
         for plot in (screen.loss_plot, screen.accuracy_plot):
             assert "━ cpu" in str(plot.border_title) and "━ h200" in str(plot.border_title)
         screen.replot_now()
@@ -131,7 +131,7 @@ async def test_a_live_run_beside_a_finished_one_is_followed_and_never_commanded(
         await pilot.pause()
         other = app.train_screen.runs[1].state
         assert other.running and other.epochs and len(other.epochs) < 10
-        assert other.last_steps is not None and len(other.loss.raw) > 0
+        assert other.last_steps is not None and len(other.loss) > 0
         await pilot.press("p")  # pause belongs to the main run (finished here): nothing reaches the other
         await pilot.press("q")
     assert app.return_value == 0

@@ -42,7 +42,7 @@ async def test_full_replay_fills_the_screen_and_shows_the_summary(events, host_s
         assert app.state.phase == "finished"
         assert app.train_screen is not None
         assert app.train_screen.table.row_count == 3
-        assert len(app.state.loss.raw) == 90  # every step of 3 x 30, none dropped
+        assert len(app.state.loss) == 90  # every step of 3 x 30, none dropped
         assert isinstance(app.screen, TrainScreen)  # no dialog over the curves: a card in the table's place
         card = app.train_screen.query_one(SummaryCard)
         assert "best test accuracy" in "\n".join(card.lines)

@@ -168,9 +168,9 @@ def test_a_train_run_offers_every_series_it_reports() -> None:
     )
     assert "loss" not in views  # the loss plot's own
     test_acc = scalars.epochs["test_acc"]
-    assert test_acc.raw == [100.0 * e.test_acc for e in state.epochs]
-    assert test_acc.x == [float(e.epoch + 1) for e in state.epochs]
-    assert len(scalars.steps["lr"].x) == sum(1 for e in recorded_events() if type(e).__name__ == "StepsCompleted")
+    assert test_acc.view().last == [100.0 * e.test_acc for e in state.epochs]
+    assert test_acc.view().x == [float(e.epoch + 1) for e in state.epochs]
+    assert len(scalars.steps["lr"]) == sum(1 for e in recorded_events() if type(e).__name__ == "StepsCompleted")
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -10,19 +10,20 @@ import msgspec
 from textual.color import Color
 from ui_helpers import recorded_events, synthetic_gpu_sets
 
+from rocmtui.base.series import SeriesView
 from rocmtui.events import EpochCompleted, RunFailed, RunFinished, RunStarted, StepsCompleted
 from rocmtui.gpu.sample import BackendStatus, HostSample, SampleSet
 from rocmtui.ui.format import bar, fmt_duration, fmt_span, fmt_used_total, meter
 from rocmtui.ui.messages import SampleRelay
 from rocmtui.ui.peaks import Peaks
-from rocmtui.ui.run_state import SMOOTHING_WEIGHTS, LossSeries, RunState
+from rocmtui.ui.run_state import EMA_BETA, SMOOTHING_WEIGHTS, RunState, new_series
 from rocmtui.ui.screens.finished import summary_lines
 from rocmtui.ui.signals import stop_on_signals
 from rocmtui.ui.widgets import accuracy_plot, loss_plot
 from rocmtui.ui.widgets.gpu_card import compact_line, full_lines
 from rocmtui.ui.widgets.gpu_panel import no_gpu_text, util_history
 from rocmtui.ui.widgets.history_bars import HistoryBars, bar_rows
-from rocmtui.ui.widgets.loss_plot import thin
+from rocmtui.ui.widgets.loss_plot import envelope
 from rocmtui.ui.widgets.run_progress import progress_lines
 from rocmtui.ui.widgets.throttled_plot import LEGEND_COLOR
 
@@ -32,8 +33,9 @@ def test_run_state_folds_the_recorded_run() -> None:
     for event in recorded_events():
         state.apply(event)
     assert state.phase == "finished" and not state.running
-    assert len(state.epochs) == 3 and len(state.loss.raw) == 90
-    assert state.loss.x[-1] == 3.0  # step 90 of 30 per epoch
+    assert len(state.epochs) == 3 and len(state.loss) == 90
+    assert state.loss.last_x == 3.0  # step 90 of 30 per epoch
+    assert state.scalars.steps["loss"] is state.loss  # the loss is kept once
     best = state.best_epoch
     assert best is not None and best.test_acc == max(e.test_acc for e in state.epochs)
     assert state.elapsed_s == state.finished.total_s  # from the events, not the wall clock
@@ -52,8 +54,9 @@ def test_ema_is_bias_corrected_and_skips_nan() -> None:
         elapsed_s=1.0,
     )
     state.apply(step)
-    assert state.loss.raw == [2.0, 2.0]
-    assert abs(state.loss.ema[0] - 2.0) < 1e-9 and abs(state.loss.ema[1] - 2.0) < 1e-9
+    view = state.loss.view(weight=0.98)
+    assert view.last == [2.0, 2.0] and view.x == [0.1, 0.3]
+    assert abs(view.smoothed[0] - 2.0) < 1e-9 and abs(view.smoothed[1] - 2.0) < 1e-9
 
 
 def test_eta_from_the_step_rate() -> None:
@@ -118,10 +121,16 @@ def test_peaks_over_history() -> None:
     assert peaks.vram_bytes == 40 * 1024**3 and peaks.temperature_c == 52.0
 
 
-def test_thin_keeps_the_newest_point() -> None:
-    xs = [float(i) for i in range(1001)]
-    tx, ty = thin(xs, xs, limit=100)
-    assert len(tx) <= 100 and tx[-1] == 1000.0 and ty == tx
+def test_a_drawn_line_keeps_the_spikes_and_the_newest_point() -> None:
+    series = new_series()
+    for step in range(20_000):
+        series.add(float(step), 9.0 if step == 12_345 else 1.0 + (step % 3))
+    xs, ys = envelope(series.view(limit=100))
+    assert len(set(xs)) <= 100 and xs[-1] == 19_999.0 and max(ys) == 9.0 and min(ys) == 1.0
+    assert envelope(SeriesView([1.0, 2.0], [3.0, 1.0], [3.0, 4.0], [3.0, 1.5], [3.0, 2.5], [1, 2])) == (
+        [1.0, 2.0, 2.0],
+        [3.0, 4.0, 1.0],  # the group ends near its min: the line leaves from there
+    )
 
 
 def test_signals_are_routed_then_restored() -> None:
@@ -222,34 +231,40 @@ def test_the_eta_counts_test_passes_and_does_not_jump() -> None:
 
 def test_smoothed_line_is_the_debiased_ema_at_any_weight_and_grows_with_the_points() -> None:
     losses = [3.0, 1.0, 2.5, 0.5, 2.0, 1.5, 0.25]
-    series = LossSeries()
+    series = new_series()
     for i, loss in enumerate(losses[:4]):
         series.add(float(i), loss)
-    assert series.smoothed(0.0) == losses[:4]  # no smoothing: the raw points
-    first = list(series.smoothed(0.9))
+    assert series.view(weight=0.0).smoothed == losses[:4]  # no smoothing: the raw points
+    first = series.view(weight=0.9).smoothed
     for i, loss in enumerate(losses[4:], start=4):
         series.add(float(i), loss)
-    grown = series.smoothed(0.9)  # extended from the kept state
+    grown = series.view(weight=0.9).smoothed
     assert grown[:4] == first
     for n, value in enumerate(grown, start=1):  # sum of w^(n-i) (1-w) v_i over 1 - w^n
         weights = [0.9 ** (n - i) * 0.1 for i in range(1, n + 1)]
         expected = sum(w * v for w, v in zip(weights, losses[:n], strict=True)) / sum(weights)
         assert abs(value - expected) < 1e-12
     series.cut_from(3.0)
-    assert series.smoothed(0.9) == first[:3]
+    assert series.view(weight=0.9).smoothed == first[:3]
+    series.add(3.0, losses[3])
+    assert series.view(weight=0.9).smoothed == first  # on from the state kept at the cut
+
+
+def test_every_series_keeps_the_ema_at_the_default_weight_and_each_the_keys_reach() -> None:
+    assert EMA_BETA in SMOOTHING_WEIGHTS and new_series().weights == SMOOTHING_WEIGHTS
 
 
 def test_smoothed_line_lags_a_falling_loss_by_the_weights_span_and_no_more() -> None:
     """Bias correction: no pull towards zero at the start, and the steady lag of an EMA, w / (1 - w) steps."""
     for weight in SMOOTHING_WEIGHTS[1:]:
-        series = LossSeries()
+        series = new_series()
         for i in range(5000):
             series.add(float(i), 10.0 - 0.001 * i)
-        smoothed = series.smoothed(weight)
-        assert smoothed[0] == 10.0
-        lag_steps = (smoothed[-1] - series.raw[-1]) / 0.001
+        view = series.view(weight=weight)
+        assert view.smoothed[0] == 10.0
+        lag_steps = (view.smoothed[-1] - view.last[-1]) / 0.001
         assert abs(lag_steps - weight / (1 - weight)) < 0.01 * weight / (1 - weight) + 1e-6
-        assert all(s >= r for s, r in zip(smoothed, series.raw, strict=True))  # above a falling line, never below
+        assert all(s >= r for s, r in zip(view.smoothed, view.last, strict=True))  # above a falling line
 
 
 def test_time_to_accuracy_names_when_each_top_percent_was_first_reached() -> None:

@@ -44,7 +44,7 @@ async def test_a_finished_run_opens_with_its_whole_history_and_gpu(tmp_path: Pat
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.state.phase == "finished" and app.train_screen.table.row_count == 3
-        assert len(app.state.loss.raw) == 90
+        assert len(app.state.loss) == 90
         assert len(samples.history()) == len(HOST_RECORDING.read_text().splitlines())
         assert app.train_screen.query_one(SummaryCard).lines[0] == "Training finished"
         await pilot.press("q")
@@ -70,8 +70,8 @@ async def test_a_run_resumed_in_its_folder_shows_the_curves_from_step_0(tmp_path
         await pilot.pause()
         assert app.state.finished == final  # the stop in the middle is history, not the end
         assert app.train_screen.table.row_count == 3 and app.state.epochs_done == 3
-        assert len(app.state.loss.raw) == 90  # every step once, from step 0
-        assert app.state.loss.x == sorted(app.state.loss.x)
+        assert len(app.state.loss) == 90  # every step once, from step 0
+        assert app.state.loss.view().x == [step / 30 for step in range(1, 91)]
         assert any("the run stopped; resumed later" in line for line in app.train_screen.log_view.messages)
 
 

@@ -75,7 +75,8 @@ class AccuracyPlot(ThrottledPlot):
         draw_series(self, scalars, index)
         if scalars.x_name == "epoch":
             members = scalars.members(view_key(scalars, index) or "")
-            self.epoch_axis(self.state.total_epochs, max((s.x[-1] for _, s in members if s.x), default=0.0))
+            ends = [s.last_x for _, s in members if s.last_x is not None]
+            self.epoch_axis(self.state.total_epochs, max(ends, default=0.0))
 
     def draw_compared(self) -> None:
         """Each run's test accuracy per epoch, in the run's colour."""

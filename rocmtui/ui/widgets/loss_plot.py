@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from textual.reactive import reactive
 
+from rocmtui.base.series import SeriesView
 from rocmtui.ui.compare import ComparedRun, run_color
 from rocmtui.ui.run_state import SMOOTHING_WEIGHTS, RunState
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
@@ -16,17 +16,29 @@ COLORS = {"EMA": "cyan+", "step": "gray", "train": "orange", "test": "magenta+"}
 """Plotext colour of each line; the legend in the title uses the same names (the EMA first, with its weight:
 at 80 columns the end of the legend is cut)."""
 
-MAX_POINTS = 500
-"""Most points drawn per line; plotext's cost grows with points, and braille shows two per cell."""
+MAX_DRAWN_XS = 500
+"""Most x positions drawn per line (plotext's cost grows with points); past it, a series' buckets are
+gathered into groups, each drawn at its last x."""
 
 
-def thin(xs: list[float], ys: list[float], limit: int = MAX_POINTS) -> tuple[list[float], list[float]]:
-    """Every k-th point so that at most ``limit`` remain, always keeping the newest."""
-    if len(xs) <= limit:
-        return xs, ys
-    stride = -(-len(xs) // limit)
-    idx = list(range(len(xs) - 1, -1, -stride))[::-1]
-    return [xs[i] for i in idx], [ys[i] for i in idx]
+def drawn_xs(width: int) -> int:
+    """x positions drawn per line in a plot ``width`` cells wide: braille shows two per cell."""
+    return min(MAX_DRAWN_XS, max(50, 2 * width))
+
+
+def envelope(view: SeriesView) -> tuple[list[float], list[float]]:
+    """The raw line of a series' view, spikes kept: a group of one value is one point; a group of several
+    is two at its x, its min and max, the one nearer its last value second (the line leaves from there)."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for x, low, high, last in zip(view.x, view.low, view.high, view.last, strict=True):
+        if low == high:
+            xs.append(x)
+            ys.append(low)
+        else:
+            xs += (x, x)
+            ys += (high, low) if last - low < high - last else (low, high)
+    return xs, ys
 
 
 @dataclass(frozen=True)
@@ -143,17 +155,16 @@ class LossPlot(ThrottledPlot):
             return
         plt, state = self.plt, self.state
         series = state.loss
-        last_x = series.x[-1] if series.x else float(state.epochs_done)
+        last_x = series.last_x if series.last_x is not None else float(state.epochs_done)
         window = self.window
         low = max(0.0, last_x - window) if window is not None else 0.0
-        if series.raw:
-            first = bisect.bisect_left(series.x, low)  # the smoothed line is of the whole run, then cut
-            limit = min(MAX_POINTS, max(50, 2 * self.size.width))
-            xs, raw = thin(series.x[first:], series.raw[first:], limit)
-            _, ema = thin(series.x[first:], series.smoothed(self.smoothing)[first:], limit)
-            if self.smoothing > 0:  # at 0 the smoothed line is the raw one
-                plt.plot(xs, raw, color=COLORS["step"], marker="braille")
-            plt.plot(xs, ema, color=COLORS["EMA"], marker="braille")
+        if len(series):
+            view = series.view(low, drawn_xs(self.size.width), self.smoothing)  # the EMA is of the whole run
+            if self.smoothing > 0:
+                plt.plot(*envelope(view), color=COLORS["step"], marker="braille")
+                plt.plot(view.x, view.smoothed, color=COLORS["EMA"], marker="braille")
+            else:  # no smoothing: the raw line alone, in the smoothed line's colour
+                plt.plot(*envelope(view), color=COLORS["EMA"], marker="braille")
         epochs = [e for e in state.epochs if e.epoch + 1 >= low]
         if epochs:
             ex = [float(e.epoch + 1) for e in epochs]
@@ -169,18 +180,15 @@ class LossPlot(ThrottledPlot):
     def draw_compared(self) -> None:
         """Each run's smoothed per-step loss and its per-epoch test loss, in the run's colour."""
         plt = self.plt
-        last_x = max((run.state.loss.x[-1] for run in self.runs if run.state.loss.x), default=0.0)
-        last_x = max([last_x, *(float(run.state.epochs_done) for run in self.runs)])
+        ends = [run.state.loss.last_x for run in self.runs]
+        last_x = max([*(x for x in ends if x is not None), *(float(run.state.epochs_done) for run in self.runs)])
         window = self.window
         low = max(0.0, last_x - window) if window is not None else 0.0
-        limit = min(MAX_POINTS, max(50, 2 * self.size.width))
         for index, run in enumerate(self.runs):
-            color, series = run_color(index), run.state.loss
-            if series.raw:
-                first = bisect.bisect_left(series.x, low)
-                xs, ema = thin(series.x[first:], series.smoothed(self.smoothing)[first:], limit)
-                if xs:
-                    plt.plot(xs, ema, color=color, marker="braille")
+            color = run_color(index)
+            view = run.state.loss.view(low, drawn_xs(self.size.width), self.smoothing)
+            if view.x:
+                plt.plot(view.x, view.smoothed, color=color, marker="braille")
             epochs = [e for e in run.state.epochs if e.epoch + 1 >= low]
             if epochs:
                 plt.scatter(

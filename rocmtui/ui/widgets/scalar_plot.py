@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 
-from rocmtui.ui.scalars import GROUP, Scalars, ScalarSeries
-from rocmtui.ui.widgets.loss_plot import MAX_POINTS, thin
+from rocmtui.base.series import Series
+from rocmtui.ui.scalars import GROUP, Scalars
+from rocmtui.ui.widgets.loss_plot import drawn_xs, envelope
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
 LOSS_COLORS = {"step": "gray", "EMA": "cyan+"}
@@ -44,16 +45,20 @@ def series_legend(scalars: Scalars, index: int) -> tuple[str, dict[str, str]]:
     return f"{key} ({where})", SERIES_COLORS
 
 
-def _step_line(plot: ThrottledPlot, series: ScalarSeries, colors: dict[str, str]) -> None:
-    limit = min(MAX_POINTS, max(50, 2 * plot.size.width))
-    xs, raw = thin(series.x, series.raw, limit)
-    _, ema = thin(series.x, series.smoothed(plot.smoothing), limit)
-    plot.plt.plot(xs, raw, color=colors["step"], marker="braille")
-    plot.plt.plot(xs, ema, color=colors["EMA"], marker="braille")
-    low, high = min(raw), max(raw)
+def _step_line(plot: ThrottledPlot, series: Series, colors: dict[str, str]) -> None:
+    view = series.view(limit=drawn_xs(plot.size.width), weight=plot.smoothing)
+    plot.plt.plot(*envelope(view), color=colors["step"], marker="braille")
+    plot.plt.plot(view.x, view.smoothed, color=colors["EMA"], marker="braille")
+    low, high = min(view.low), max(view.high)
     if high - low <= 1e-9 * max(1.0, abs(high)):  # a constant (a fixed lr): a readable axis around it
         pad = abs(high) * 0.1 or 1.0
         plot.plt.ylim(low - pad, high + pad)
+
+
+def _epoch_line(plot: ThrottledPlot, series: Series, color: str) -> None:
+    """A per-epoch series, a point at each epoch (every one kept: runs have far fewer epochs than buckets)."""
+    view = series.view()
+    plot.epoch_line(view.x, view.last, color)
 
 
 def _step_axis(plot: ThrottledPlot, scalars: Scalars) -> None:
@@ -79,8 +84,7 @@ def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
         _step_line(plot, scalars.steps[name], LOSS_COLORS)
     _, colors = loss_legend(scalars, log_scale)
     for epoch_name in scalars.epoch_losses():
-        series = scalars.epochs[epoch_name]
-        plot.epoch_line(series.x, series.raw, colors[epoch_name])
+        _epoch_line(plot, scalars.epochs[epoch_name], colors[epoch_name])
     if log_scale:
         plot.plt.yscale("log")
     _step_axis(plot, scalars)
@@ -97,15 +101,15 @@ def draw_series(plot: ThrottledPlot, scalars: Scalars, index: int) -> None:
     key = view_key(scalars, index)
     if key is not None and key.startswith(GROUP):
         for (_, member), color in zip(scalars.members(key), GROUP_COLORS, strict=False):
-            if member.raw:
-                plot.epoch_line(member.x, member.raw, color)
+            if len(member):
+                _epoch_line(plot, member, color)
         if "%" in key:
             plot.plt.ylim(0, 100)
     elif key is not None:
         series = scalars.series(key)
-        if series is not None and series.raw:
+        if series is not None and len(series):
             if key.startswith("epoch:"):
-                plot.epoch_line(series.x, series.raw, EPOCH_SERIES_COLOR)
+                _epoch_line(plot, series, EPOCH_SERIES_COLOR)
             else:
                 _step_line(plot, series, SERIES_COLORS)
     if scalars.x_name == "step":

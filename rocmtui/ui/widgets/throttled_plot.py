@@ -52,7 +52,8 @@ class ThrottledPlot(PlotextPlot):
         self.replots = 0
         """Redraws done so far (the cost report and tests read it)."""
         self.smoothing = EMA_BETA
-        """Weight of the EMA drawn over a per-step line (``RunState``'s ``LossSeries.smoothed``)."""
+        """Weight of the EMA drawn over a per-step line: one of ``SMOOTHING_WEIGHTS``, at each of which every
+        series keeps its EMA."""
 
     def mark_dirty(self) -> None:
         """The data changed; the next due frame redraws."""

@@ -1,0 +1,154 @@
+"""The bounded series against a naive list of every point: buckets, envelope, TensorBoard's EMA, cuts."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rocmtui.base.series import Series, SeriesView
+
+WEIGHTS = (0.0, 0.6, 0.9, 0.99)
+VALUES = st.floats(min_value=-100.0, max_value=100.0, allow_nan=False)
+CAPACITIES = st.sampled_from([2, 4, 6, 16])
+
+
+def tensorboard_smoothed(values: list[float], weight: float) -> float:
+    """TensorBoard's smoothed value at the last of ``values``, from its closed form (not the recurrence):
+    the weighted sum of (1 - w) w^(n-i) v_i over the weights' sum, 1 - w^n."""
+    n = len(values)
+    terms = [(1.0 - weight) * weight ** (n - i) * v for i, v in enumerate(values, start=1)]
+    return math.fsum(terms) / (1.0 - weight**n)
+
+
+def check_against(series: Series, points: list[tuple[float, float]]) -> None:
+    """Every bucket's figures equal those of the naive points it covers; the EMA is TensorBoard's."""
+    assert len(series) == len(points)
+    assert series.buckets <= series.capacity
+    for weight in WEIGHTS:
+        view = series.view(weight=weight)
+        assert len(view.x) == series.buckets
+        start = 0
+        for x, low, high, last, mean, count, smoothed in zip(
+            view.x, view.low, view.high, view.last, view.mean, view.count, view.smoothed, strict=True
+        ):
+            end = next(i for i, (px, _) in enumerate(points) if px == x) + 1
+            covered = [v for _, v in points[start:end]]
+            assert count == len(covered)
+            assert (low, high, last) == (min(covered), max(covered), covered[-1])
+            assert mean == pytest.approx(math.fsum(covered) / len(covered), abs=1e-9)
+            assert abs(smoothed - tensorboard_smoothed([v for _, v in points[:end]], weight)) < 1e-9
+            start = end
+        assert start == len(points)
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(VALUES, max_size=120), capacity=CAPACITIES)
+def test_buckets_keep_the_envelope_and_the_ema_of_every_point(values: list[float], capacity: int) -> None:
+    series = Series(WEIGHTS, capacity=capacity)
+    points = []
+    for step, value in enumerate(values):
+        assert series.add(float(step), value)
+        points.append((float(step), value))
+        assert series.buckets <= capacity
+    check_against(series, points)
+    if points:
+        assert series.last_x == points[-1][0] and series.last_value == points[-1][1]
+        assert series.smoothed_last(0.9) == series.view(weight=0.9).smoothed[-1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    ops=st.lists(st.one_of(VALUES, st.tuples(st.just("cut"), st.floats(0.0, 1.0))), max_size=150),
+    capacity=CAPACITIES,
+)
+def test_a_cut_forgets_at_most_the_bucket_it_falls_in_and_the_ema_goes_on_exactly(
+    ops: list[float | tuple[str, float]], capacity: int
+) -> None:
+    series = Series(WEIGHTS, capacity=capacity)
+    points: list[tuple[float, float]] = []
+    step = 0.0
+    for op in ops:
+        if isinstance(op, tuple):  # back to a fraction of the steps so far
+            cut = step * op[1]
+            before = [p for p in points if p[0] < cut]
+            largest_bucket = max(series.view().count, default=0)
+            series.cut_from(cut)
+            kept = len(series)
+            assert kept <= len(before) and len(before) - kept < max(largest_bucket, 1)
+            if largest_bucket <= 1:
+                assert kept == len(before)  # buckets of one point: exact
+            points = before[:kept]
+            step = cut
+        else:
+            step += 1.0
+            series.add(step, op)
+            points.append((step, op))
+    check_against(series, points)
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(VALUES, min_size=1, max_size=300), limit=st.integers(1, 40), start=st.floats(0.0, 1.0))
+def test_a_view_gathers_buckets_into_at_most_limit_groups_ending_at_the_newest(
+    values: list[float], limit: int, start: float
+) -> None:
+    series = Series((0.9,), capacity=8)
+    for step, value in enumerate(values):
+        series.add(float(step), value)
+    low_x = start * (len(values) - 1)
+    view = series.view(low_x, limit, 0.9)
+    everything = series.view(weight=0.9)
+    shown = [i for i, x in enumerate(everything.x) if x >= low_x]
+    assert 1 <= len(view.x) <= limit
+    assert view.x[-1] == everything.x[-1] and view.smoothed[-1] == everything.smoothed[-1]
+    assert min(view.low) == min(everything.low[i] for i in shown)
+    assert max(view.high) == max(everything.high[i] for i in shown)
+    assert set(view.x) <= {everything.x[i] for i in shown}
+
+
+def test_memory_stays_bounded_and_the_resolution_halves() -> None:
+    series = Series((0.9,), capacity=16)
+    for step in range(10_000):
+        series.add(float(step), float(step % 7))
+        assert series.buckets <= 16
+    assert series.span == 1024 and len(series) == 10_000
+    view = series.view()
+    assert (min(view.low), max(view.high)) == (0.0, 6.0) and view.x[-1] == 9999.0
+
+
+def test_values_that_are_not_finite_are_not_kept_nor_counted_in_the_ema() -> None:
+    series = Series((0.9,))
+    assert series.add(0.0, 2.0) and not series.add(1.0, math.nan) and not series.add(2.0, math.inf)
+    assert series.add(3.0, 2.0)
+    assert len(series) == 2 and series.view(weight=0.9).smoothed == pytest.approx([2.0, 2.0], abs=1e-12)
+
+
+def test_a_point_before_the_last_forgets_those_after_it() -> None:
+    series = Series()
+    for step in range(10):
+        series.add(float(step), float(step))
+    series.add(4.0, 40.0)
+    assert len(series) == 5 and series.view().last == [0.0, 1.0, 2.0, 3.0, 40.0]
+
+
+def test_a_cut_to_the_start_gives_back_the_finest_resolution() -> None:
+    series = Series((0.9,), capacity=4)
+    for step in range(100):
+        series.add(float(step), 1.0)
+    assert series.span > 1
+    series.cut_from(0.0)
+    assert len(series) == 0 and series.buckets == 0 and series.span == 1
+    assert series.view() == SeriesView() and series.smoothed_last(0.9) is None
+    series.add(0.0, 5.0)
+    assert series.view(weight=0.9).smoothed == [5.0]
+
+
+def test_bad_settings_and_unknown_weights_are_refused() -> None:
+    with pytest.raises(ValueError, match="even number"):
+        Series(capacity=3)
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        Series((1.0,))
+    with pytest.raises(ValueError, match=r"no EMA kept at weight 0\.5"):
+        Series((0.9,)).view(weight=0.5)
