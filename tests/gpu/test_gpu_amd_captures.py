@@ -126,7 +126,9 @@ def test_van_gogh_reads_the_slow_ppt_as_its_power() -> None:
     assert s.power_w == pytest.approx(_int(hwmon / "power1_average") / 1e6)
     assert s.power_cap_w == pytest.approx(_int(hwmon / "power1_cap") / 1e6)
     assert s.sclk_mhz == pytest.approx(_int(hwmon / "freq1_input") / 1e6)
-    assert s.mclk_mhz is None  # no freq2 on this APU
+    assert not (hwmon / "freq2_input").exists()  # no freq2 on this APU: the memory clock is pp_dpm_mclk's level
+    assert "687Mhz *" in (_device("vangogh") / "pp_dpm_mclk").read_text()
+    assert s.mclk_mhz == 687.0
 
 
 def test_a_nul_padded_capture_still_names_its_hwmon() -> None:
