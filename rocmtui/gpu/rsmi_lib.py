@@ -18,6 +18,7 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 LIBRARY_NAMES = ("librocm_smi64.so.1", "librocm_smi64.so", "/opt/rocm/lib/librocm_smi64.so")
 SUCCESS = 0
@@ -89,6 +90,15 @@ def library_version(lib: ctypes.CDLL) -> str:
     if lib.rsmi_version_get(ctypes.byref(version)) != SUCCESS:
         return "unknown"
     return f"{version.major}.{version.minor}.{version.patch}"
+
+
+def loaded_path(maps: Path = Path("/proc/self/maps")) -> str | None:
+    """Where the loaded library's file is (distributions build it with version 1.0.0: the path tells more)."""
+    try:
+        lines = maps.read_text().splitlines()
+    except OSError:
+        return None
+    return next((line.split()[-1] for line in lines if "librocm_smi64" in line), None)
 
 
 def bus_id(bdfid: int) -> str:
@@ -172,15 +182,23 @@ def read_all(lib: ctypes.CDLL) -> list[RsmiReading]:
 
 
 def main() -> int:
-    """Print the library's version and readings as one JSON object (used where it must run in a namespace)."""
+    """Print the library's version, then its readings (or why it cannot read), as JSON lines.
+
+    Run as a child process by ``rocmtui doctor`` and the tests: the library aborts the process on some
+    cards' files (a failed assert), which must not take the caller with it; the version line is out by then.
+    """
     try:
         lib = load_library()
-        version = library_version(lib)
+    except RsmiUnavailable as err:
+        print(json.dumps({"error": str(err)}))
+        return 1
+    print(json.dumps({"version": f"{library_version(lib)} ({loaded_path() or 'path unknown'})"}), flush=True)
+    try:
         readings = read_all(lib)
     except RsmiUnavailable as err:
         print(json.dumps({"error": str(err)}))
         return 1
-    print(json.dumps({"version": version, "devices": [asdict(r) for r in readings]}))
+    print(json.dumps({"devices": [asdict(r) for r in readings]}))
     return 0
 
 

@@ -1,9 +1,11 @@
 """Run as root inside ``unshare -m``: for each laid-out tree, bind it over /sys and read it with AMD's library.
 
-Arguments: NAME=TREE pairs. Prints one JSON object, {"version": ..., "cards": {NAME: {"devices": [...]} or
-{"error": "..."}}}. Each tree is read in a forked child that loads the library afresh (the library keeps
+Arguments: NAME=TREE pairs. Prints one JSON object, {"cards": {NAME: {"devices": [...]}, {"error": "..."} or
+{"crash": "..."}}}. Each tree is read in a forked child that loads the library afresh (the library keeps
 its state, and files under /sys open, from one ``rsmi_init`` to the next), and the bind is undone when the
-child is gone. The namespace is private: the binds are seen by this process tree only.
+child is gone. Each child also gets an empty /dev/shm: the library keeps a cross-process mutex per card
+there, and a child it aborted would leave it held for the next. The namespace is private: the mounts are
+seen by this process tree only.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from rocmtui.gpu import rsmi_lib
 def _read_here() -> dict[str, object]:
     try:
         lib = rsmi_lib.load_library()
-        return {"version": rsmi_lib.library_version(lib), "devices": [asdict(r) for r in rsmi_lib.read_all(lib)]}
+        return {"devices": [asdict(r) for r in rsmi_lib.read_all(lib)]}
     except rsmi_lib.RsmiUnavailable as err:
         return {"error": str(err)}
 
@@ -30,6 +32,7 @@ def _read_here() -> dict[str, object]:
 def read_tree(tree: str) -> dict[str, object]:
     """The library's readings of ``tree`` laid over /sys, from a child process."""
     subprocess.run(["mount", "--bind", tree, "/sys"], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "rsmi-shm", "/dev/shm"], check=True)
     try:
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             pid = os.fork()
@@ -49,6 +52,7 @@ def read_tree(tree: str) -> dict[str, object]:
             result["stderr"] = said
             return result
     finally:
+        subprocess.run(["umount", "/dev/shm"], check=True)
         subprocess.run(["umount", "/sys"], check=True)
 
 

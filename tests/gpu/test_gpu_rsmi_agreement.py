@@ -15,25 +15,29 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from amd_sysfs_layout import FALLBACK_SLOT, captured_card, lay_out, pci_slot
+from fakes.amd_sysfs_layout import (
+    FALLBACK_SLOT,
+    UNSHARE,
+    captured_card,
+    lay_out,
+    namespace_unavailable_reason,
+    pci_slot,
+)
 
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu import amdgpu_files, rocm, rsmi_compare, rsmi_lib, sysfs
+from rocmtui.gpu import amdgpu_files, rocm, rsmi_compare, sysfs
 from rocmtui.gpu.backend import BackendUnavailable
 from rocmtui.gpu.rsmi_lib import RsmiReading
 
 CAPTURES = Path(__file__).parent.parent / "data" / "amd"
 CARDS = sorted(p.name for p in CAPTURES.iterdir() if (p / "class" / "drm").is_dir())
 PROBE = Path(__file__).parent / "rsmi_probe.py"
-UNSHARE = ("unshare", "-m", "--propagation", "private")
-"""A private mount namespace: what is mounted in it is seen by its processes only."""
 
 LIBRARY_FAILS = {
     "r7-240": (
@@ -66,24 +70,6 @@ KNOWN_DIFFERENCES = {
 """card -> field -> why rocmtui and the library differ there. Every other field agrees."""
 
 
-def _namespace_reason() -> str | None:
-    """Why the harness cannot run here, or None."""
-    if sys.platform != "linux" or os.geteuid() != 0:
-        return "needs root on Linux to make a private mount namespace (unshare -m); CI runs as root"
-    if shutil.which("unshare") is None or shutil.which("mount") is None:
-        return "needs unshare and mount (util-linux)"
-    try:
-        rsmi_lib.load_library()
-    except rsmi_lib.RsmiUnavailable as err:
-        return f"{err}: apt-get install rocm-smi"
-    probe = subprocess.run(
-        ["unshare", "-m", "--propagation", "private", "true"], capture_output=True, text=True, check=False
-    )
-    if probe.returncode != 0:
-        return f"cannot make a mount namespace here: {probe.stderr.strip() or probe.returncode}"
-    return None
-
-
 @pytest.fixture(scope="module")
 def laid_out(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("amd-sysfs")
@@ -93,7 +79,7 @@ def laid_out(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def library(laid_out: dict[str, Path]) -> dict[str, Any]:
     """The library's answer for every card, read in one namespace (one process per card)."""
-    reason = _namespace_reason()
+    reason = namespace_unavailable_reason()
     if reason is not None:
         pytest.skip(reason)
     pairs = [f"{card}={tree}" for card, tree in laid_out.items()]

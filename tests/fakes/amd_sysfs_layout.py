@@ -22,10 +22,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from rocmtui.gpu import rsmi_lib
+
 FALLBACK_SLOT = "0000:03:00.0"
+UNSHARE = ("unshare", "-m", "--propagation", "private")
+"""A private mount namespace: what is mounted in it is seen by its processes only."""
+OVER_SYS = 'mount --bind "$1" /sys && mount -t tmpfs rsmi-shm /dev/shm && shift && exec "$@"'
+"""``sh -c OVER_SYS sh TREE COMMAND...``: TREE over /sys, and an empty /dev/shm (where the library keeps
+a mutex per card, which a process it aborted leaves held), then COMMAND."""
 KFD_GPU_NODE = 1
 """Node 0 is the CPU on a real machine; the harness adds only the GPU's node."""
 BINARY_FILES = frozenset({"gpu_metrics", "pp_table", "config", "rom", "hdcp_srm"})
@@ -44,6 +53,22 @@ class LaidOut:
     card: Path
     """``root/class/drm/card0``."""
     kfd_from_capture: bool
+
+
+def namespace_unavailable_reason() -> str | None:
+    """Why the harness cannot run here, or None."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return "needs root on Linux to make a private mount namespace (unshare -m); CI runs as root"
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return "needs unshare and mount (util-linux)"
+    try:
+        rsmi_lib.load_library()
+    except rsmi_lib.RsmiUnavailable as err:
+        return f"{err}: apt-get install rocm-smi"
+    probe = subprocess.run([*UNSHARE, "true"], capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        return f"cannot make a mount namespace here: {probe.stderr.strip() or probe.returncode}"
+    return None
 
 
 def captured_card(capture: Path) -> Path:
