@@ -8,6 +8,7 @@ which file wins) and the card's quirk, not a number typed in twice.
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from fakes.fake_pyrsmi import FakeRocml
 from fakes.rocm_smi_capture import BUSY_KEYS, fake_device, fake_temps, load_cards, number
 
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu import rocm, sysfs
+from rocmtui.gpu import gpu_metrics, rocm, sysfs
 from rocmtui.gpu.sample import GpuSample
 
 CAPTURES = Path(__file__).parent.parent / "data" / "amd"
@@ -165,3 +166,19 @@ def test_the_rocm_backend_shows_what_real_cards_reported_to_rocm_smi(
             if value is not None
         }
         assert s.temperature_c == number(card, "Temperature (Sensor junction) (C)")
+
+
+GPU_METRICS_CARDS = ("phoenix", "rx6900xt", "rx7600s", "rx7800xt", "rx9070", "strixpoint")
+"""Every capture with a gpu_metrics file: v2.1 (Phoenix), v1.3 (RDNA2 to RDNA4 dGPUs), v3.0 (Strix Point)."""
+
+
+@pytest.mark.parametrize("card", GPU_METRICS_CARDS)
+def test_gpu_metrics_is_dispatched_on_its_header_whatever_the_file_length(card: str) -> None:
+    data = (_device(card) / "gpu_metrics").read_bytes()
+    size, fmt, content = struct.unpack_from("<HBB", data, 0)
+    assert size <= len(data)  # the RX 6900 XT's capture is 4096 bytes for a 120-byte v1.3 table
+    reasons = _sample(card).throttle_reasons
+    if (fmt, content) in gpu_metrics.INDEP_OFFSET:
+        assert reasons is not None  # v1.3: the ASIC-independent mask is read
+    else:
+        assert reasons is None  # v2.1, v3.0: no such mask at a fixed place, so no guess
