@@ -22,20 +22,21 @@ from rocmtui.config import MonitorConfig
 from rocmtui.doctor.checks import INFO, PASS, WARN, Check, Machine
 from rocmtui.gpu import rsmi_compare, sysfs
 from rocmtui.gpu.backend import BackendUnavailable
-from rocmtui.gpu.rsmi_lib import RsmiReading
+from rocmtui.gpu.rsmi_lib import NO_CLOCKS, RsmiReading
 from rocmtui.gpu.sample import GpuSample
 
 READ_TIMEOUT_S = 20.0
 LIBRARY_SYS_ROOT = Path("/sys")
 ABORT_HINT = "a known bug of ROCm SMI with some cards' pp_dpm files (ROCm/rocm_smi_lib#182); rocmtui reads sysfs"
-RsmiRunner = Callable[[], dict[str, Any]]
+RsmiRunner = Callable[[bool], dict[str, Any]]
+"""Runs the library (reading the clocks or not) and returns its answer: ``run_rsmi_child``."""
 
 
-def run_rsmi_child() -> dict[str, Any]:
+def run_rsmi_child(clocks: bool = True) -> dict[str, Any]:
     """The child's JSON answer; ``{"crash": ...}`` when it died by a signal, ``{"error": ...}`` otherwise."""
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "rocmtui.gpu.rsmi_lib"],
+            [sys.executable, "-m", "rocmtui.gpu.rsmi_lib", *([] if clocks else [NO_CLOCKS])],
             capture_output=True,
             text=True,
             timeout=READ_TIMEOUT_S,
@@ -102,21 +103,33 @@ def _sysfs_samples(sys_root: Path) -> dict[str, GpuSample]:
     return {s.pci_bus_id: s for s in samples if s.pci_bus_id}
 
 
+AGREEMENT = "AMD library vs sysfs"
+
+
 def check_agreement(m: Machine, answer: dict[str, Any]) -> Check:
     """PASS when ROCm SMI and the sysfs backend agree on every GPU; WARN naming what differs, or why the
     library could not read the GPUs that sysfs sees."""
-    name = "AMD library vs sysfs"
     samples = _sysfs_samples(m.sys_root)
     if "crash" in answer:
-        return Check(name, WARN if samples else INFO, f"librocm_smi64 aborted ({answer['crash']})", ABORT_HINT)
+        crashed = f"librocm_smi64 aborted reading the clocks ({answer['crash']})"
+        if not isinstance(answer.get("devices"), list):
+            return Check(AGREEMENT, WARN if samples else INFO, crashed, ABORT_HINT)
+        without_clocks = check_agreement(m, {k: v for k, v in answer.items() if k != "crash"})
+        return Check(AGREEMENT, WARN, f"{crashed}; without them: {without_clocks.detail}", ABORT_HINT)
     if "version" not in answer:
-        return Check(name, INFO, f"not compared: {answer.get('error', 'librocm_smi64 is not installed')}")
+        return Check(AGREEMENT, INFO, f"not compared: {answer.get('error', 'librocm_smi64 is not installed')}")
     devices = answer.get("devices")
     if not isinstance(devices, list):
         detail = f"not compared: {answer.get('error', 'no devices')}"
-        return Check(name, WARN if samples else INFO, detail, "rocmtui reads sysfs without it" if samples else None)
+        fix = "rocmtui reads sysfs without it" if samples else None
+        return Check(AGREEMENT, WARN if samples else INFO, detail, fix)
     if not devices and not samples:
-        return Check(name, INFO, "no AMD GPU here to compare")
+        return Check(AGREEMENT, INFO, "no AMD GPU here to compare")
+    return _compare(devices, samples)
+
+
+def _compare(devices: list[dict[str, Any]], samples: dict[str, GpuSample]) -> Check:
+    """The library's devices against the sysfs cards of the same PCI address."""
     differences, compared = [], 0
     for device in devices:
         reading = RsmiReading(**device)
@@ -129,8 +142,8 @@ def check_agreement(m: Machine, answer: dict[str, Any]) -> Check:
         differences += [f"{reading.pci_bus_id} {p.describe()}" for p in rsmi_compare.disagreements(pairs)]
     if differences or len(devices) != len(samples):
         shown = "; ".join(differences) or f"the library sees {len(devices)} GPU(s), sysfs {len(samples)}"
-        return Check(name, WARN, shown, "report it with the two readings: one of the readers is wrong")
-    return Check(name, PASS, f"agree on {compared} readings of {len(devices)} GPU(s) (clocks not compared)")
+        return Check(AGREEMENT, WARN, shown, "report it with the two readings: one of the readers is wrong")
+    return Check(AGREEMENT, PASS, f"agree on {compared} readings of {len(devices)} GPU(s) (clocks not compared)")
 
 
 def amd_library_checks(m: Machine, runner: RsmiRunner | None = None) -> list[Check]:
@@ -139,5 +152,8 @@ def amd_library_checks(m: Machine, runner: RsmiRunner | None = None) -> list[Che
     if runner is None and m.sys_root != LIBRARY_SYS_ROOT:
         answer: dict[str, Any] = {"error": f"the library reads {LIBRARY_SYS_ROOT}, not {m.sys_root}"}
     else:
-        answer = (runner or run_rsmi_child)()
+        run = runner or run_rsmi_child
+        answer = run(True)
+        if "crash" in answer:  # the clocks are where it aborts (ROCm/rocm_smi_lib#182): the rest without them
+            answer = {**run(False), "crash": answer["crash"]}
     return [check_libraries(m, answer), check_agreement(m, answer)]

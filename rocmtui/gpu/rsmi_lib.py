@@ -125,8 +125,9 @@ class RsmiSession:
     def __exit__(self, *_exc: object) -> None:
         self._lib.rsmi_shut_down()
 
-    def read(self, index: int) -> RsmiReading:
-        """Every field of device ``index``."""
+    def read(self, index: int, clocks: bool = True) -> RsmiReading:
+        """Every field of device ``index``; the clocks left None when not ``clocks`` (parsing some cards'
+        ``pp_dpm_*`` aborts the process: ROCm/rocm_smi_lib#182)."""
         u32, u64, i64 = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int64
         lib, dv = self._lib, ctypes.c_uint32(index)
         bdfid = self._get(u64, lambda p: lib.rsmi_dev_pci_id_get(dv, p))
@@ -145,8 +146,8 @@ class RsmiSession:
             temperatures_millic=temps,
             power_average_uw=self._get(u64, lambda p: lib.rsmi_dev_power_ave_get(dv, 0, p)),
             power_cap_uw=self._get(u64, lambda p: lib.rsmi_dev_power_cap_get(dv, 0, p)),
-            sclk_hz=self._clock(dv, CLK_SYS),
-            mclk_hz=self._clock(dv, CLK_MEM),
+            sclk_hz=self._clock(dv, CLK_SYS) if clocks else None,
+            mclk_hz=self._clock(dv, CLK_MEM) if clocks else None,
             fan_rpm=self._get(i64, lambda p: lib.rsmi_dev_fan_rpms_get(dv, 0, p)),
             fan_pwm=self._get(i64, lambda p: lib.rsmi_dev_fan_speed_get(dv, 0, p)),
         )
@@ -175,17 +176,21 @@ class RsmiSession:
         return text.value.decode(errors="replace").split(":")[0]
 
 
-def read_all(lib: ctypes.CDLL) -> list[RsmiReading]:
+def read_all(lib: ctypes.CDLL, clocks: bool = True) -> list[RsmiReading]:
     """Every device the library finds, read once; RsmiUnavailable when it cannot initialise."""
     with RsmiSession(lib) as session:
-        return [session.read(i) for i in range(session.device_count)]
+        return [session.read(i, clocks) for i in range(session.device_count)]
 
 
-def main() -> int:
+NO_CLOCKS = "--no-clocks"
+
+
+def main(args: list[str]) -> int:
     """Print the library's version, then its readings (or why it cannot read), as JSON lines.
 
     Run as a child process by ``rocmtui doctor`` and the tests: the library aborts the process on some
     cards' files (a failed assert), which must not take the caller with it; the version line is out by then.
+    With ``--no-clocks`` the clocks, where that abort happens, are not read.
     """
     try:
         lib = load_library()
@@ -194,7 +199,7 @@ def main() -> int:
         return 1
     print(json.dumps({"version": f"{library_version(lib)} ({loaded_path() or 'path unknown'})"}), flush=True)
     try:
-        readings = read_all(lib)
+        readings = read_all(lib, clocks=NO_CLOCKS not in args)
     except RsmiUnavailable as err:
         print(json.dumps({"error": str(err)}))
         return 1
@@ -203,4 +208,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -21,15 +21,24 @@ from dataclasses import asdict
 from rocmtui.gpu import rsmi_lib
 
 
-def _read_here() -> dict[str, object]:
+def _read_here(clocks: bool) -> dict[str, object]:
     try:
         lib = rsmi_lib.load_library()
-        return {"devices": [asdict(r) for r in rsmi_lib.read_all(lib)]}
+        return {"devices": [asdict(r) for r in rsmi_lib.read_all(lib, clocks)]}
     except rsmi_lib.RsmiUnavailable as err:
         return {"error": str(err)}
 
 
 def read_tree(tree: str) -> dict[str, object]:
+    """The library's readings of ``tree``; where reading the clocks aborts the process, ``crash`` says so
+    and ``devices`` are read again without the clocks."""
+    first = _read_child(tree, clocks=True)
+    if "crash" not in first:
+        return first
+    return {**_read_child(tree, clocks=False), "crash": first["crash"]}
+
+
+def _read_child(tree: str, clocks: bool) -> dict[str, object]:
     """The library's readings of ``tree`` laid over /sys, from a child process."""
     subprocess.run(["mount", "--bind", tree, "/sys"], check=True)
     subprocess.run(["mount", "-t", "tmpfs", "rsmi-shm", "/dev/shm"], check=True)
@@ -39,7 +48,7 @@ def read_tree(tree: str) -> dict[str, object]:
             if pid == 0:  # the child: its output (the library's messages) to ``err``
                 os.dup2(err.fileno(), 1)  # the library prints some errors on stdout
                 os.dup2(err.fileno(), 2)
-                out.write(json.dumps(_read_here()).encode())
+                out.write(json.dumps(_read_here(clocks)).encode())
                 out.flush()
                 os._exit(0)
             _, status = os.waitpid(pid, 0)
