@@ -14,7 +14,9 @@ from typing import TextIO
 
 from rocmtui.codec import encode_json
 from rocmtui.config import MonitorConfig
+from rocmtui.doctor.amd_libs import amd_library_checks
 from rocmtui.doctor.checks import FAIL, INFO, PASS, WARN, Check, Machine, gfx_targets, system_checks
+from rocmtui.doctor.hip_map import check_hip_devices
 from rocmtui.doctor.multigpu import multi_gpu_checks
 from rocmtui.doctor.torch_info import TorchInfo, read_torch, torch_checks
 from rocmtui.gpu.backend import release_quietly
@@ -48,6 +50,9 @@ def collect(machine: Machine, torch_reader: Callable[[], TorchInfo] = read_torch
     info = torch_reader()
     checks = torch_checks(info, machine.has_gpu_for(hip=bool(info.hip)))
     checks += telemetry_checks(MonitorConfig(sysfs_root=machine.sys_root))
+    checks += amd_library_checks(machine)
+    hip = check_hip_devices(machine)
+    checks += [hip] if hip is not None else []
     targets = gfx_targets(machine) or list(info.gfx_targets)  # torch's view when KFD's is hidden (containers)
     checks += system_checks(machine, targets)
     checks += multi_gpu_checks(  # torch's own list: the GPUs a run would use, after the *_VISIBLE_DEVICES masks

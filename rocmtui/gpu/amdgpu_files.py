@@ -14,6 +14,9 @@ from pathlib import Path
 AMD_VENDOR_ID = "0x1002"
 _CARD = re.compile(r"card(\d+)$")
 _TEMP_LABELS = {"edge": "edge", "junction": "junction", "mem": "mem", "hotspot": "junction"}
+_DPM_LEVEL = re.compile(r"^\s*(?:\w+:)?\s*(\d+(?:\.\d+)?)\s*mhz\b.*\*", re.IGNORECASE)
+"""A ``pp_dpm_*`` line marked current: ``1: 400Mhz *``, ``S: 500MHz *``, or the bare ``   1066Mhz *`` the
+driver inserts when the clock sits between levels."""
 _TEMP_RANGE_C = (-50.0, 200.0)
 """Readings outside this range are sensor garbage (e.g. 0xFFFF), not temperatures."""
 
@@ -111,6 +114,7 @@ class HwmonReading:
     power_w: float | None = None
     power_cap_w: float | None = None
     fan_rpm: float | None = None
+    fan_pct: float | None = None
     sclk_mhz: float | None = None
     mclk_mhz: float | None = None
     temp_crit_c: float | None = None
@@ -118,23 +122,49 @@ class HwmonReading:
 
 
 def read_hwmon(hwmon: Path | None) -> HwmonReading:
-    """Temperatures, power (average or input), cap, fan and clocks; None for what is missing."""
+    """Temperatures, power (average or input), cap, fan and clocks; None for what is missing.
+
+    The clocks are hwmon's ``freq1_input`` / ``freq2_input``; APUs have no ``freq2_input``, and their memory
+    clock is then the current level of the device's ``pp_dpm_mclk``."""
     if hwmon is None:
         return HwmonReading()
     power = _scaled(hwmon / "power1_average", 1e-6)
     if power is None:  # newer cards expose only the instantaneous reading
         power = _scaled(hwmon / "power1_input", 1e-6)
     limits = read_temp_limits(hwmon)
+    mclk = _scaled(hwmon / "freq2_input", 1e-6)
+    if mclk is None:
+        mclk = read_dpm_current_mhz(hwmon.parent.parent / "pp_dpm_mclk")
     return HwmonReading(
         temperatures_c=read_temperatures(hwmon),
         power_w=power,
         power_cap_w=_scaled(hwmon / "power1_cap", 1e-6),
         fan_rpm=_scaled(hwmon / "fan1_input", 1.0),
+        fan_pct=read_fan_pct(hwmon),
         sclk_mhz=_scaled(hwmon / "freq1_input", 1e-6),
-        mclk_mhz=_scaled(hwmon / "freq2_input", 1e-6),
+        mclk_mhz=mclk,
         temp_crit_c=limits[0],
         temp_emergency_c=limits[1],
     )
+
+
+def read_dpm_current_mhz(path: Path) -> float | None:
+    """The level ``pp_dpm_sclk`` / ``pp_dpm_mclk`` marks current (``*``), in MHz; the last when two are
+    marked (as AMD's ROCm SMI library takes it); None when none is or the file is missing or empty."""
+    current = None
+    for line in (read_text(path) or "").splitlines():
+        match = _DPM_LEVEL.match(line)
+        if match:
+            current = float(match.group(1))
+    return current
+
+
+def read_fan_pct(hwmon: Path) -> float | None:
+    """``pwm1`` as a percentage of ``pwm1_max`` (255 where the card has no such file), as ``rocm-smi`` shows
+    it. The driver's PWM duty, which need not match ``fan1_input``: an RX 6600 reports 1395 RPM at PWM 0."""
+    pwm = read_int(hwmon / "pwm1")
+    top = read_int(hwmon / "pwm1_max") or 255
+    return None if pwm is None or not 0 <= pwm <= top else 100.0 * pwm / top
 
 
 def read_temp_limits(hwmon: Path) -> tuple[float | None, float | None]:

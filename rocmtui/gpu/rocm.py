@@ -85,6 +85,7 @@ class RocmBackend:
             sclk_mhz=hwmon.sclk_mhz,
             mclk_mhz=hwmon.mclk_mhz,
             fan_rpm=_float(r.smi_get_device_fan_rpms(index, 0)),
+            fan_pct=hwmon.fan_pct,
             temp_crit_c=hwmon.temp_crit_c,
             temp_emergency_c=hwmon.temp_emergency_c,
             uuid=self._uuids[index],

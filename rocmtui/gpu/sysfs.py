@@ -68,6 +68,7 @@ class SysfsBackend:
             sclk_mhz=sensors.sclk_mhz,
             mclk_mhz=sensors.mclk_mhz,
             fan_rpm=sensors.fan_rpm,
+            fan_pct=sensors.fan_pct,
             temp_crit_c=sensors.temp_crit_c,
             temp_emergency_c=sensors.temp_emergency_c,
             uuid=self._unique_ids[index],

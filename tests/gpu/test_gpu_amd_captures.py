@@ -8,6 +8,7 @@ which file wins) and the card's quirk, not a number typed in twice.
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from fakes.fake_pyrsmi import FakeRocml
 from fakes.rocm_smi_capture import BUSY_KEYS, fake_device, fake_temps, load_cards, number
 
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu import rocm, sysfs
+from rocmtui.gpu import gpu_metrics, rocm, sysfs
 from rocmtui.gpu.sample import GpuSample
 
 CAPTURES = Path(__file__).parent.parent / "data" / "amd"
@@ -126,7 +127,9 @@ def test_van_gogh_reads_the_slow_ppt_as_its_power() -> None:
     assert s.power_w == pytest.approx(_int(hwmon / "power1_average") / 1e6)
     assert s.power_cap_w == pytest.approx(_int(hwmon / "power1_cap") / 1e6)
     assert s.sclk_mhz == pytest.approx(_int(hwmon / "freq1_input") / 1e6)
-    assert s.mclk_mhz is None  # no freq2 on this APU
+    assert not (hwmon / "freq2_input").exists()  # no freq2 on this APU: the memory clock is pp_dpm_mclk's level
+    assert "687Mhz *" in (_device("vangogh") / "pp_dpm_mclk").read_text()
+    assert s.mclk_mhz == 687.0
 
 
 def test_a_nul_padded_capture_still_names_its_hwmon() -> None:
@@ -163,3 +166,19 @@ def test_the_rocm_backend_shows_what_real_cards_reported_to_rocm_smi(
             if value is not None
         }
         assert s.temperature_c == number(card, "Temperature (Sensor junction) (C)")
+
+
+GPU_METRICS_CARDS = ("phoenix", "rx6900xt", "rx7600s", "rx7800xt", "rx9070", "strixpoint")
+"""Every capture with a gpu_metrics file: v2.1 (Phoenix), v1.3 (RDNA2 to RDNA4 dGPUs), v3.0 (Strix Point)."""
+
+
+@pytest.mark.parametrize("card", GPU_METRICS_CARDS)
+def test_gpu_metrics_is_dispatched_on_its_header_whatever_the_file_length(card: str) -> None:
+    data = (_device(card) / "gpu_metrics").read_bytes()
+    size, fmt, content = struct.unpack_from("<HBB", data, 0)
+    assert size <= len(data)  # the RX 6900 XT's capture is 4096 bytes for a 120-byte v1.3 table
+    reasons = _sample(card).throttle_reasons
+    if (fmt, content) in gpu_metrics.INDEP_OFFSET:
+        assert reasons is not None  # v1.3: the ASIC-independent mask is read
+    else:
+        assert reasons is None  # v2.1, v3.0: no such mask at a fixed place, so no guess
