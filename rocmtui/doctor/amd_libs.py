@@ -9,7 +9,6 @@ readings are matched to the sysfs backend's cards by PCI address and compared fi
 from __future__ import annotations
 
 import ctypes.util
-import json
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from rocmtui.codec import CodecError, decode_json
 from rocmtui.config import MonitorConfig
 from rocmtui.doctor.checks import INFO, PASS, WARN, Check, Machine
 from rocmtui.gpu import rsmi_compare, sysfs
@@ -48,8 +48,8 @@ def run_rsmi_child(clocks: bool = True) -> dict[str, Any]:
     for line in done.stdout.splitlines():  # the library prints its own messages on stdout too
         if line.startswith("{"):
             try:
-                answer.update(json.loads(line))
-            except ValueError:
+                answer.update(decode_json(line, dict[str, Any]))
+            except CodecError:
                 continue
     if done.returncode < 0:
         answer["crash"] = signal.Signals(-done.returncode).name

@@ -14,11 +14,12 @@ success (``RSMI_STATUS_NOT_SUPPORTED`` for a file the card lacks).
 from __future__ import annotations
 
 import ctypes
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from rocmtui.codec import encode_json
 
 LIBRARY_NAMES = ("librocm_smi64.so.1", "librocm_smi64.so", "/opt/rocm/lib/librocm_smi64.so")
 SUCCESS = 0
@@ -195,15 +196,15 @@ def main(args: list[str]) -> int:
     try:
         lib = load_library()
     except RsmiUnavailable as err:
-        print(json.dumps({"error": str(err)}))
+        print(encode_json({"error": str(err)}).decode())
         return 1
-    print(json.dumps({"version": f"{library_version(lib)} ({loaded_path() or 'path unknown'})"}), flush=True)
+    print(encode_json({"version": f"{library_version(lib)} ({loaded_path() or 'path unknown'})"}).decode(), flush=True)
     try:
         readings = read_all(lib, clocks=NO_CLOCKS not in args)
     except RsmiUnavailable as err:
-        print(json.dumps({"error": str(err)}))
+        print(encode_json({"error": str(err)}).decode())
         return 1
-    print(json.dumps({"devices": [asdict(r) for r in readings]}))
+    print(encode_json({"devices": [asdict(r) for r in readings]}).decode())
     return 0
 
 
