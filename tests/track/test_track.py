@@ -166,3 +166,28 @@ def test_a_value_that_is_not_a_number_is_refused_at_its_call_and_the_run_goes_on
     events = read_events(run.run_dir)
     points = [e.points()["loss"] for e in events if isinstance(e, MetricsLogged)]
     assert points == [((1, 3), (1.0, 0.25))] and isinstance(events[-1], RunFinished)
+
+
+def test_the_smoothed_line_a_viewer_draws_is_tensorboards_over_every_step(tmp_path: Path) -> None:
+    """600 noisy steps logged through track(), read back as a viewer does: at every weight the smoothed value
+    at the last step equals TensorBoard's debiased EMA computed here from the raw values, within 1e-6."""
+    from rocmtui.ui.run_state import SMOOTHING_WEIGHTS, RunState
+
+    rng = np.random.default_rng(0)
+    raw = [float(x) for x in 0.45 + 2.0 * np.exp(-np.arange(600) / 120) + rng.normal(0, 0.2, 600)]
+    with rocmtui.track("noisy", runs_dir=tmp_path) as run:
+        for step, loss in enumerate(raw, start=1):
+            run.log(step=step, loss=loss)
+            if step % 37 == 0:
+                run.flush()
+    state = RunState()
+    for event in read_events(run.run_dir):
+        state.apply(event)
+    series = state.scalars.steps["loss"]
+    assert len(series) == 600
+    for weight in SMOOTHING_WEIGHTS:
+        ema, debiased = 0.0, 0.0
+        for n, value in enumerate(raw, start=1):  # TensorBoard: last = last * w + (1 - w) * v, debiased
+            ema = ema * weight + (1 - weight) * value
+            debiased = ema / (1 - weight**n) if weight else value
+        assert series.smoothed_last(weight) == pytest.approx(debiased, abs=1e-6)
