@@ -166,3 +166,39 @@ def test_watch_takes_several_runs() -> None:
     args = build_parser().parse_args(["watch", "runs/a", "runs/b", "runs/c"])
     assert args.run == ["runs/a", "runs/b", "runs/c"]
     assert build_parser().parse_args(["watch"]).run == []
+
+
+def tracked_folder(runs: Path, name: str, scale: float) -> Path:
+    import rocmtui
+
+    with rocmtui.track(name, runs_dir=runs) as run:
+        for step in range(1, 301):
+            run.log(step=step, loss=scale / step**0.5)
+    return run.run_dir
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_two_tracked_runs_are_both_drawn_and_named(tmp_path: Path, size) -> None:
+    first = tracked_folder(tmp_path / "runs", "lr-1e-3", 2.0)
+    second = tracked_folder(tmp_path / "runs", "lr-3e-3", 1.0)
+    labels = run_labels([first, second])
+    samples = TailSource(SampleTail(first).poll)
+
+    def source(config, emit, control) -> object:
+        return follow(first, emit, control, poll_s=0.01)
+
+    app = create_train_app(
+        recorded_config(), source, samples, detachable=True, compare=[(labels[1], folder_source(second))], label=labels[0]
+    )
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.train_screen
+        main_run, other = screen.runs
+        assert len(main_run.state.scalars.steps["loss"]) == 300 and len(other.state.scalars.steps["loss"]) == 300
+        screen.replot_now()
+        await pilot.pause()
+        title = str(screen.loss_plot.border_title)
+        assert f"━ {labels[0]}" in title and f"━ {labels[1]}" in title, title
+        assert "cannot draw" not in drawn(screen.loss_plot)
+        await pilot.press("q")

@@ -112,6 +112,11 @@ class LossPlot(ThrottledPlot):
         return self.zoom.span(steps.steps_per_epoch if steps is not None else None)
 
     def show_legend(self) -> None:
+        if self.tracked and len(self.runs) > 1:
+            what = [smoothing_name(self.smoothing)] + (["log"] if self.log_scale else [])
+            name = self.state.scalars.loss_name or "loss"
+            self.set_legend(f"{name} ({', '.join(what)})", {run.label: run_color(i) for i, run in enumerate(self.runs)})
+            return
         if self.tracked:
             from rocmtui.ui.widgets.scalar_plot import loss_legend
 
@@ -145,6 +150,12 @@ class LossPlot(ThrottledPlot):
         super().replot()
 
     def draw(self) -> None:
+        if self.tracked and len(self.runs) > 1:
+            from rocmtui.ui.widgets.scalar_plot import draw_compared_losses
+
+            pairs = [(run.state.scalars, run_color(i)) for i, run in enumerate(self.runs)]
+            draw_compared_losses(self, pairs, self.log_scale)
+            return
         if self.tracked:
             from rocmtui.ui.widgets.scalar_plot import draw_loss
 

@@ -90,6 +90,26 @@ def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
     _step_axis(plot, scalars)
 
 
+def draw_compared_losses(plot: ThrottledPlot, runs: list[tuple[Scalars, str]], log_scale: bool) -> None:
+    """Tracked runs compared (``watch RUN1 RUN2``): each run's loss, smoothed, in the run's colour."""
+    ends: list[float] = []
+    for scalars, color in runs:
+        name = scalars.loss_name
+        series = scalars.steps.get(name) if name is not None else None
+        if series is None or not len(series):
+            continue
+        view = series.view(limit=drawn_xs(plot.size.width), weight=plot.smoothing)
+        plot.plt.plot(view.x, view.smoothed if plot.smoothing > 0 else view.last, color=color, marker="braille")
+        ends.append(max(float(series.last_x or 0.0), float(scalars.last.total_steps or 0) if scalars.last else 0.0))
+    if log_scale:
+        plot.plt.yscale("log")
+    end = max([*ends, 1.0])
+    plot.plt.xlim(0, end * 1.02)
+    ticks = step_ticks(end)
+    plot.plt.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
+    plot.x_label("step")
+
+
 def view_key(scalars: Scalars, index: int) -> str | None:
     """The key of the ``index``-th view of the cycle (it wraps), None when there is none."""
     others = scalars.others()
