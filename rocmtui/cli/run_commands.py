@@ -94,7 +94,13 @@ def run_watch(args: argparse.Namespace) -> int:
     samples.catch_up()  # the GPU history is there for the first frame
 
     def source(config: TrainConfig, emit: Any, control: Any) -> object:
-        return follow(run_dir, emit, control)
+        from rocmtui.tracking.launch import OutputTail
+
+        output = OutputTail(run_dir, emit)  # a script's output.log, what it printed before and since
+        try:
+            return follow(run_dir, emit, control)
+        finally:
+            output.stop()
 
     def other(path: Path) -> Any:
         return lambda emit, control: follow(path, emit, control)

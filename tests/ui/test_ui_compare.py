@@ -188,7 +188,12 @@ async def test_two_tracked_runs_are_both_drawn_and_named(tmp_path: Path, size) -
         return follow(first, emit, control, poll_s=0.01)
 
     app = create_train_app(
-        recorded_config(), source, samples, detachable=True, compare=[(labels[1], folder_source(second))], label=labels[0]
+        recorded_config(),
+        source,
+        samples,
+        detachable=True,
+        compare=[(labels[1], folder_source(second))],
+        label=labels[0],
     )
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
