@@ -152,6 +152,9 @@ class TrackStarted(_Event, frozen=True):
     """time.time() at start."""
     total_steps: int | None = None
     """Steps the script expects to run, when it knows (progress bar and ETA)."""
+    saves: bool = False
+    """The script saves a checkpoint when a viewer asks (``track(on_save=...)``, ``run.should_save``, the
+    Lightning and Hugging Face callbacks); without it a viewer's save request is refused, not promised."""
 
 
 class MetricsLogged(_Event, frozen=True):

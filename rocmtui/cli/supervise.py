@@ -101,6 +101,8 @@ class Forwarder:
         if self.control.paused != self.paused:
             self.paused = self.control.paused
             commands.append("pause" if self.paused else "resume")
+        if self.control.take_save_request() and self.relay.tracking.is_set():
+            commands.append("save")
         if self.control.stop.is_set() and self.stop_at is None:
             self.stop_at = time.monotonic()
             commands.append("stop")

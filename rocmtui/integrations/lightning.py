@@ -50,6 +50,7 @@ class RocmtuiCallback(pl.Callback):
             total_steps=total_steps,
             rank=trainer.global_rank,
             world_size=trainer.world_size,
+            saves=trainer.world_size == 1,  # saving is a collective with several ranks; only rank 0 hears s
         )
 
     def on_train_batch_end(
@@ -63,6 +64,10 @@ class RocmtuiCallback(pl.Callback):
         if loss is not None and getattr(loss, "ndim", None) == 0 and not any("loss" in k for k in values):
             values["loss"] = loss  # the step's loss, when the module logs none itself
         run.log(step=trainer.global_step, **values)
+        if trainer.world_size == 1 and run.should_save:  # a viewer's s: Lightning's own checkpoint, in the run folder
+            path = run.run_dir / f"checkpoint-step-{trainer.global_step}.ckpt"
+            trainer.save_checkpoint(path)
+            run.note(f"checkpoint saved: {path}")
         if run.should_stop:
             trainer.should_stop = True
 

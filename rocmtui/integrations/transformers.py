@@ -59,6 +59,7 @@ class RocmtuiCallback(transformers.TrainerCallback):
             total_steps=state.max_steps or None,
             rank=args.process_index,
             world_size=args.world_size,
+            saves=args.world_size == 1,  # saving is a collective with several ranks; only rank 0 hears s
         )
 
     def on_step_end(
@@ -73,6 +74,9 @@ class RocmtuiCallback(transformers.TrainerCallback):
             return
         run.total_steps = state.max_steps or run.total_steps
         run.step = state.global_step  # progress between logs; values come with on_log
+        if args.world_size == 1 and run.should_save:  # a viewer's s: the Trainer's own checkpoint (output_dir/checkpoint-N)
+            control.should_save = True
+            run.note(f"checkpoint asked: the Trainer saves step {state.global_step} in {args.output_dir}")
         if run.should_stop:
             control.should_training_stop = True
 

@@ -13,7 +13,7 @@ import operator
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -46,9 +46,15 @@ class Run:
     """One tracked run. Use it as a context manager, or call ``finish()`` / ``fail()`` yourself."""
 
     def __init__(
-        self, sink: Sink, name: str, total_steps: int | None = None, reporter: RankReporter | None = None
+        self,
+        sink: Sink,
+        name: str,
+        total_steps: int | None = None,
+        reporter: RankReporter | None = None,
+        on_save: Callable[[], object] | None = None,
     ) -> None:
         self._sink = sink
+        self._on_save = on_save
         self._reporter = reporter
         """This rank's line in ``ranks/`` when the script runs as several ranks."""
         self.name = name
@@ -73,6 +79,11 @@ class Run:
         return self._sink.control.stop.is_set()
 
     @property
+    def should_save(self) -> bool:
+        """True once for each viewer's save request (``s``): save a checkpoint now, then ``note`` where."""
+        return self._sink.control.take_save_request()
+
+    @property
     def elapsed_s(self) -> float:
         """Seconds since the run started, pauses excluded."""
         return time.perf_counter() - self._start - self._paused_s
@@ -89,6 +100,8 @@ class Run:
         self.step = at
         if self._window.count >= MAX_WINDOW or time.monotonic() >= self._next_flush:
             self.flush()
+        if self._on_save is not None and self.should_save:
+            self._save()
 
     def log_epoch(self, epoch: int, **scalars: Scalar) -> None:
         """Record an epoch's values (validation loss, accuracy...), numbered as the script counts epochs."""
@@ -170,6 +183,12 @@ class Run:
             self.fail(exc)  # recorded, then raised on: the script fails as it would have
 
     # -- inside ---------------------------------------------------------------------------
+    def _save(self) -> None:
+        """The script's own save, asked for by a viewer; what it returns (a path) is named in the log."""
+        assert self._on_save is not None
+        where = self._on_save()
+        self.note(f"checkpoint saved: {where}" if where else "checkpoint saved")
+
     def _wait_while_paused(self) -> None:
         self.flush()
         self._emit(LogMessage("Paused"))
@@ -232,6 +251,8 @@ def track(
     run_dir: str | Path | None = None,
     rank: int | None = None,
     world_size: int | None = None,
+    on_save: Callable[[], object] | None = None,
+    saves: bool = False,
 ) -> Run:
     """Start a tracked run and return it (use it in a ``with`` block).
 
@@ -241,6 +262,10 @@ def track(
     Several ranks (``rank``/``world_size``, default ``$RANK``/``$WORLD_SIZE``): rank 0 reports the run, and
     every rank its own progress. Rank 0's folder reaches the others through ``run_dir``, or through the
     script's process group: then every rank must call ``track()``, as it would any collective.
+
+    A viewer's save (``s``): ``on_save`` is called at the next ``log()`` and may return where it saved; or
+    pass ``saves=True`` and check ``run.should_save`` yourself. Without either, viewers say the script
+    cannot save on request.
     """
     name = name or default_name()
     rank, world_size = place(rank, world_size)
@@ -257,8 +282,12 @@ def track(
             shared_folder(rank, sink.run_dir)  # the other ranks receive it
     if world_size > 1:
         reporter = RankReporter(sink.run_dir, rank, world_size)
-    run = Run(sink, name, total_steps, reporter)
+    run = Run(sink, name, total_steps, reporter, on_save)
     atexit.register(run._at_exit)
     params = _params(config)
-    run._emit(TrackStarted(name, str(sink.run_dir), params, started_at=time.time(), total_steps=total_steps))
+    started = TrackStarted(
+        name, str(sink.run_dir), params, started_at=time.time(), total_steps=total_steps,
+        saves=saves or on_save is not None,
+    )  # fmt: skip
+    run._emit(started)
     return run

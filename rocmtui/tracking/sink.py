@@ -98,6 +98,8 @@ def _read_commands(fd: int) -> None:
                 sink.control.resume()
             elif command == "stop":
                 sink.control.request_stop()
+            elif command == "save":
+                sink.control.request_save()
 
 
 def _link() -> tuple[int, int] | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from rocmtui.events import EpochMetrics, MetricsLogged, RunFinished, TrackStarted
+from rocmtui.events import EpochMetrics, LogMessage, MetricsLogged, RunFinished, TrackStarted
 from rocmtui.run.layout import run_dirs
 from rocmtui.run.stream import read_events
 from rocmtui.tracking import env
@@ -76,3 +76,61 @@ def test_hugging_face_trainer_reports_logs_evaluation_and_its_end(tmp_path: Path
     evals = [e for e in events if isinstance(e, EpochMetrics)]
     assert [e.step for e in evals] == [3, 6] and "eval_loss" in evals[0].values
     assert isinstance(events[-1], RunFinished)
+
+
+def test_a_viewers_save_is_lightnings_own_checkpoint_in_the_run_folder(tmp_path: Path) -> None:
+    pl = pytest.importorskip("lightning.pytorch")
+    from tiny_lightning import Tiny
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from rocmtui.integrations.lightning import RocmtuiCallback
+
+    reporter = RocmtuiCallback("tiny")
+
+    class AskOnce(pl.Callback):  # the viewer's s, as the session hands it to the run's control
+        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+            if trainer.global_step == 2 and reporter.run is not None:
+                reporter.run._sink.control.request_save()
+
+    data = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
+    trainer = pl.Trainer(
+        max_epochs=1, callbacks=[reporter, AskOnce()], logger=False, enable_checkpointing=False,
+        enable_progress_bar=False, enable_model_summary=False, accelerator="cpu",
+    )  # fmt: skip
+    trainer.fit(Tiny(), DataLoader(data, batch_size=8))
+    [run_dir] = run_dirs(tmp_path / "runs")
+    events = read_events(run_dir)
+    assert isinstance(events[0], TrackStarted) and events[0].saves
+    assert [p.name for p in run_dir.glob("*.ckpt")] == ["checkpoint-step-3.ckpt"]
+    assert any(isinstance(e, LogMessage) and "checkpoint saved" in e.message for e in events)
+
+
+def test_a_viewers_save_is_the_hugging_face_trainers_own(tmp_path: Path) -> None:
+    transformers = pytest.importorskip("transformers")
+    from rocmtui.integrations.transformers import RocmtuiCallback
+
+    reporter = RocmtuiCallback("hf")
+
+    class AskOnce(transformers.TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs) -> None:
+            if state.global_step == 2 and reporter.run is not None:
+                reporter.run._sink.control.request_save()
+
+    config = transformers.LlamaConfig(
+        vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+        num_key_value_heads=2, max_position_embeddings=16,
+    )  # fmt: skip
+    ids = torch.randint(0, 32, (16, 8))
+    data = [{"input_ids": row, "labels": row} for row in ids]
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path / "out"), max_steps=4, per_device_train_batch_size=4, save_strategy="no",
+        report_to=[], disable_tqdm=True, use_cpu=True,
+    )  # fmt: skip
+    trainer = transformers.Trainer(
+        model=transformers.LlamaForCausalLM(config), args=args, train_dataset=data, callbacks=[reporter, AskOnce()]
+    )
+    trainer.train()
+    assert (tmp_path / "out" / "checkpoint-3").is_dir()
+    [run_dir] = run_dirs(tmp_path / "runs")
+    assert any(isinstance(e, LogMessage) and "checkpoint-" not in e.message and "saves step 3" in e.message
+               for e in read_events(run_dir))  # fmt: skip

@@ -191,3 +191,19 @@ def test_the_smoothed_line_a_viewer_draws_is_tensorboards_over_every_step(tmp_pa
             ema = ema * weight + (1 - weight) * value
             debiased = ema / (1 - weight**n) if weight else value
         assert series.smoothed_last(weight) == pytest.approx(debiased, abs=1e-6)
+
+
+def test_a_save_reaches_the_scripts_own_save_and_a_script_without_one_says_so(tmp_path: Path) -> None:
+    saved: list[int] = []
+    with rocmtui.track("saver", runs_dir=tmp_path / "a", on_save=lambda: saved.append(run.step) or "here.pt") as run:
+        run.log(step=1, loss=1.0)
+        run._sink.control.request_save()  # the viewer's s, as the session hands it on
+        run.log(step=2, loss=0.5)
+        run.log(step=3, loss=0.25)
+    events = read_events(run.run_dir)
+    assert isinstance(events[0], TrackStarted) and events[0].saves
+    assert saved == [2] and any(getattr(e, "message", "") == "checkpoint saved: here.pt" for e in events)
+    with rocmtui.track("plain", runs_dir=tmp_path / "b") as plain:
+        plain.log(step=1, loss=1.0)
+    first = read_events(plain.run_dir)[0]
+    assert isinstance(first, TrackStarted) and not first.saves

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import pytest
 from ui_helpers import HOST_RECORDING, recorded_config, recorded_events
 
 from rocmtui.events import RunFinished, RunStarted, StepsCompleted, TrainEvent
@@ -159,3 +160,30 @@ async def test_a_two_rank_run_shows_a_line_per_rank(tmp_path: Path) -> None:
         steps = {line.split()[1]: line.split()[4] for line in lines}
         assert set(steps) == {"0", "1"} and steps["0"] == steps["1"]  # the ranks ended at the same step
         assert all("cpu" in line and "img/s" in line for line in lines)
+
+
+@pytest.mark.parametrize("saves", [False, True])
+async def test_s_on_a_script_says_whether_it_can_save(tmp_path: Path, saves: bool) -> None:
+    from rocmtui.events import MetricsLogged, TrackStarted
+
+    run_dir = write_folder(
+        tmp_path, [TrackStarted("script", str(tmp_path), saves=saves), MetricsLogged(5, {"loss": 1.0}, 1.0)]
+    )
+    (run_dir / "control").write_bytes(b"")
+    (run_dir / "control").chmod(0o600)
+
+    def source(config, emit, control) -> object:
+        return follow(run_dir, emit, control, writer_alive=lambda: True, poll_s=0.01)
+
+    app = create_train_app(recorded_config(), source, TailSource(SampleTail(run_dir).poll), detachable=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.1)
+        await pilot.press("s")
+        await pilot.pause(0.2)
+        logged = " ".join(app.train_screen.log_view.messages)
+        commands = (run_dir / "control").read_text()
+        if saves:
+            assert "the script saves at its next log()" in logged and '"command":"save"' in commands
+        else:
+            assert "cannot save on request" in logged and commands == ""
+        app.exit(0)

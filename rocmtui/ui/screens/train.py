@@ -252,8 +252,17 @@ class TrainScreen(Screen[None]):
         self.progress.refresh()
 
     def action_save_now(self) -> None:
-        if self.state.running:
-            self.control.request_save()
+        if not self.state.running:
+            return
+        tracked = self.state.tracked
+        if tracked is not None and not tracked.saves:
+            self.set_phase_note("this script cannot save on request (track(on_save=...) lets it)")
+            self.app.bell()
+            return
+        self.control.request_save()
+        if tracked is not None:
+            self.set_phase_note("save asked: the script saves at its next log()")
+        else:
             self.set_phase_note("checkpoint requested: saved at the next step")
 
     def set_stopping(self) -> None:
