@@ -25,6 +25,7 @@ from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.ui.messages import GpuSampled, SampleRelay
 from rocmtui.ui.peaks import Peaks
+from rocmtui.ui.safe_text import cleaned
 from rocmtui.ui.screens.monitor import MonitorScreen, next_interval
 from rocmtui.ui.settings import MonitorSettings
 from rocmtui.ui.settings import save as save_settings
@@ -108,6 +109,7 @@ class MonitorApp(App[int]):
 
     def show_samples(self, sample_set: SampleSet) -> None:
         """Only the visible data screen draws; the other catches up when shown."""
+        sample_set = cleaned(sample_set)  # process names, command lines, GPU names: plain text from here on
         for screen in reversed(self.screen_stack):
             if isinstance(screen, ShowsSamples):
                 screen.show_samples(sample_set, self.sampler.history())
@@ -138,7 +140,7 @@ class MonitorApp(App[int]):
         """The next built-in theme (c), kept for the next session."""
         names = sorted(BUILTIN_THEMES)
         self.theme = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
-        self.notify(f"theme {self.theme}", timeout=2)
+        self.notify(f"theme {self.theme}", timeout=2, markup=False)
         self.save_settings()
 
     def on_monitor_screen_changed(self, _: MonitorScreen.Changed) -> None:
@@ -152,7 +154,7 @@ class MonitorApp(App[int]):
         if self.settings_path is not None:
             problem = save_settings(self.settings_path, self.settings)
             if problem is not None:
-                self.notify(problem, severity="warning")
+                self.notify(problem, severity="warning", markup=False)
 
     def action_help(self) -> None:
         from rocmtui.ui.screens.help import MONITOR_KEYS, HelpScreen  # not needed for the first frame

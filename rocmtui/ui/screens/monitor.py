@@ -17,6 +17,7 @@ from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import TIMEBASES_S, timebase_label
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.ui.process_rows import NUMERIC_FIRST_DESCENDING, SORTS, ProcessQuery
+from rocmtui.ui.safe_text import safe_text
 from rocmtui.ui.settings import MonitorSettings
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
 from rocmtui.ui.widgets.graph_view import GRAPHS
@@ -189,12 +190,12 @@ class MonitorScreen(Screen[None]):
 
         reason = refusal(proc)
         if reason is not None:
-            self.notify(reason, severity="warning")
+            self.notify(reason, severity="warning", markup=False)
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.notify(send(proc, name))
+                self.notify(send(proc, name), markup=False)
 
         self.app.push_screen(SignalConfirm(proc, name), answered)
 
@@ -278,4 +279,4 @@ class MonitorScreen(Screen[None]):
         text = f"rocmtui monitor · {backend} · {gpus} GPU{plural} · every {self.interval_s:.3g} s · history {history}"
         if text != self.status_text:  # an update re-lays out the screen: only when the words change
             self.status_text = text
-            self.status.update(text)
+            self.status.update(safe_text(text))
