@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmtui import gc_pause
+from rocmtui.base.text import plain
 from rocmtui.cli.deferred import deferred
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.telemetry_flags import interval_given
@@ -137,7 +138,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
     settings_path = saved.default_path()
     settings, problem = saved.load(settings_path)
     if problem is not None:
-        print(f"rocmtui monitor: {problem}", file=sys.stderr)
+        print(f"rocmtui monitor: {plain(problem)}", file=sys.stderr)
     if args.interval is None:  # not given: the interval kept from the last session
         config = dataclasses.replace(config, interval_s=settings.interval_s)
     if args.theme == MonitorConfig.theme and settings.theme != config.theme:
@@ -211,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except UsageError as err:
-        print(f"rocmtui {args.command}: error: {err}", file=sys.stderr)
+        print(f"rocmtui {args.command}: error: {plain(err)}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print(f"rocmtui {args.command}: interrupted", file=sys.stderr)

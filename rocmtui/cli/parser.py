@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from rocmtui.base.text import plain
 from rocmtui.cli import argtypes
 from rocmtui.cli.deferred import deferred
 from rocmtui.cli.telemetry_flags import add_telemetry_flags
@@ -32,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line on stderr and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {plain(message)} (see '{self.prog} --help')\n")
 
 
 TRAIN_EXAMPLES = """\

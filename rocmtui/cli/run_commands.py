@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rocmtui.base.text import plain
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
 from rocmtui.gpu.units import fmt_span
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 RUNS_DIR = Path("runs")
 STOP_TIMEOUT_S = 120.0
+CELL_LIMIT = 200
+"""Characters of one cell of the runs table (a name or a path longer than that is cut)."""
 
 WATCH_EXAMPLES = """\
 examples:
@@ -120,7 +123,7 @@ def print_lines(lines: list[str], *, failed: bool) -> None:
     """What stays on the terminal after a UI closes: stderr when it is an error."""
     out = sys.stderr if failed else sys.stdout
     for line in lines:
-        print(line, file=out)
+        print(plain(line), file=out)  # run names, paths and failure messages come from outside
 
 
 def run_runs(args: argparse.Namespace) -> int:
@@ -131,7 +134,7 @@ def run_runs(args: argparse.Namespace) -> int:
         print(json.dumps([info.to_dict() for info in runs], indent=1))
         return 0
     if not runs:
-        print(f"no runs under {args.runs_dir}")
+        print(f"no runs under {plain(args.runs_dir)}")
         return 0
     rows: list[tuple[str, ...]] = [("STATE", "STARTED", "WHAT", "EPOCHS", "BEST", "TIME", "GPU", "FOLDER")]
     rows += [_row(info) for info in runs]
@@ -146,7 +149,8 @@ def _row(info: RunInfo) -> tuple[str, ...]:
     epochs = f"{info.epoch}/{info.epochs}" if info.epochs else "-"
     best = "-" if info.best_acc is None else f"{100 * info.best_acc:.2f}%"
     span = fmt_span(info.elapsed_s)
-    return info.state, started, info.name or "-", epochs, best, span, info.device_name or "-", info.folder
+    cells = info.state, started, info.name or "-", epochs, best, span, info.device_name or "-", info.folder
+    return tuple(plain(cell, limit=CELL_LIMIT) for cell in cells)  # every cell was read from a run folder
 
 
 def run_stop(args: argparse.Namespace) -> int:
@@ -157,7 +161,7 @@ def run_stop(args: argparse.Namespace) -> int:
     run_dir = find_run(args.run, args.runs_dir, live_only=True)
     send_command(run_dir, "stop")
     if args.no_wait:
-        print(f"rocmtui: asked {run_dir} to stop")
+        print(f"rocmtui: asked {plain(run_dir)} to stop")
         return 0
     deadline = time.monotonic() + STOP_TIMEOUT_S
     while is_locked(run_dir):
@@ -166,5 +170,7 @@ def run_stop(args: argparse.Namespace) -> int:
         time.sleep(0.1)
     info = run_info(run_dir)
     best = "" if info.best_acc is None else f", best test accuracy {100 * info.best_acc:.2f}%"
-    print(f"rocmtui: {info.state} at epoch {info.epoch}/{info.epochs}{best}; checkpoint saved in {run_dir}")
+    print(
+        f"rocmtui: {plain(info.state)} at epoch {info.epoch}/{info.epochs}{best}; checkpoint saved in {plain(run_dir)}"
+    )
     return 0 if info.state in ("stopped", "finished") else 1

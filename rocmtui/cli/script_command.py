@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocmtui.base.text import plain
 from rocmtui.config import MonitorConfig
 from rocmtui.errors import UsageError
 
@@ -89,7 +90,7 @@ def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
 
     process = start(run_dir, name, command)
     tail = LineTailer(run_dir / env.OUTPUT)
-    print(f"rocmtui: run folder {run_dir}", flush=True)
+    print(f"rocmtui: run folder {plain(run_dir)}", flush=True)
     try:
         while True:
             done = process.poll() is not None
