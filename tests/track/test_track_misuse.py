@@ -46,7 +46,7 @@ def test_a_value_that_is_not_a_real_number_is_refused_at_log_naming_its_key_and_
 ) -> None:
     with rocmtui.track("x", runs_dir=tmp_path) as run:
         run.log(loss=1.0)
-        with pytest.raises(TypeError, match="^bad_value: expected"):
+        with pytest.raises(TypeError, match=r"^bad_value: expected"):
             run.log(loss=2.0, bad_value=BAD[what])
         with pytest.raises(TypeError, match="bad_value"):
             run.log_epoch(1, bad_value=BAD[what])
