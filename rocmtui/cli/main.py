@@ -18,6 +18,7 @@ from rocmtui.base.text import plain
 from rocmtui.cli.deferred import deferred
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.telemetry_flags import interval_given
+from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import DataError, UsageError, first_line
 
@@ -49,7 +50,7 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
 def _run_train(args: argparse.Namespace) -> int:
     config = train_config(args)
     refuse_live_resume(config)
-    if args.headless or not sys.stdout.isatty():
+    if args.headless or not can_draw():
         _check_data(config)  # fail fast with a one-line DataError
         from rocmtui.train.headless import run_headless  # torch, imported with the collector paused
 
@@ -120,7 +121,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
         raise UsageError("--speed goes with --replay")
     if args.record is not None and args.replay is not None:
         raise UsageError("--record and --replay do not go together")
-    ui = not (args.once or args.json or not sys.stdout.isatty())  # piped or redirected: lines for scripts
+    ui = not (args.once or args.json or not can_draw())  # piped or redirected: lines for scripts
     if not ui and (args.record is not None or args.replay is not None):
         raise UsageError("--record and --replay go with the live UI (for scripts: --json > FILE)")
     if not ui:
@@ -128,6 +129,11 @@ def _run_monitor(args: argparse.Namespace) -> int:
 
         gc_pause.resume()
         return report.print_once(config) if args.once else report.stream_json(config, args.count)
+    return _run_monitor_ui(args, config)
+
+
+def _run_monitor_ui(args: argparse.Namespace, config: MonitorConfig) -> int:
+    """The live monitor (or a replay in it), recording if asked."""
     from rocmtui.gpu.detect import DetectingSampler
     from rocmtui.gpu.recorder import Recorder
     from rocmtui.gpu.replay import load_replay
@@ -158,10 +164,14 @@ def _run_monitor(args: argparse.Namespace) -> int:
     try:
         # a replay's pace is the recording's: nothing it changes is kept
         kept = None if args.replay else settings_path
-        return run_monitor_app(config, source, settings=settings, settings_path=kept)
+        code = run_monitor_app(config, source, settings=settings, settings_path=kept, readonly=args.readonly)
     finally:
         if recorder is not None:
             recorder.close()
+    if recorder is not None and recorder.error is not None:  # a full disk: said, and not a success
+        print(f"rocmtui monitor: error: {plain(recorder.error)} ({recorder.written} samples written)", file=sys.stderr)
+        return code or 1
+    return code
 
 
 def _run_bench(args: argparse.Namespace) -> int:

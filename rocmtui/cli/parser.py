@@ -156,6 +156,9 @@ def _add_monitor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         default=None,
         help="with --replay: play X times as fast as recorded (default: 1)",
     )
+    monitor.add_argument(
+        "--readonly", action="store_true", help="no kill keys: the process table can be looked at, never signalled"
+    )
     add_telemetry_flags(monitor)
 
 

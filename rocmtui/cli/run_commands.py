@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocmtui.base.text import plain
+from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
 from rocmtui.gpu.units import fmt_span
@@ -91,7 +92,7 @@ def run_watch(args: argparse.Namespace) -> int:
     specs: list[str | None] = list(args.run) or [None]
     run_dirs = [find_run(spec, args.runs_dir) for spec in specs]
     run_dir = run_dirs[0]
-    if not sys.stdout.isatty():
+    if not can_draw():
         raise UsageError("watch draws in a terminal; for scripts use 'rocmtui runs --json'")
     samples = TailSource(SampleTail(run_dir).poll, history_len=3600)
     samples.catch_up()  # the GPU history is there for the first frame

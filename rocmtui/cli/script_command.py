@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.base.text import plain
+from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig
 from rocmtui.errors import UsageError
 
@@ -77,7 +78,7 @@ def run_script(args: argparse.Namespace) -> int:
     name = args.name or script_name(command)
     runs_dir = args.runs_dir or Path(os.environ.get(env.RUNS_DIR) or "runs")
     run_dir = create_run_dir(runs_dir, run_name(slug(name)))  # here, so the viewer knows it at once
-    if not sys.stdout.isatty():
+    if not can_draw():
         return _run_plain(run_dir, name, command)
     return _run_ui(args, run_dir, name, command)
 

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.filter import Monochrome, NoColor
 from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
@@ -58,8 +59,11 @@ class MonitorApp(App[int]):
         theme: str = MonitorConfig.theme,
         settings: MonitorSettings | None = None,
         settings_path: Path | None = None,
+        readonly: bool = False,
     ) -> None:
         super().__init__()
+        if self.no_color:  # NO_COLOR: no colour at all (Textual's own filter turns colours into greys)
+            self._filters = [f for f in self._filters if not isinstance(f, Monochrome)] + [NoColor()]
         self.theme = theme
         self.settings = settings or MonitorSettings(theme=theme)
         self.settings_path = settings_path
@@ -67,7 +71,9 @@ class MonitorApp(App[int]):
         self.sampler = sampler
         self.peaks = Peaks()
         self.relay = SampleRelay(self.post_message)
-        self.monitor_screen = MonitorScreen(in_train=self.has_run, replaying=isinstance(sampler, ReplaySource))
+        self.monitor_screen = MonitorScreen(
+            in_train=self.has_run, replaying=isinstance(sampler, ReplaySource), readonly=readonly
+        )
 
     @property
     def has_run(self) -> bool:
@@ -169,10 +175,12 @@ def create_monitor_app(
     *,
     settings: MonitorSettings | None = None,
     settings_path: Path | None = None,
+    readonly: bool = False,
 ) -> MonitorApp:
-    """The monitor app (also the screenshot script's); ``settings_path``: where changes are saved."""
+    """The monitor app (also the screenshot script's); ``settings_path``: where changes are saved; ``readonly``:
+    no kill keys."""
     check_theme(config.theme)
-    return MonitorApp(sampler, theme=config.theme, settings=settings, settings_path=settings_path)
+    return MonitorApp(sampler, theme=config.theme, settings=settings, settings_path=settings_path, readonly=readonly)
 
 
 def run_monitor_app(
@@ -181,8 +189,9 @@ def run_monitor_app(
     *,
     settings: MonitorSettings | None = None,
     settings_path: Path | None = None,
+    readonly: bool = False,
 ) -> int:
     """``rocmtui monitor``; returns the exit code."""
-    app = create_monitor_app(config, sampler, settings=settings, settings_path=settings_path)
+    app = create_monitor_app(config, sampler, settings=settings, settings_path=settings_path, readonly=readonly)
     result = app.run()
     return result if isinstance(result, int) else (app.return_code or 0)

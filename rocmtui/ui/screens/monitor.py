@@ -83,10 +83,12 @@ class MonitorScreen(Screen[None]):
 
     AUTO_FOCUS = "#processes"
 
-    def __init__(self, *, in_train: bool = False, replaying: bool = False) -> None:
+    def __init__(self, *, in_train: bool = False, replaying: bool = False, readonly: bool = False) -> None:
         super().__init__(id="monitor")
         self.in_train = in_train
         self.replaying = replaying
+        self.readonly = readonly
+        """``--readonly`` (nvitop's flag): no kill keys, shown or acting."""
         """Showing a recording: its PIDs are not this machine's, so nothing may be signalled."""
         self.status = Static("rocmtui monitor · waiting for the first sample…", id="monitor-status")
         self.panel = GpuPanel(id="monitor-gpu", graphs=True)
@@ -200,7 +202,10 @@ class MonitorScreen(Screen[None]):
         self.app.push_screen(SignalConfirm(proc, name), answered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``m`` (back to the curves) only exists when the monitor was opened from training."""
+        """``m`` (back to the curves) only exists when the monitor was opened from training; ``k`` and ``K``
+        not at all under ``--readonly``."""
+        if action == "signal":
+            return not self.readonly
         return self.in_train if action == "back_to_train" else True
 
     def action_select_gpu(self, step: int) -> None:
