@@ -33,7 +33,7 @@ def refusal(proc: GpuProcess, uid: int | None = None) -> str | None:
 
 def _own_children() -> set[int]:
     """This process's descendants that run rocmtui (a trainer, a served app), not any child a script started."""
-    own = set()
+    own: set[int] = set()
     try:
         children = psutil.Process().children(recursive=True)
     except psutil.Error:
