@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
     from rocmtui.train.launch import LaunchedTrainer
 
 __all__ = ["build_parser", "main", "monitor_config", "train_config"]
+
+START_STOP_GRACE_S = 10.0
+"""How long a trainer asked to stop during the UI's start has before it is killed."""
 
 
 def monitor_config(args: argparse.Namespace) -> MonitorConfig:
@@ -47,8 +52,18 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
     return config_from_args(args)
 
 
+def check_nproc(nproc: int, force: bool, cores: int | None = None) -> None:
+    """``--nproc`` at most the CPU cores (each rank is a process with its loader, about 0.5 GB on the CPU)
+    unless ``--force``; above the visible GPUs it is refused once torch has counted them (``resolve_device``)."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if nproc > cores and not force:
+        raise UsageError(f"--nproc {nproc}: this machine has {cores} CPU cores; give at most {cores} (or --force)")
+
+
 def _run_train(args: argparse.Namespace) -> int:
     config = train_config(args)
+    check_nproc(config.nproc, args.force)
     refuse_live_resume(config)
     if args.headless or not can_draw():
         _check_data(config)  # fail fast with a one-line DataError
@@ -59,30 +74,49 @@ def _run_train(args: argparse.Namespace) -> int:
     from rocmtui.cli.run_commands import print_lines
     from rocmtui.run.samples import LateSampleTail
     from rocmtui.train.launch import LaunchedTrainer
+    from rocmtui.ui.signals import stop_on_signals
     from rocmtui.ui.themes import check_theme  # without Textual: the trainer starts before the UI imports it
 
     check_theme(args.theme)  # one line, before the trainer starts and the terminal is taken
     telemetry = monitor_config(args)
     samples = LateSampleTail()  # the trainer samples the GPU into its folder; the UI reads it there
     trainer = LaunchedTrainer(telemetry=telemetry, on_folder=samples.attach)
-    trainer.start(config)  # first: its imports, CUDA start-up and data loading overlap the rest of this start
-    _check_data(config, trainer)
+    early: list[int] = []  # SIGTERM or SIGHUP before the app takes them over: the trainer must not train on alone
+    with stop_on_signals(early.append):
+        trainer.start(config)  # first: its imports, CUDA start-up and data loading overlap the rest of this start
+        _check_data(config, trainer)
 
-    from rocmtui.gpu.tail_source import TailSource
-    from rocmtui.ui.train_app import create_train_app, run_train_app
+        from rocmtui.gpu.tail_source import TailSource
+        from rocmtui.ui.train_app import create_train_app, run_train_app
 
-    app = create_train_app(
-        config,
-        trainer,
-        TailSource(samples.poll, interval_s=min(telemetry.interval_s, 0.5), history_len=telemetry.history_len),
-        exit_on_finish=args.exit_on_finish,
-        detachable=True,
-        stop_on_hangup=args.stop_on_hangup,
-        theme=args.theme,
-    )
-    code, lines = run_train_app(app)
+        app = create_train_app(
+            config,
+            trainer,
+            TailSource(samples.poll, interval_s=min(telemetry.interval_s, 0.5), history_len=telemetry.history_len),
+            exit_on_finish=args.exit_on_finish,
+            detachable=True,
+            stop_on_hangup=args.stop_on_hangup,
+            theme=args.theme,
+        )
+        if early:
+            return _stop_started(trainer, early[0])
+        code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))
     return code
+
+
+def _stop_started(trainer: LaunchedTrainer, signum: int) -> int:
+    """A signal during the start: the trainer is asked to stop (SIGTERM: with a checkpoint once it holds its
+    folder), killed if it does not within a few seconds; the exit code says which signal."""
+    process = trainer.process
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=START_STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            trainer.kill()
+    print(f"rocmtui train: stopped by signal {signum} while starting", file=sys.stderr)
+    return 128 + signum
 
 
 def _check_data(config: TrainConfig, started: LaunchedTrainer | None = None) -> None:

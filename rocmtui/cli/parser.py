@@ -111,6 +111,9 @@ def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
     train.add_argument("--exit-on-finish", action="store_true", help="close the UI when training ends")
     train.add_argument(
+        "--force", action="store_true", help="allow --nproc above the CPU cores (each rank is a process of its own)"
+    )
+    train.add_argument(
         "--stop-on-hangup",
         action="store_true",
         help="stop the run (with a checkpoint) when the terminal goes away, instead of training on",
