@@ -150,3 +150,37 @@ def test_plain_runs_output_in_a_pty_holds_no_escape(tmp_path: Path) -> None:
     os.waitpid(pid, 0)
     os.close(master)
     assert CLIPBOARD.encode() not in seen and TITLE.encode() not in seen
+
+
+def _run_to_end(argv: list[str], env: dict[str, str], timeout: float = 60) -> tuple[int, bytes]:
+    pid, master = _spawn(argv, env)
+    seen = bytearray()
+    deadline = time.monotonic() + timeout
+    while True:
+        _read_until(master, b"\0never", 0.2, seen)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            _read_until(master, b"\0never", 0.2, seen)
+            os.close(master)
+            return os.waitstatus_to_exitcode(status), bytes(seen)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise AssertionError("did not end")
+
+
+def test_term_dumb_gets_plain_lines_and_a_scripts_escapes_are_shown_not_sent(tmp_path: Path) -> None:
+    script = f"print({CLIPBOARD!r} + ' hello')"
+    code, seen = _run_to_end(["run", "--runs-dir", str(tmp_path), "--", sys.executable, "-c", script], {"TERM": "dumb"})
+    assert code == 0 and b"hello" in seen
+    assert CLIPBOARD.encode() not in seen and b"\\x1b]52" in seen
+    assert b"\x1b[?1049h" not in seen  # no full-screen UI on a dumb terminal
+    pid, master = _spawn(["monitor"], {"TERM": "dumb"})  # what a pipe gets: JSON lines, not the full-screen UI
+    lines = bytearray()
+    try:
+        assert _read_until(master, b'"schema"', 30, lines)
+        assert b"\x1b[?1049h" not in lines
+    finally:
+        os.kill(pid, signal.SIGINT)
+        os.waitpid(pid, 0)
+        os.close(master)

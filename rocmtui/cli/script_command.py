@@ -83,6 +83,10 @@ def run_script(args: argparse.Namespace) -> int:
     return _run_ui(args, run_dir, name, command)
 
 
+OUTPUT_LINE_LIMIT = 16384
+"""Characters of one line of a script's output shown on a terminal (the folder's output.log keeps it whole)."""
+
+
 def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
     """No terminal: the script's output on stdout as it is written, then its exit code."""
     from rocmtui.run.lines import LineTailer
@@ -92,11 +96,13 @@ def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
     process = start(run_dir, name, command)
     tail = LineTailer(run_dir / env.OUTPUT)
     print(f"rocmtui: run folder {plain(run_dir)}", flush=True)
+    terminal = sys.stdout.isatty()  # TERM=dumb: a terminal all the same, where the script's escapes are shown
     try:
         while True:
             done = process.poll() is not None
             for line in tail.read_lines():
-                sys.stdout.write(line.decode(errors="replace") + "\n")
+                text = line.decode(errors="replace")
+                sys.stdout.write((plain(text, lines=True, limit=OUTPUT_LINE_LIMIT) if terminal else text) + "\n")
             sys.stdout.flush()
             if done:
                 return process.returncode
