@@ -7,6 +7,7 @@ The refusals are checked in-process against the server's own routes (no app proc
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -113,6 +114,13 @@ async def _first_bytes(ws: aiohttp.ClientWebSocketResponse) -> bytes:
     return b""
 
 
+async def _pong(ws: aiohttp.ClientWebSocketResponse) -> object:
+    async for message in ws:
+        if message.type == aiohttp.WSMsgType.TEXT and message.data.startswith('["pong"'):
+            return json.loads(message.data)
+    return None
+
+
 @pytest.mark.slow
 async def test_a_real_serve_refuses_foreign_origins_and_tokenless_sessions_and_caps_sessions(served: str) -> None:
     base = served.split("/?", maxsplit=1)[0]
@@ -129,6 +137,10 @@ async def test_a_real_serve_refuses_foreign_origins_and_tokenless_sessions_and_c
             assert refused.value.status in (403, 404)
         async with http.ws_connect(ws_url, headers={"Origin": base}) as ws:
             assert await asyncio.wait_for(_first_bytes(ws), 30)  # the app draws
+            for junk in ("not json", "[]", '{"a": 1}', '["resize", {"width": "x"}]', '["stdin", 5]', '["focus"]'):
+                await ws.send_str(junk)  # ignored, the session lives on
+            await ws.send_str('["ping", "still there"]')
+            assert await asyncio.wait_for(_pong(ws), 30) == ["pong", "still there"]
             with pytest.raises(aiohttp.WSServerHandshakeError) as full:
                 await http.ws_connect(ws_url, headers={"Origin": base})
             assert full.value.status == 503
