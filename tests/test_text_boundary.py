@@ -165,3 +165,10 @@ def test_widgets_are_never_fed_raw_strings() -> None:
             if isinstance(node, ast.Call):
                 found += [f"{path.relative_to(UI)}:{node.lineno}: {arg}" for arg in _fed_raw(node)]
     assert not found, "\n".join(found)
+
+
+def test_compared_runs_folder_names_are_plain_labels() -> None:
+    from rocmtui.ui.compare import run_labels
+
+    labels = run_labels([f"/runs/20261201-101500-{OSC52}", "/runs/20261201-101600-b"])
+    assert _is_safe("".join(labels)) and "\\x1b" in labels[0]
