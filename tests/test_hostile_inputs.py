@@ -457,6 +457,10 @@ PROCESS_CASES = [
     "resume with --model simplecnn",
     "train --lr 'nan'",
     "monitor once and json",
+    "dataset with clipboard write",
+    "watch with invalid UTF-8",
+    "train --nproc far above the cores",
+    "serve max sessions 0",
 ]
 
 

@@ -9,7 +9,6 @@ it is. ``tests/test_safe_text.py`` checks that the UI hands those calls no other
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from typing import Any, TypeVar, cast
 
 import msgspec
@@ -32,18 +31,50 @@ def cleaned(value: T) -> T:
 
 
 def _clean(value: object) -> object:
-    if isinstance(value, str):
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return value  # numbers, None, bytes: nothing to draw as text
+    if kind is str:
         clean = plain(value, lines=True)
         return value if clean == value else clean
-    if isinstance(value, msgspec.Struct):
-        changes = _changed_fields(value, msgspec.structs.fields(value))
-        return msgspec.structs.replace(value, **changes) if changes else value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = _changed_fields(value, [f for f in dataclasses.fields(value) if f.init])
-        return dataclasses.replace(value, **changes) if changes else value
     if isinstance(value, tuple | list | dict):
         return _clean_collection(value)
-    return value  # numbers, None, bytes: nothing to draw as text
+    return _clean_fields(value, _field_names(kind))
+
+
+def _clean_fields(value: Any, names: tuple[str, ...]) -> object:
+    """A Struct or dataclass with its changed fields replaced (``names``: its fields; () for other objects)."""
+    changes = {}
+    for name in names:
+        old = getattr(value, name)
+        new = _clean(old)
+        if new is not old:
+            changes[name] = new
+    if not changes:
+        return value
+    if isinstance(value, msgspec.Struct):
+        return msgspec.structs.replace(value, **changes)
+    return dataclasses.replace(value, **changes)
+
+
+_PLAIN_TYPES = frozenset({int, float, bool, type(None), bytes})
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    """The fields of a Struct or dataclass type (found once per type: this runs for every event); () for others."""
+    names = _FIELDS.get(kind)
+    if names is None:
+        if issubclass(kind, msgspec.Struct):
+            names = tuple(kind.__struct_fields__)
+        elif dataclasses.is_dataclass(kind):
+            names = tuple(f.name for f in dataclasses.fields(kind) if f.init)
+        else:
+            names = ()
+        _FIELDS[kind] = names
+    return names
 
 
 def _clean_collection(value: tuple[object, ...] | list[object] | dict[object, object]) -> object:
@@ -56,13 +87,3 @@ def _clean_collection(value: tuple[object, ...] | list[object] | dict[object, ob
         return value
     factory: Any = type(value)
     return factory(*items) if hasattr(value, "_fields") else factory(items)  # a namedtuple takes its fields
-
-
-def _changed_fields(value: object, fields: Iterable[Any]) -> dict[str, object]:
-    changes: dict[str, object] = {}
-    for field in fields:
-        old = getattr(value, field.name)
-        new = _clean(old)
-        if new is not old:
-            changes[field.name] = new
-    return changes
