@@ -166,7 +166,9 @@ class MonitorApp(App[int]):
         from rocmtui.ui.screens.help import MONITOR_KEYS, HelpScreen  # not needed for the first frame
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen("rocmtui monitor: keys", MONITOR_KEYS))
+            readonly = self.monitor_screen.readonly
+            keys = tuple(k for k in MONITOR_KEYS if not (readonly and k[0] == "k / K"))  # --readonly: no kill keys
+            self.push_screen(HelpScreen("rocmtui monitor: keys", keys))
 
 
 def create_monitor_app(

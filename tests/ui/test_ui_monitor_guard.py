@@ -19,6 +19,7 @@ from rocmtui.gpu.proc_stats import ProcessStats
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.app import create_monitor_app
+from rocmtui.ui.screens.help import HelpScreen
 from rocmtui.ui.screens.signal_confirm import SignalConfirm
 from rocmtui.ui.settings import MonitorSettings, load
 
@@ -35,6 +36,9 @@ async def test_readonly_shows_no_kill_key_and_k_does_nothing() -> None:
         await pilot.press("k", "K")
         await pilot.pause()
         assert not isinstance(app.screen, SignalConfirm)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen) and all(key != "k / K" for key, _ in app.screen.keys)
     app = create_monitor_app(MonitorConfig(), ManualReplay(synthetic_gpu_sets(1, count=2)))
     async with app.run_test(size=(120, 40)):
         actions = {binding.action for _, binding, _, _ in app.screen.active_bindings.values()}
