@@ -12,6 +12,7 @@ import builtins
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 import zipfile
@@ -40,6 +41,8 @@ class Case:
     expect: str
     """A part of the one stderr line."""
     code: int = 2
+    tty: bool = False
+    """Run as if stdout were a terminal (``monitor --replay`` is refused before that otherwise)."""
 
 
 def T(*flags: str, dataset: str = "cifar") -> tuple[str, ...]:
@@ -60,6 +63,53 @@ NUMBERS = {  # flag: (a bad value, what the error says) for each numeric train o
     "--label-smoothing": [("1", "below 1"), ("-0.1", "below 1"), ("nan", "below 1")],
     "--seed": [("-1", "0 or more"), ("1.5", "not a number"), ("99999999999999999999999", "below 2**63")],
 }  # fmt: skip
+
+HOSTILE_TEXT = {  # text a user, a script or a file name may carry: none of it may reach the terminal as it is
+    "clipboard write": "\x1b]52;c;cHduZWQ=\x1b\\",
+    "window title": "\x1b]0;pwned\x07",
+    "clear screen": "\x1b[2J\x1b[H",
+    "C1 CSI": "\x9b31m",
+    "bidi override": "evil\u202etxt.exe",
+    "markup close": "[/]",
+    "markup action": "[@click=app.quit]x[/]",
+    "newline": "one\ntwo",
+    "DEL and BEL": "a\x7fb\x07",
+    "invalid UTF-8": os.fsdecode(b"bad\xff\xfe"),  # argv bytes that are not UTF-8, as Python hands them over
+}
+HOSTILE_SITES = {  # where a hostile value enters (X), and what the one line says
+    "dataset": (("train", "X"), "unknown dataset"),
+    "--model": (T("--model", "X"), "unknown model"),
+    "--optimizer": (T("--optimizer", "X"), "unknown optimizer"),
+    "--amp": (T("--amp", "X"), "unknown amp mode"),
+    "--device": (T("--device", "X"), "is not a device"),
+    "--recipe": (T("--recipe", "X"), "unknown recipe"),
+    "--resume": (R("{w}/X"), "does not exist"),
+    "--data-dir": (T("--data-dir", "{w}/X"), "does not exist"),
+    "watch": (("watch", "X", "--runs-dir", "{w}/runs"), "is not a run folder"),
+    "stop": (("stop", "X", "--runs-dir", "{w}/runs"), "is not a run folder"),
+    "serve app": (("serve", "X"), "invalid choice"),
+    "monitor --backend": (("monitor", "--backend", "X"), "unknown backend"),
+}
+SPECIAL_FILES = {  # monitor --replay of what is not a recording: refused at once, in one line
+    "/dev/zero": ("/dev/zero", "not a regular file"),
+    "/dev/null": ("/dev/null", "not a regular file"),
+    "/dev/urandom": ("/dev/urandom", "not a regular file"),
+    "a FIFO": ("{w}/fifo.jsonl", "not a regular file"),
+    "a symlink to /dev/zero": ("{w}/zero-link.jsonl", "not a regular file"),
+    "a folder": ("{w}", "{w}"),
+    "a missing file": ("{w}/missing.jsonl", "No such file"),
+    "an empty file": ("{w}/a-file", "a-file:1"),
+    "blank lines only": ("{w}/replay/blank.jsonl", "no samples"),
+    "a torn line only": ("{w}/replay/torn.jsonl", "no samples"),
+    "a JSON array": ("{w}/replay/array.jsonl", "replay/array.jsonl:1"),
+    "a JSON string": ("{w}/replay/string.jsonl", "replay/string.jsonl:1"),
+    "wrong types": ("{w}/replay/types.jsonl", "replay/types.jsonl:1"),
+    "NUL bytes": ("{w}/replay/nul.jsonl", "replay/nul.jsonl:1"),
+    "invalid UTF-8": ("{w}/replay/utf8.jsonl", "replay/utf8.jsonl:1"),
+    "a line over the cap": ("{w}/replay/long.jsonl", "longer than"),
+    "a torn line mid-file": ("{w}/replay/torn-middle.jsonl", "replay/torn-middle.jsonl:1"),
+    "escapes in its name": ("{w}/no-\x1b]52;c;eA==\x07.jsonl", "No such file"),
+}
 
 CASES: dict[str, Case] = {
     # the command line itself
@@ -172,6 +222,26 @@ CASES: dict[str, Case] = {
     "resume on other data": Case(R("{run}", "--epochs", "3", "--data-dir", "{w}/data-relabelled"), "other data"),
     "data dir npz labels out of range": Case(T("--data-dir", "{w}/data-labels"), "labels outside 0..9"),
     "data dir torchvision files empty": Case(T("--data-dir", "{w}/data-tv-empty"), "cannot read cifar10"),
+    # hostile text in every place it may enter: shown plain, in one line
+    **{
+        f"{site} with {what}": Case(tuple(a.replace("X", text) for a in argv), says)
+        for site, (argv, says) in HOSTILE_SITES.items()
+        for what, text in HOSTILE_TEXT.items()
+    },
+    # bounds
+    "train --nproc far above the cores": Case(T("--nproc", "100000"), "CPU cores; give at most"),
+    "train --nproc 0": Case(T("--nproc", "0"), "positive integer"),
+    "serve max sessions 0": Case(("serve", "monitor", "--max-sessions", "0"), "positive integer"),
+    "serve max sessions text": Case(("serve", "--max-sessions", "many", "demo"), "not a whole number"),
+    "serve port 0": Case(("serve", "--port", "0", "monitor"), "needs a fixed --port"),
+    "serve port 0 after the app": Case(("serve", "monitor", "--port", "0"), "needs a fixed --port"),
+    "serve train": Case(("serve", "train", "cifar"), "serve watch"),
+    "export port text": Case(("export", "--port", "x"), "not a number"),
+    "monitor readonly with value": Case(("monitor", "--readonly=yes"), "ignored explicit argument 'yes'"),
+    **{
+        f"monitor replay of {what}": Case(("monitor", "--replay", path), says, tty=True)
+        for what, (path, says) in SPECIAL_FILES.items()
+    },
     # monitor
     "monitor interval too short": Case(("monitor", "--interval", "0.01"), "give 0.1 to 60 seconds"),
     "monitor interval too long": Case(("monitor", "--interval", "61"), "give 0.1 to 60 seconds"),
@@ -237,6 +307,25 @@ def _data_dirs(w: Path) -> None:
         target = w / "data-tv-empty" / "cifar-10-batches-py" / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(b"")
+
+
+def _replays(w: Path) -> None:
+    """Recordings that are not, for ``monitor --replay``."""
+    from rocmtui.gpu.replay import MAX_LINE_BYTES
+
+    d = w / "replay"
+    d.mkdir()
+    (d / "blank.jsonl").write_text("\n\n  \n")
+    (d / "torn.jsonl").write_text('{"schema": 1, "timestamp": 1.0, "back')
+    (d / "array.jsonl").write_text("[1, 2, 3]\n")
+    (d / "string.jsonl").write_text('"a sample"\n')
+    (d / "types.jsonl").write_text('{"schema": 1, "timestamp": "soon", "backend": 5}\n')
+    (d / "nul.jsonl").write_bytes(b"\x00" * 64 + b"\n")
+    (d / "utf8.jsonl").write_bytes(b'{"backend": "\xff\xfe"}\n')
+    (d / "long.jsonl").write_bytes(b"x" * (MAX_LINE_BYTES + 10) + b"\n")
+    (d / "torn-middle.jsonl").write_text('{"schema": 1, "times\n{"schema": 1}\n')
+    os.mkfifo(w / "fifo.jsonl")
+    (w / "zero-link.jsonl").symlink_to("/dev/zero")
 
 
 def _checkpoints(c: Path, run: Path) -> None:
@@ -309,6 +398,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         assert isinstance(summary.event, RunFinished) and summary.run_dir is not None
         (w / "a-file").write_text("a file\n")
         _data_dirs(w)
+        _replays(w)
         _checkpoints(w / "ckpt", summary.run_dir)
         yield w
 
@@ -323,8 +413,16 @@ def _snapshot(w: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in run.iterdir() if p.suffix in (".pt", ".json", ".jsonl")}
 
 
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""What must never reach a terminal: control characters (newline and tab aside), C1, DEL, bidi controls,
+lone surrogates."""
+
+
 def _check(case: Case, w: Path, out_dir: Path, capsys: pytest.CaptureFixture[str], mp: pytest.MonkeyPatch) -> None:
     mp.setenv("XDG_CACHE_HOME", str(w / "cache"))
+    mp.setenv("XDG_CONFIG_HOME", str(w / "config"))  # the monitor's settings: never the user's
+    if case.tty:
+        mp.setattr(sys.stdout, "isatty", lambda: True)
     before = _snapshot(w)
     try:
         code = main(_expand(case.argv, w, out_dir))
@@ -332,9 +430,10 @@ def _check(case: Case, w: Path, out_dir: Path, capsys: pytest.CaptureFixture[str
         code = int(exit_.code or 0)
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
+    assert not UNSAFE.search(out + err), (out, err)
     assert code == case.code, (out, err)
     assert len(err.strip().splitlines()) == 1, (out, err)
-    assert case.expect in err, err
+    assert case.expect.format(w=w) in err, err
     assert not list(w.rglob(f"{MARKER}*")), "code ran from a file"
     assert _snapshot(w) == before, "the existing run was changed"
     assert not out_dir.exists() or not any(out_dir.iterdir()), "a run folder was made for a refused run"
@@ -348,7 +447,7 @@ def test_hostile_input(
 
 
 def test_the_table_is_large_enough() -> None:
-    assert len(CASES) >= 120
+    assert len(CASES) >= 250
 
 
 PROCESS_CASES = [
@@ -358,6 +457,10 @@ PROCESS_CASES = [
     "resume with --model simplecnn",
     "train --lr 'nan'",
     "monitor once and json",
+    "dataset with clipboard write",
+    "watch with invalid UTF-8",
+    "train --nproc far above the cores",
+    "serve max sessions 0",
 ]
 
 

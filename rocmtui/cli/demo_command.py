@@ -7,11 +7,11 @@ its events with their times, and the NVML samples taken while it trained. No tor
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocmtui.cli import argtypes
+from rocmtui.cli.terminal import can_draw
 from rocmtui.errors import UsageError
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def build_demo_app(speed: float, loop: bool, run_dir: Path = DEMO_RUN) -> DemoAp
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    if not sys.stdout.isatty():
+    if not can_draw():
         raise UsageError("demo draws in a terminal (in a browser: 'rocmtui serve demo')")
     app = build_demo_app(args.speed, args.loop)
     app.run()

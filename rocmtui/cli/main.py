@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmtui import gc_pause
+from rocmtui.base.text import plain
 from rocmtui.cli.deferred import deferred
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.telemetry_flags import interval_given
+from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import DataError, UsageError, first_line
 
@@ -24,6 +28,9 @@ if TYPE_CHECKING:
     from rocmtui.train.launch import LaunchedTrainer
 
 __all__ = ["build_parser", "main", "monitor_config", "train_config"]
+
+START_STOP_GRACE_S = 10.0
+"""How long a trainer asked to stop during the UI's start has before it is killed."""
 
 
 def monitor_config(args: argparse.Namespace) -> MonitorConfig:
@@ -45,10 +52,20 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
     return config_from_args(args)
 
 
+def check_nproc(nproc: int, force: bool, cores: int | None = None) -> None:
+    """``--nproc`` at most the CPU cores (each rank is a process with its loader, about 0.5 GB on the CPU)
+    unless ``--force``; above the visible GPUs it is refused once torch has counted them (``resolve_device``)."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if nproc > cores and not force:
+        raise UsageError(f"--nproc {nproc}: this machine has {cores} CPU cores; give at most {cores} (or --force)")
+
+
 def _run_train(args: argparse.Namespace) -> int:
     config = train_config(args)
+    check_nproc(config.nproc, args.force)
     refuse_live_resume(config)
-    if args.headless or not sys.stdout.isatty():
+    if args.headless or not can_draw():
         _check_data(config)  # fail fast with a one-line DataError
         from rocmtui.train.headless import run_headless  # torch, imported with the collector paused
 
@@ -57,30 +74,49 @@ def _run_train(args: argparse.Namespace) -> int:
     from rocmtui.cli.run_commands import print_lines
     from rocmtui.run.samples import LateSampleTail
     from rocmtui.train.launch import LaunchedTrainer
+    from rocmtui.ui.signals import stop_on_signals
     from rocmtui.ui.themes import check_theme  # without Textual: the trainer starts before the UI imports it
 
     check_theme(args.theme)  # one line, before the trainer starts and the terminal is taken
     telemetry = monitor_config(args)
     samples = LateSampleTail()  # the trainer samples the GPU into its folder; the UI reads it there
     trainer = LaunchedTrainer(telemetry=telemetry, on_folder=samples.attach)
-    trainer.start(config)  # first: its imports, CUDA start-up and data loading overlap the rest of this start
-    _check_data(config, trainer)
+    early: list[int] = []  # SIGTERM or SIGHUP before the app takes them over: the trainer must not train on alone
+    with stop_on_signals(early.append):
+        trainer.start(config)  # first: its imports, CUDA start-up and data loading overlap the rest of this start
+        _check_data(config, trainer)
 
-    from rocmtui.gpu.tail_source import TailSource
-    from rocmtui.ui.train_app import create_train_app, run_train_app
+        from rocmtui.gpu.tail_source import TailSource
+        from rocmtui.ui.train_app import create_train_app, run_train_app
 
-    app = create_train_app(
-        config,
-        trainer,
-        TailSource(samples.poll, interval_s=min(telemetry.interval_s, 0.5), history_len=telemetry.history_len),
-        exit_on_finish=args.exit_on_finish,
-        detachable=True,
-        stop_on_hangup=args.stop_on_hangup,
-        theme=args.theme,
-    )
-    code, lines = run_train_app(app)
+        app = create_train_app(
+            config,
+            trainer,
+            TailSource(samples.poll, interval_s=min(telemetry.interval_s, 0.5), history_len=telemetry.history_len),
+            exit_on_finish=args.exit_on_finish,
+            detachable=True,
+            stop_on_hangup=args.stop_on_hangup,
+            theme=args.theme,
+        )
+        if early:
+            return _stop_started(trainer, early[0])
+        code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))
     return code
+
+
+def _stop_started(trainer: LaunchedTrainer, signum: int) -> int:
+    """A signal during the start: the trainer is asked to stop (SIGTERM: with a checkpoint once it holds its
+    folder), killed if it does not within a few seconds; the exit code says which signal."""
+    process = trainer.process
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=START_STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            trainer.kill()
+    print(f"rocmtui train: stopped by signal {signum} while starting", file=sys.stderr)
+    return 128 + signum
 
 
 def _check_data(config: TrainConfig, started: LaunchedTrainer | None = None) -> None:
@@ -119,7 +155,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
         raise UsageError("--speed goes with --replay")
     if args.record is not None and args.replay is not None:
         raise UsageError("--record and --replay do not go together")
-    ui = not (args.once or args.json or not sys.stdout.isatty())  # piped or redirected: lines for scripts
+    ui = not (args.once or args.json or not can_draw())  # piped or redirected: lines for scripts
     if not ui and (args.record is not None or args.replay is not None):
         raise UsageError("--record and --replay go with the live UI (for scripts: --json > FILE)")
     if not ui:
@@ -127,6 +163,11 @@ def _run_monitor(args: argparse.Namespace) -> int:
 
         gc_pause.resume()
         return report.print_once(config) if args.once else report.stream_json(config, args.count)
+    return _run_monitor_ui(args, config)
+
+
+def _run_monitor_ui(args: argparse.Namespace, config: MonitorConfig) -> int:
+    """The live monitor (or a replay in it), recording if asked."""
     from rocmtui.gpu.detect import DetectingSampler
     from rocmtui.gpu.recorder import Recorder
     from rocmtui.gpu.replay import load_replay
@@ -137,7 +178,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
     settings_path = saved.default_path()
     settings, problem = saved.load(settings_path)
     if problem is not None:
-        print(f"rocmtui monitor: {problem}", file=sys.stderr)
+        print(f"rocmtui monitor: {plain(problem)}", file=sys.stderr)
     if args.interval is None:  # not given: the interval kept from the last session
         config = dataclasses.replace(config, interval_s=settings.interval_s)
     if args.theme == MonitorConfig.theme and settings.theme != config.theme:
@@ -157,10 +198,14 @@ def _run_monitor(args: argparse.Namespace) -> int:
     try:
         # a replay's pace is the recording's: nothing it changes is kept
         kept = None if args.replay else settings_path
-        return run_monitor_app(config, source, settings=settings, settings_path=kept)
+        code = run_monitor_app(config, source, settings=settings, settings_path=kept, readonly=args.readonly)
     finally:
         if recorder is not None:
             recorder.close()
+    if recorder is not None and recorder.error is not None:  # a full disk: said, and not a success
+        print(f"rocmtui monitor: error: {plain(recorder.error)} ({recorder.written} samples written)", file=sys.stderr)
+        return code or 1
+    return code
 
 
 def _run_bench(args: argparse.Namespace) -> int:
@@ -211,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except UsageError as err:
-        print(f"rocmtui {args.command}: error: {err}", file=sys.stderr)
+        print(f"rocmtui {args.command}: error: {plain(err)}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print(f"rocmtui {args.command}: interrupted", file=sys.stderr)

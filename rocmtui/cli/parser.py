@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from rocmtui.base.text import plain
 from rocmtui.cli import argtypes
 from rocmtui.cli.deferred import deferred
 from rocmtui.cli.telemetry_flags import add_telemetry_flags
@@ -32,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line on stderr and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {plain(message)} (see '{self.prog} --help')\n")
 
 
 TRAIN_EXAMPLES = """\
@@ -110,6 +111,9 @@ def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
     train.add_argument("--exit-on-finish", action="store_true", help="close the UI when training ends")
     train.add_argument(
+        "--force", action="store_true", help="allow --nproc above the CPU cores (each rank is a process of its own)"
+    )
+    train.add_argument(
         "--stop-on-hangup",
         action="store_true",
         help="stop the run (with a checkpoint) when the terminal goes away, instead of training on",
@@ -154,6 +158,9 @@ def _add_monitor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         type=argtypes.positive_float,
         default=None,
         help="with --replay: play X times as fast as recorded (default: 1)",
+    )
+    monitor.add_argument(
+        "--readonly", action="store_true", help="no kill keys: the process table can be looked at, never signalled"
     )
     add_telemetry_flags(monitor)
 

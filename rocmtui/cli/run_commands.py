@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rocmtui.base.text import plain
 from rocmtui.base.units import fmt_acc, fmt_span
+from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
 from rocmtui.run.layout import default_runs_dir
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
 
 STOP_TIMEOUT_S = 120.0
 RUNS_DIR_HELP = "where runs are (default: $ROCMTUI_RUNS_DIR, else ./runs)"
+CELL_LIMIT = 200
+"""Characters of one cell of the runs table (a name or a path longer than that is cut)."""
 
 WATCH_EXAMPLES = """\
 examples:
@@ -88,7 +92,7 @@ def run_watch(args: argparse.Namespace) -> int:
     specs: list[str | None] = list(args.run) or [None]
     run_dirs = [find_run(spec, args.runs_dir) for spec in specs]
     run_dir = run_dirs[0]
-    if not sys.stdout.isatty():
+    if not can_draw():
         raise UsageError("watch draws in a terminal; for scripts use 'rocmtui runs --json'")
     samples = TailSource(SampleTail(run_dir).poll, history_len=3600)
     samples.catch_up()  # the GPU history is there for the first frame
@@ -126,7 +130,7 @@ def print_lines(lines: list[str], *, failed: bool) -> None:
     """What stays on the terminal after a UI closes: stderr when it is an error."""
     out = sys.stderr if failed else sys.stdout
     for line in lines:
-        print(line, file=out)
+        print(plain(line), file=out)  # run names, paths and failure messages come from outside
 
 
 def run_runs(args: argparse.Namespace) -> int:
@@ -139,7 +143,7 @@ def run_runs(args: argparse.Namespace) -> int:
         print(encode_json([info.to_dict() for info in runs], indent=1).decode())
         return 0
     if not runs:
-        print(f"no runs under {args.runs_dir}")
+        print(f"no runs under {plain(args.runs_dir)}")
         return 0
     rows: list[tuple[str, ...]] = [("STATE", "STARTED", "WHAT", "PROGRESS", "RESULT", "TIME", "DEVICE", "FOLDER")]
     rows += [_row(info) for info in runs]
@@ -159,7 +163,8 @@ def _row(info: RunListing) -> tuple[str, ...]:
     else:
         result = "-"
     span = fmt_span(info.elapsed_s)
-    return info.state, started, info.name or "-", progress, result, span, info.device_name or "-", info.folder
+    cells = info.state, started, info.name or "-", progress, result, span, info.device_name or "-", info.folder
+    return tuple(plain(cell, limit=CELL_LIMIT) for cell in cells)  # every cell was read from a run folder
 
 
 def run_stop(args: argparse.Namespace) -> int:
@@ -170,20 +175,21 @@ def run_stop(args: argparse.Namespace) -> int:
     run_dir = find_run(args.run, args.runs_dir, live_only=True)
     send_command(run_dir, "stop")
     if args.no_wait:
-        print(f"rocmtui: asked {run_dir} to stop")
+        print(f"rocmtui: asked {plain(run_dir)} to stop")
         return 0
     asked_at = time.time()
-    print(f"rocmtui: asked {run_dir} to stop at its next step; waiting for it to end", flush=True)
+    print(f"rocmtui: asked {plain(run_dir)} to stop at its next step; waiting for it to end", flush=True)
     deadline = time.monotonic() + STOP_TIMEOUT_S
     while is_locked(run_dir):
         if time.monotonic() > deadline:
-            raise UsageError(f"{run_dir} was asked to stop but did not stop within {STOP_TIMEOUT_S:.0f} s")
+            raise UsageError(f"{plain(run_dir)} was asked to stop but did not stop within {STOP_TIMEOUT_S:.0f} s")
         time.sleep(0.1)
     info = run_info(run_dir)
     where = f"epoch {info.epoch}/{info.epochs}" if info.epochs else f"step {info.step:,}" if info.step else "its start"
     best = "" if info.best_acc is None else f", best test accuracy {fmt_acc(info.best_acc)}"
-    saved = f"checkpoint saved in {run_dir}" if _saved_since(run_dir, asked_at) else f"no checkpoint written; {run_dir}"
-    print(f"rocmtui: {info.state} at {where}{best}; {saved}")
+    folder = plain(run_dir)
+    saved = f"checkpoint saved in {folder}" if _saved_since(run_dir, asked_at) else f"no checkpoint written; {folder}"
+    print(f"rocmtui: {plain(info.state)} at {where}{best}; {saved}")
     return 0 if info.state in ("stopped", "finished") else 1
 
 

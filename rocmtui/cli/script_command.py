@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocmtui.base.text import plain
+from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig
 from rocmtui.errors import UsageError
 
@@ -74,9 +76,13 @@ def run_script(args: argparse.Namespace) -> int:
     name = args.name or script_name(command)
     runs_dir = args.runs_dir or default_runs_dir()
     run_dir = create_run_dir(runs_dir, run_name(slug(name)))  # here, so the viewer knows it at once
-    if not sys.stdout.isatty():
+    if not can_draw():
         return _run_plain(run_dir, name, command)
     return _run_ui(args, run_dir, name, command)
+
+
+OUTPUT_LINE_LIMIT = 16384
+"""Characters of one line of a script's output shown on a terminal (the folder's output.log keeps it whole)."""
 
 
 def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
@@ -87,12 +93,14 @@ def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
 
     process = start(run_dir, name, command)
     tail = LineTailer(run_dir / OUTPUT)
-    print(f"rocmtui: run folder {run_dir}", flush=True)
+    print(f"rocmtui: run folder {plain(run_dir)}", flush=True)
+    terminal = sys.stdout.isatty()  # TERM=dumb: a terminal all the same, where the script's escapes are shown
     try:
         while True:
             done = process.poll() is not None
             for line in tail.read_lines():
-                sys.stdout.write(line.decode(errors="replace") + "\n")
+                text = line.decode(errors="replace")
+                sys.stdout.write((plain(text, lines=True, limit=OUTPUT_LINE_LIMIT) if terminal else text) + "\n")
             sys.stdout.flush()
             if done:
                 return process.returncode

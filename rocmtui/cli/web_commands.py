@@ -1,8 +1,8 @@
 """``rocmtui serve``: the app in a browser through textual-serve; the parsers of serve, demo and export.
 
 Each browser tab gets its own process (textual-serve starts the command per connection), running
-``rocmtui.cli.served``. It listens on 127.0.0.1 unless ``--host`` says otherwise, and then warns: there is
-no authentication, and whoever reaches the port gets the app and its keys.
+``rocmtui.cli.served``. It listens on 127.0.0.1 unless ``--host`` says otherwise, and then warns. The page and
+its WebSocket need the token printed at start, the WebSocket a same-origin page (``rocmtui.cli.web_server``).
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ from rocmtui.run.layout import default_runs_dir
 
 LOCALHOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+DEFAULT_MAX_SESSIONS = 4
 
 SERVE_EXAMPLES = """\
 examples:
   rocmtui serve demo                     the recorded H200 run in a browser: http://127.0.0.1:8000
   rocmtui serve watch runs/20261201-101500-cifar10-fastnet
   rocmtui serve monitor --port 8080
-  rocmtui serve --host 0.0.0.0 demo --loop   every address of this machine, WITHOUT authentication
+  rocmtui serve --host 0.0.0.0 demo --loop   every address of this machine (whoever has the token gets the app)
 """
 
 
@@ -44,33 +45,56 @@ def add_web_parsers(sub: Any) -> None:
     )
     serve.description = (
         "Serve the app over HTTP through textual-serve (pip install 'rocmtui[web]'); each browser tab gets its "
-        "own app. Listens on 127.0.0.1 unless --host says otherwise; there is no authentication."
+        "own app. Listens on 127.0.0.1 unless --host says otherwise. The page needs the token in the URL printed at "
+        "start; the WebSocket also needs a page of the same origin (or one given with --allow-origin)."
     )
-    add_listen_options(serve, DEFAULT_PORT)
-    serve.add_argument("--public-url", default=None, help="the address browsers use (default: http://HOST:PORT)")
+    add_serve_options(serve, None)
     what = serve.add_subparsers(dest="app", metavar="APP", required=True, parser_class=type(serve))
-    what.add_parser("monitor", help="the GPU monitor (each tab samples the GPUs)")
+    monitor = what.add_parser("monitor", help="the GPU monitor (each tab samples the GPUs)")
     watch = what.add_parser("watch", help="follow a run folder")
     watch.add_argument("run", metavar="RUN", nargs="?", default=None, help="the run folder (default: the newest)")
     watch.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
-    add_demo_options(what.add_parser("demo", help="the recorded H200 run, paced"))
+    demo = what.add_parser("demo", help="the recorded H200 run, paced")
+    add_demo_options(demo)
+    for app in (monitor, watch, demo):  # serve's options after the app's name too: serve monitor --port 8080
+        add_serve_options(app, argparse.SUPPRESS)
     train = what.add_parser("train", help="refused: serve watch instead", add_help=False)
     train.add_argument("rest", nargs=argparse.REMAINDER)
 
 
-def add_listen_options(parser: argparse.ArgumentParser, port: int) -> None:
-    parser.add_argument("--host", default=LOCALHOST, help="address to listen on (default: %(default)s)")
-    parser.add_argument("--port", type=argtypes.non_negative_int, default=port, help="TCP port (default: %(default)s)")
+def add_listen_options(parser: argparse.ArgumentParser, port: int, unset: str | None = None) -> None:
+    """``--host`` and ``--port``; ``unset=argparse.SUPPRESS`` on an app's parser: given there, they win."""
+    host, port_default = (unset, unset) if unset else (LOCALHOST, port)
+    parser.add_argument("--host", default=host, help=f"address to listen on (default: {LOCALHOST})")
+    parser.add_argument(
+        "--port", type=argtypes.non_negative_int, default=port_default, help=f"TCP port (default: {port})"
+    )
 
 
-def warn_if_exposed(command: str, host: str, port: int) -> None:
+def add_serve_options(parser: argparse.ArgumentParser, unset: str | None) -> None:
+    """serve's own options, on ``serve`` and again on each app's parser (where they default to unset)."""
+    add_listen_options(parser, DEFAULT_PORT, unset)
+    parser.add_argument("--public-url", default=unset, help="the address browsers use (default: http://HOST:PORT)")
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=unset,
+        metavar="ORIGIN",
+        help="another origin whose pages may open sessions, e.g. https://proxy.example:443 (repeatable)",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=argtypes.positive_int,
+        default=unset or DEFAULT_MAX_SESSIONS,
+        help=f"browser tabs served at once, each an app process of its own (default: {DEFAULT_MAX_SESSIONS})",
+    )
+
+
+def warn_if_exposed(command: str, host: str, port: int, *, who: str = "anyone who can reach this port") -> None:
     """One warning line on stderr when listening beyond the loopback address."""
     if host not in (LOCALHOST, "localhost", "::1"):
-        print(
-            f"rocmtui {command}: warning: listening on {host}:{port} with no authentication: "
-            "anyone who can reach this port can use it",
-            file=sys.stderr,
-        )
+        how = "with its token" if "token" in who else "with no authentication"
+        print(f"rocmtui {command}: warning: listening on {host}:{port} {how}: {who} can use it", file=sys.stderr)
 
 
 def served_command(args: argparse.Namespace) -> str:
@@ -95,10 +119,18 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.port == 0:
         raise UsageError("serve needs a fixed --port (the page tells the browser where to connect)")
     try:
-        from textual_serve.server import Server
+        from rocmtui.cli.web_server import GuardedServer
     except ImportError:
         raise UsageError("serve needs textual-serve: pip install 'rocmtui[web]'") from None
-    warn_if_exposed("serve", args.host, args.port)
-    title = f"rocmtui {args.app}"
-    Server(command, host=args.host, port=args.port, title=title, public_url=args.public_url).serve()
+    warn_if_exposed("serve", args.host, args.port, who="anyone who can reach this port and holds the token")
+    server = GuardedServer(
+        command,
+        host=args.host,
+        port=args.port,
+        title=f"rocmtui {args.app}",
+        public_url=args.public_url,
+        max_sessions=args.max_sessions,
+        allow_origins=tuple(args.allow_origin or ()),
+    )
+    server.serve()
     return 0

@@ -1,15 +1,22 @@
-"""The exporter's HTTP endpoint: one registry with the sample and run collectors, served on a daemon thread."""
+"""The exporter's HTTP endpoint: one registry with the sample and run collectors, served on a daemon thread.
+
+prometheus_client's own server waits for a slow client forever, one thread each: here a request must arrive
+within ``READ_TIMEOUT_S``, and at most ``MAX_CONNECTIONS`` are served at once (the next is closed at once).
+"""
 
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from wsgiref.simple_server import WSGIServer
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -44,6 +51,59 @@ def build_registry(latest: Callable[[], SampleSet | None], runs_dir: Path | None
     return registry
 
 
+READ_TIMEOUT_S = 10.0
+"""How long a client may take to send its request (and to read the answer), in seconds."""
+MAX_CONNECTIONS = 16
+"""Connections served at once; a scraper needs one."""
+
+
+class QuietHandler(WSGIRequestHandler):
+    """No log line per request; a socket timeout, so that a silent client lets go of its thread."""
+
+    timeout = READ_TIMEOUT_S
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Nothing: a scrape every few seconds would fill the terminal."""
+
+
+class BoundedServer(ThreadingMixIn, WSGIServer):
+    """A thread per connection, at most ``MAX_CONNECTIONS`` of them."""
+
+    daemon_threads = True
+    request_queue_size = 2 * MAX_CONNECTIONS  # accepted in the order they came
+    slots: threading.BoundedSemaphore
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that timed out or hung up is no error of the exporter's: no traceback on its terminal."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)  # full: closed at once, the scraper retries
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
+def _listen(host: str, port: int, registry: CollectorRegistry) -> tuple[WSGIServer, threading.Thread]:
+    family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+
+    class Server(BoundedServer):
+        address_family = family
+        slots = threading.BoundedSemaphore(MAX_CONNECTIONS)  # one count per server
+
+    server = make_server(str(address[0]), port, make_wsgi_app(registry), Server, handler_class=QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, name="rocmtui-export", daemon=True)
+    thread.start()
+    return server, thread
+
+
 @dataclass
 class Endpoint:
     """A listening exporter; ``port`` is the real one (a port 0 asked for gets a free port)."""
@@ -66,5 +126,5 @@ def serve(
 ) -> Endpoint:
     """Listen on ``host:port``; OSError when the address cannot be bound."""
     registry = build_registry(latest, runs_dir, hostname or socket.gethostname())
-    server, thread = start_http_server(port, addr=host, registry=registry)
+    server, thread = _listen(host, port, registry)
     return Endpoint(server, thread)

@@ -17,14 +17,34 @@ START_TOLERANCE_S = 0.05
 def refusal(proc: GpuProcess, uid: int | None = None) -> str | None:
     """Why ``proc`` may not be signalled from here, or None when it may."""
     me = os.getuid() if uid is None else uid
+    if proc.pid <= 1:
+        return f"PID {proc.pid} is the system's init: rocmtui never signals it"
     if proc.pid == os.getpid():
         return "this is rocmtui itself: quit with q"
+    if proc.pid in _own_children():
+        return f"PID {proc.pid} is rocmtui's own (its trainer): stop it from the training screen"
     if proc.uid is None:
         return f"PID {proc.pid}'s owner is unknown: rocmtui signals only your own processes"
     if proc.uid != me:
         owner = proc.user or f"uid {proc.uid}"
         return f"PID {proc.pid} belongs to {owner}: rocmtui signals only your own processes"
     return None
+
+
+def _own_children() -> set[int]:
+    """This process's descendants that run rocmtui (a trainer, a served app), not any child a script started."""
+    own: set[int] = set()
+    try:
+        children = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return own
+    for child in children:
+        try:
+            if any("rocmtui" in word for word in child.cmdline()):
+                own.add(child.pid)
+        except psutil.Error:
+            continue
+    return own
 
 
 def send(proc: GpuProcess, name: str) -> str:

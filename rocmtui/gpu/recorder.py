@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import TextIO
@@ -18,7 +19,10 @@ class Recorder:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._handle: TextIO | None = path.open("a", encoding="utf-8")  # OSError: the caller says it in one line
+        # never blocks: a FIFO without a reader is refused at once (ENXIO); OSError: the caller says it in one line
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        os.set_blocking(fd, True)
+        self._handle: TextIO | None = os.fdopen(fd, "a", encoding="utf-8")
         self._lock = threading.Lock()
         self.error: str | None = None
         """Why recording stopped early (a full disk, a removed folder), else None."""

@@ -25,7 +25,10 @@ recording's length, so time keeps moving forward (history graphs need that).
 
 from __future__ import annotations
 
+import io
 import itertools
+import os
+import stat
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
@@ -61,15 +64,25 @@ class ReplaySource(Feed):
     def from_jsonl(
         cls, path: str | Path, *, interval_s: float = 1.0, history_len: int = 600, loop: bool = False
     ) -> ReplaySource:
-        """Load a ``monitor --json`` recording; blank lines are skipped."""
+        """Load a ``monitor --json`` recording; blank lines are skipped, and so is a torn last line (a recorder
+        killed mid-write): what is whole plays. A regular file only, at most ``MAX_RECORDING_BYTES``, lines of
+        at most ``MAX_LINE_BYTES``: ValueError (one line) otherwise, and a FIFO or a device never blocks."""
         samples: list[SampleSet] = []
-        with Path(path).open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
+        read = 0
+        with open_recording(Path(path)) as handle:
+            for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), start=1):
+                read += len(line)
+                if read > MAX_RECORDING_BYTES:  # a file that grows as it is read
+                    raise CodecError(f"{path}: over the cap of {_mib(MAX_RECORDING_BYTES)}")
+                if len(line) > MAX_LINE_BYTES:
+                    raise CodecError(f"{path}:{number}: a line longer than {MAX_LINE_BYTES // 1024} KiB")
                 if not line.strip():
                     continue
                 try:
                     samples.append(loads(line))
                 except CodecError as err:
+                    if not line.endswith(b"\n") and not handle.peek(1):
+                        break  # the last line, torn: the recording up to it plays
                     raise CodecError(f"{path}:{number}: {err}") from None
         return cls(samples, interval_s=interval_s, history_len=history_len, loop=loop)
 
@@ -99,6 +112,33 @@ class ReplaySource(Feed):
     def _tick(self) -> None:
         if self.step() is None:
             self._stop_event.set()  # recording finished: the thread ends, the history stays
+
+
+MAX_RECORDING_BYTES = 256 * 1024**2
+"""The largest recording replayed (a day of one 8-GPU sample a second is about 170 MB)."""
+MAX_LINE_BYTES = 1024**2
+"""The longest line: one sample of many GPUs and processes is a few KB."""
+
+
+def open_recording(path: Path) -> io.BufferedReader:
+    """``path`` opened for reading if it is a regular file within the size cap; OSError, or ValueError in one
+    line, otherwise. Opened without blocking, so a FIFO or a device is refused at once."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path}: not a regular file (a recording is a file written by --record)")
+        if info.st_size > MAX_RECORDING_BYTES:
+            raise ValueError(f"{path}: {info.st_size / 1024**2:.0f} MiB, over the cap of {_mib(MAX_RECORDING_BYTES)}")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _mib(size: int) -> str:
+    return f"{size // 1024**2} MiB"
 
 
 def load_replay(path: Path, speed: float = 1.0) -> ReplaySource:

@@ -12,6 +12,7 @@ import time
 from typing import TextIO
 
 from rocmtui.base import units
+from rocmtui.base.text import one_line, plain
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.codec import dumps
 from rocmtui.gpu.detect import open_sampler
@@ -73,7 +74,7 @@ def format_sample_set(s: SampleSet) -> str:
     for gpu in s.gpus:
         lines.extend(_gpu_lines(gpu))
     host = s.host
-    cpu_label = f"{host.cpu_name or 'CPU'}, {host.cpu_count or '?'} logical CPUs"
+    cpu_label = f"{plain(host.cpu_name or 'CPU')}, {host.cpu_count or '?'} logical CPUs"
     lines.append(f"host: {cpu_label}")
     lines.append(_row("CPU", units.fmt_pct(host.cpu_pct)))
     lines.append(_row("RAM", units.fmt_used_total(host.ram_used_bytes, host.ram_total_bytes)))
@@ -83,21 +84,22 @@ def format_sample_set(s: SampleSet) -> str:
         for p in s.processes:
             gpu_label = units.fmt_gpu_index(p.gpu_index)
             memory = units.fmt_bytes(p.gpu_memory_bytes)
-            table.append([gpu_label, str(p.pid), p.user or units.NA, memory, p.command or units.NA])
+            user, command = plain(p.user or units.NA, limit=32), one_line(p.command or units.NA, limit=1024)
+            table.append([gpu_label, str(p.pid), user, memory, command])  # other users' text: shown, never sent
         lines.extend("  " + line for line in _align(table))
     elif s.gpus:
         lines.append("processes: none listed")
     unavailable = [st for st in s.statuses if not st.available]
     if unavailable:
         lines.append("unavailable backends:")
-        lines.extend(f"  {st.name}: {st.reason or 'unknown reason'}" for st in unavailable)
+        lines.extend(f"  {st.name}: {plain(st.reason or 'unknown reason')}" for st in unavailable)
     return "\n".join(lines) + "\n"
 
 
 def _gpu_lines(g: GpuSample) -> list[str]:
-    lines = [f"GPU {g.index}: {g.name}"]
+    lines = [f"GPU {g.index}: {plain(g.name)}"]
     if g.error is not None:
-        return [*lines, _row("error", g.error)]
+        return [*lines, _row("error", plain(g.error))]
     util = units.fmt_pct(g.utilization_pct)
     if g.memory_busy_pct is not None:
         util += f"  (memory busy {units.fmt_pct(g.memory_busy_pct)})"

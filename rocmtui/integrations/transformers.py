@@ -74,7 +74,9 @@ class RocmtuiCallback(transformers.TrainerCallback):
             return
         run.total_steps = state.max_steps or run.total_steps
         run.step = state.global_step  # progress between logs; values come with on_log
-        if args.world_size == 1 and run.should_save:  # a viewer's s: the Trainer's own checkpoint (output_dir/checkpoint-N)
+        if (
+            args.world_size == 1 and run.should_save
+        ):  # a viewer's s: the Trainer's own checkpoint (output_dir/checkpoint-N)
             control.should_save = True
             run.note(f"checkpoint asked: the Trainer saves step {state.global_step} in {args.output_dir}")
         if run.should_stop:

@@ -12,7 +12,9 @@ import atexit
 import operator
 import os
 import sys
+import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -32,7 +34,7 @@ from rocmtui.events import (
 from rocmtui.tracking import env
 from rocmtui.tracking.ranks import RankReporter, RankSink, place, shared_folder
 from rocmtui.tracking.sink import Sink, open_sink
-from rocmtui.tracking.values import Scalar, Window, to_float
+from rocmtui.tracking.values import Scalar, Window, check_scalars, to_float
 
 FLUSH_S = 0.25
 """Seconds between conversions of the logged values (each may wait for the GPU) and writes."""
@@ -71,6 +73,9 @@ class Run:
         self._next_flush = time.monotonic() + FLUSH_S
         self._broken = False
         self._ended = False
+        self._lock = threading.RLock()
+        """``log`` from several threads: one at a time into the window, one flush at a time."""
+        _LIVE.add(self)
 
     # -- what the loop calls --------------------------------------------------------------
     @property
@@ -91,24 +96,28 @@ class Run:
     def log(self, step: int | None = None, **scalars: Scalar) -> None:
         """Record ``scalars`` at ``step`` (default: the last step + 1). Blocks while a viewer has paused the run.
 
-        Numbers and 0-d tensors; a tensor is kept as is (detached) and converted at the next flush.
+        Real numbers and 0-d tensors; a tensor is kept as is (detached) and converted at the next flush. Anything
+        else is a TypeError naming its key, raised before anything is kept: the run goes on. Thread-safe.
         """
+        checked = check_scalars(scalars)
         if self._sink.control.paused:
             self._wait_while_paused()
-        at = self.step + 1 if step is None else operator.index(step)
-        self._window.add(at, scalars)  # a value that is not a number is refused here, and keeps nothing
-        self.step = at
-        if self._window.count >= MAX_WINDOW or time.monotonic() >= self._next_flush:
-            self.flush()
+        with self._lock:
+            at = self.step + 1 if step is None else operator.index(step)
+            self._window.add(at, checked)
+            self.step = at
+            if self._window.count >= MAX_WINDOW or time.monotonic() >= self._next_flush:
+                self.flush()
         if self._on_save is not None and self.should_save:
             self._save()
 
     def log_epoch(self, epoch: int, **scalars: Scalar) -> None:
         """Record an epoch's values (validation loss, accuracy...), numbered as the script counts epochs."""
-        self.flush()
-        values = {name: to_float(value) for name, value in scalars.items()}
-        self.epochs += 1
-        self._emit(EpochMetrics(operator.index(epoch), values, self.elapsed_s, step=self.step))
+        values = {name: to_float(value) for name, value in check_scalars(scalars).items()}
+        with self._lock:
+            self.flush()
+            self.epochs += 1
+            self._emit(EpochMetrics(operator.index(epoch), values, self.elapsed_s, step=self.step))
 
     def note(self, message: str, level: str = "info") -> None:
         """A line in the viewer's log panel."""
@@ -116,6 +125,10 @@ class Run:
 
     def flush(self) -> None:
         """Convert and write what was logged since the last flush (the one sync point of ``log``)."""
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
         self._next_flush = time.monotonic() + FLUSH_S
         if self._window.count == 0:
             return
@@ -203,7 +216,8 @@ class Run:
         if self._broken or self._ended:
             return
         try:
-            self._sink.emit(event)
+            with self._lock:
+                self._sink.emit(event)
         except OSError as err:  # a full disk or a gone supervisor: tracking stops, the training goes on
             self._broken = True
             print(f"rocmtui: tracking stopped, cannot write {self.run_dir}: {first_line(err)}", file=sys.stderr)
@@ -227,6 +241,26 @@ class Run:
             self._sink.end(event)
         except OSError as err:
             print(f"rocmtui: cannot record the end of {self.run_dir}: {first_line(err)}", file=sys.stderr)
+
+    def _forked_away(self) -> None:
+        """In a forked child: the run is its parent's; nothing the child logs or ends reaches it."""
+        self._ended = self._broken = True
+        self._reporter = None
+        self._lock = threading.RLock()  # a parent's thread may have held it at the fork: the child's is free
+        atexit.unregister(self._at_exit)
+
+
+_LIVE: weakref.WeakSet[Run] = weakref.WeakSet()
+"""The runs of this process, for the fork hook."""
+
+
+def _after_fork_in_child() -> None:
+    for run in list(_LIVE):
+        run._forked_away()
+    _LIVE.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _params(config: Mapping[str, object] | None) -> dict[str, ParamValue]:

@@ -24,17 +24,38 @@ class Tensorish(Protocol):
 Scalar = Union[float, int, Tensorish]  # noqa: UP007 (a runtime alias: the | form fails on a Protocol in 3.10)
 
 
+REAL = "a real number (int, float, bool, or a numpy or 0-d torch scalar)"
+
+
 def check_scalar(name: str, value: object) -> object:
-    """The value to keep until the flush (a tensor detached from its graph); TypeError in one line otherwise."""
+    """The value to keep until the flush (a tensor detached from its graph); a TypeError naming ``name``
+    for anything that is not a real number: a string, a complex, a numpy string, a tensor of several values."""
     if isinstance(value, int | float):
         return value
     item = getattr(value, "item", None)
     if item is None or not callable(item):
-        raise TypeError(f"{name}: expected a number or a 0-d tensor, got {type(value).__name__}")
+        raise TypeError(f"{name}: expected {REAL}, got {type(value).__name__}")
     if getattr(value, "ndim", 0) != 0:
         raise TypeError(f"{name}: expected a 0-d tensor, got one of shape {tuple(getattr(value, 'shape', ()))}")
+    if not _real_dtype(getattr(value, "dtype", None)):
+        raise TypeError(f"{name}: expected {REAL}, got {type(value).__name__} of dtype {getattr(value, 'dtype', '?')}")
     detach = getattr(value, "detach", None)
     return detach() if callable(detach) else value  # keeps no autograd graph alive until the flush
+
+
+def _real_dtype(dtype: object) -> bool:
+    """Booleans, integers and floats: numpy's (and jax's) dtype by its kind, torch's by its flags (read from the
+    dtype, never by ``.item()``: that would wait for the GPU at every ``log``)."""
+    kind = getattr(dtype, "kind", None)
+    if isinstance(kind, str):
+        return kind in "biuf"
+    is_complex = getattr(dtype, "is_complex", None)
+    return isinstance(is_complex, bool) and not is_complex
+
+
+def check_scalars(scalars: Mapping[str, object]) -> dict[str, object]:
+    """Every value checked (``check_scalar``) before any is kept: a bad one leaves the window as it was."""
+    return {name: check_scalar(name, value) for name, value in scalars.items()}
 
 
 def to_float(value: object) -> float:
@@ -62,10 +83,9 @@ class Window:
         return len(self.steps)
 
     def add(self, step: int, scalars: Mapping[str, object]) -> None:
-        """Check every value first, so that a bad one keeps nothing of the call (TypeError names its key)."""
-        kept = [(name, check_scalar(name, value)) for name, value in scalars.items()]
+        """Keep the values of one call at ``step``, already checked (``check_scalars``)."""
         self.steps.append(step)
-        for name, value in kept:
+        for name, value in scalars.items():
             bucket = self.values.get(name)
             if bucket is None:
                 self.values[name], self.at[name] = [value], [step]

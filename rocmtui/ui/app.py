@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.filter import Monochrome, NoColor
 from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
@@ -25,6 +26,7 @@ from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.ui.messages import GpuSampled, SampleRelay
 from rocmtui.ui.peaks import Peaks
+from rocmtui.ui.safe_text import cleaned
 from rocmtui.ui.screens.monitor import MonitorScreen, next_interval
 from rocmtui.ui.settings import MonitorSettings
 from rocmtui.ui.settings import save as save_settings
@@ -57,8 +59,11 @@ class MonitorApp(App[int]):
         theme: str = MonitorConfig.theme,
         settings: MonitorSettings | None = None,
         settings_path: Path | None = None,
+        readonly: bool = False,
     ) -> None:
         super().__init__()
+        if self.no_color:  # NO_COLOR: no colour at all (Textual's own filter turns colours into greys)
+            self._filters = [f for f in self._filters if not isinstance(f, Monochrome)] + [NoColor()]
         self.theme = theme
         self.settings = settings or MonitorSettings(theme=theme)
         self.settings_path = settings_path
@@ -66,7 +71,9 @@ class MonitorApp(App[int]):
         self.sampler = sampler
         self.peaks = Peaks()
         self.relay = SampleRelay(self.post_message)
-        self.monitor_screen = MonitorScreen(in_train=self.has_run, replaying=isinstance(sampler, ReplaySource))
+        self.monitor_screen = MonitorScreen(
+            in_train=self.has_run, replaying=isinstance(sampler, ReplaySource), readonly=readonly
+        )
 
     @property
     def has_run(self) -> bool:
@@ -108,6 +115,7 @@ class MonitorApp(App[int]):
 
     def show_samples(self, sample_set: SampleSet) -> None:
         """Only the visible data screen draws; the other catches up when shown."""
+        sample_set = cleaned(sample_set)  # process names, command lines, GPU names: plain text from here on
         for screen in reversed(self.screen_stack):
             if isinstance(screen, ShowsSamples):
                 screen.show_samples(sample_set, self.sampler.history())
@@ -138,7 +146,7 @@ class MonitorApp(App[int]):
         """The next built-in theme (c), kept for the next session."""
         names = sorted(BUILTIN_THEMES)
         self.theme = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
-        self.notify(f"theme {self.theme}", timeout=2)
+        self.notify(f"theme {self.theme}", timeout=2, markup=False)
         self.save_settings()
 
     def on_monitor_screen_changed(self, _: MonitorScreen.Changed) -> None:
@@ -152,13 +160,15 @@ class MonitorApp(App[int]):
         if self.settings_path is not None:
             problem = save_settings(self.settings_path, self.settings)
             if problem is not None:
-                self.notify(problem, severity="warning")
+                self.notify(problem, severity="warning", markup=False)
 
     def action_help(self) -> None:
         from rocmtui.ui.screens.help import MONITOR_KEYS, HelpScreen  # not needed for the first frame
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen("rocmtui monitor: keys", MONITOR_KEYS))
+            readonly = self.monitor_screen.readonly
+            keys = tuple(k for k in MONITOR_KEYS if not (readonly and k[0] == "k / K"))  # --readonly: no kill keys
+            self.push_screen(HelpScreen("rocmtui monitor: keys", keys))
 
 
 def create_monitor_app(
@@ -167,10 +177,12 @@ def create_monitor_app(
     *,
     settings: MonitorSettings | None = None,
     settings_path: Path | None = None,
+    readonly: bool = False,
 ) -> MonitorApp:
-    """The monitor app (also the screenshot script's); ``settings_path``: where changes are saved."""
+    """The monitor app (also the screenshot script's); ``settings_path``: where changes are saved; ``readonly``:
+    no kill keys."""
     check_theme(config.theme)
-    return MonitorApp(sampler, theme=config.theme, settings=settings, settings_path=settings_path)
+    return MonitorApp(sampler, theme=config.theme, settings=settings, settings_path=settings_path, readonly=readonly)
 
 
 def run_monitor_app(
@@ -179,8 +191,9 @@ def run_monitor_app(
     *,
     settings: MonitorSettings | None = None,
     settings_path: Path | None = None,
+    readonly: bool = False,
 ) -> int:
     """``rocmtui monitor``; returns the exit code."""
-    app = create_monitor_app(config, sampler, settings=settings, settings_path=settings_path)
+    app = create_monitor_app(config, sampler, settings=settings, settings_path=settings_path, readonly=readonly)
     result = app.run()
     return result if isinstance(result, int) else (app.return_code or 0)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from textual.message import Message
 
+from rocmtui.base.text import plain
 from rocmtui.events import Emit, RunControl, TrainEvent
 from rocmtui.ui.run_state import RunState
 
@@ -43,7 +44,7 @@ def _middle_cut(text: str, width: int) -> str:
 def run_labels(folders: Sequence[str | Path], width: int = LABEL_WIDTH) -> list[str]:
     """Short legend names: each folder's name without its date and time stamp, or with the time when two
     names would be the same otherwise, cut to ``width``."""
-    names = [Path(folder).name or str(folder) for folder in folders]
+    names = [plain(Path(folder).name or str(folder)) for folder in folders]  # folder names are outside text
     short = [_STAMP.sub("", name) or name for name in names]
     if len(set(short)) < len(short):
         short = [re.sub(r"^\d{8}-", "", name) for name in names]

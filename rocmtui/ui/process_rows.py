@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from rich.text import Text
+
+from rocmtui.base.text import one_line as plain_line
 from rocmtui.base.units import fmt_gpu_index
 from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.format import NA, fmt_bytes
@@ -21,6 +24,8 @@ class Column:
     width: int
     text: Callable[[GpuProcess, float], str]
     key: Callable[[GpuProcess, float], float | str]
+    outside: bool = False
+    """Text from outside rocmtui (a user name): drawn as a ``Text``, never as markup."""
 
 
 def _num(value: float | None) -> float:
@@ -53,7 +58,7 @@ def _elapsed(proc: GpuProcess, now: float) -> float | None:
 
 COLUMNS = (
     Column("PID", 7, lambda p, _: str(p.pid), lambda p, _: p.pid),
-    Column("user", 8, lambda p, _: p.user or NA, lambda p, _: p.user or ""),
+    Column("user", 8, lambda p, _: p.user or NA, lambda p, _: p.user or "", outside=True),
     Column("GPU", 3, lambda p, _: fmt_gpu_index(p.gpu_index), lambda p, _: p.gpu_index),
     Column(
         "GPU mem",
@@ -88,8 +93,20 @@ def matches(proc: GpuProcess, text: str) -> bool:
 
 
 def one_line(command: str | None) -> str:
-    """A command on one line (``python -c`` programs hold newlines)."""
-    return " ".join(command.split()) if command else NA
+    """A command on one line (``python -c`` programs hold newlines), control characters made visible."""
+    return plain_line(command, limit=COMMAND_LIMIT) if command else NA
+
+
+COMMAND_LIMIT = 1024
+"""Characters of a command line kept for the table (argv may be far longer than any screen)."""
+
+Cell = str | Text
+
+
+def cells(proc: GpuProcess, now: float) -> tuple[Cell, ...]:
+    """A row of the table: the columns' texts, then the command; outside text as ``Text`` (never markup)."""
+    texts: list[Cell] = [Text(c.text(proc, now)) if c.outside else c.text(proc, now) for c in COLUMNS]
+    return (*texts, Text(one_line(proc.command)))
 
 
 def ordered(processes: Sequence[GpuProcess], sort: str, reverse: bool, now: float) -> list[GpuProcess]:

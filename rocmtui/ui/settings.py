@@ -7,11 +7,13 @@ Writes go to a temporary file that replaces the old one, so a crash mid-write le
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from rocmtui.base.text import plain
 from rocmtui.codec import CodecError, decode_json, encode_json
 
 FILE_NAME = "monitor.json"
@@ -51,9 +53,49 @@ def load(path: Path) -> tuple[MonitorSettings, str | None]:
     except OSError as err:
         return MonitorSettings(), f"settings not read from {path}: {err.strerror or err}"
     try:
-        return decode_json(data, MonitorSettings, what="settings"), None
+        settings = decode_json(data, MonitorSettings, what="settings")
     except CodecError as err:
         return MonitorSettings(), f"settings in {path} ignored: {err}"
+    return checked(settings, path)
+
+
+def checked(settings: MonitorSettings, path: Path) -> tuple[MonitorSettings, str | None]:
+    """``settings`` with each value the monitor cannot use (an unknown theme, an interval out of range) back at
+    its default, and one line naming the file and those fields; the other values are kept."""
+    bad = [name for name, usable in _usable(settings).items() if not usable]
+    if not bad:
+        return settings, None
+    defaults = MonitorSettings()
+    fixed = replace(settings, **{name: getattr(defaults, name) for name in bad})
+    shown = ", ".join(f"{name}={plain(getattr(settings, name), limit=40)!r}" for name in bad)
+    return fixed, f"settings in {plain(path)}: {shown} not usable, the default used instead"
+
+
+def _usable(settings: MonitorSettings) -> dict[str, bool]:
+    from rocmtui.config import MonitorConfig
+    from rocmtui.gpu.history import TIMEBASES_S
+    from rocmtui.ui.process_rows import SORTS
+
+    interval = settings.interval_s
+    return {
+        "interval_s": math.isfinite(interval)
+        and MonitorConfig.MIN_INTERVAL_S <= interval <= MonitorConfig.MAX_INTERVAL_S,
+        "timebase_s": settings.timebase_s in TIMEBASES_S,
+        "graph": settings.graph in ("util", "power"),
+        "theme": _known_theme(settings.theme),
+        "sort_by": settings.sort_by in SORTS,
+    }
+
+
+def _known_theme(theme: str) -> bool:
+    from rocmtui.errors import UsageError
+    from rocmtui.ui.themes import check_theme
+
+    try:
+        check_theme(theme)
+    except UsageError:
+        return False
+    return True
 
 
 def save(path: Path, settings: MonitorSettings) -> str | None:

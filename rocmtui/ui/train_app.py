@@ -28,6 +28,7 @@ from rocmtui.ui.app import MonitorApp
 from rocmtui.ui.compare import OtherRunEvent, OtherSource
 from rocmtui.ui.messages import TrainEventMessage
 from rocmtui.ui.run_state import RunState
+from rocmtui.ui.safe_text import cleaned
 from rocmtui.ui.screens.finished import SummaryCard, summary_lines
 from rocmtui.ui.screens.help import TRAIN_KEYS, HelpScreen
 from rocmtui.ui.screens.quit_confirm import QuitChoice, QuitConfirm
@@ -144,7 +145,7 @@ class TrainApp(MonitorApp):
             emit(RunFailed(message=f"{type(err).__name__}: {err}", kind="error"))
 
     def on_other_run_event(self, message: OtherRunEvent) -> None:
-        self.train_screen.apply_other(message.index, message.event)
+        self.train_screen.apply_other(message.index, cleaned(message.event))
 
     def emit(self, event: TrainEvent) -> None:
         """The ``emit`` handed to the source: thread-safe, never blocks it."""
@@ -183,7 +184,7 @@ class TrainApp(MonitorApp):
 
     # -- events from the source -----------------------------------------------------------
     def on_train_event_message(self, message: TrainEventMessage) -> None:
-        event = message.event
+        event = cleaned(message.event)  # names, paths and messages from outside: plain text from here on
         self.train_screen.apply(event)
         if isinstance(event, RunFinished | RunFailed):
             self.final = event

@@ -106,7 +106,8 @@ def test_the_monitors_start_loads_no_other_commands_module() -> None:
         "from rocmtui.cli.main import build_parser; build_parser(['monitor']).parse_args(['monitor'])"
     )
     needed = {"rocmtui.cli.main", "rocmtui.cli.parser", "rocmtui.cli.argtypes", "rocmtui.cli.deferred"}
-    assert sorted(m for m in loaded if m.startswith("rocmtui.cli.")) == sorted(needed | {"rocmtui.cli.telemetry_flags"})
+    needed |= {"rocmtui.cli.telemetry_flags", "rocmtui.cli.terminal"}
+    assert sorted(m for m in loaded if m.startswith("rocmtui.cli.")) == sorted(needed)
 
 
 def test_train_help_explains_every_flag(capsys: pytest.CaptureFixture[str]) -> None:

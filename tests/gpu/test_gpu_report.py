@@ -133,3 +133,19 @@ def test_cli_monitor_into_a_pipe_prints_json_lines_not_the_ui() -> None:
     assert producer.wait(timeout=30) == 0
     assert json.loads(first)["schema"] == 1
     assert b"\x1b[" not in producer.stderr.read()  # no escape sequences: the UI never started
+
+
+def test_monitor_once_shows_a_hostile_command_line_and_gpu_name_plain() -> None:
+    from dataclasses import replace
+
+    from gpu_factories import sample_set
+
+    from rocmtui.gpu.report import format_sample_set
+    from rocmtui.gpu.sample import GpuProcess
+
+    base = sample_set()
+    hostile = "\x1b]52;c;cHduZWQ=\x1b\\ python\x9b2J"
+    proc = GpuProcess(gpu_index=0, pid=7, user="\x1b[8mroot", command=hostile)
+    shown = format_sample_set(replace(base, processes=(proc,), gpus=(replace(base.gpus[0], name="X\x1b]0;t\x07"),)))
+    assert "\x1b" not in shown and "\x9b" not in shown and "\x07" not in shown
+    assert "\\x1b]52;c;" in shown

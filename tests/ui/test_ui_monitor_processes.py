@@ -42,9 +42,10 @@ def test_filter_matches_pid_user_or_command() -> None:
 
 
 def test_others_processes_are_refused_with_the_reason() -> None:
-    theirs = proc(1, user="root", uid=0)
-    assert refusal(theirs, uid=1000) == "PID 1 belongs to root: rocmtui signals only your own processes"
-    assert refusal(proc(1), uid=1000) is not None  # owner unknown: refused
+    theirs = proc(4242, user="root", uid=0)
+    assert refusal(theirs, uid=1000) == "PID 4242 belongs to root: rocmtui signals only your own processes"
+    assert refusal(proc(4242), uid=1000) is not None  # owner unknown: refused
+    assert refusal(proc(1, user="root", uid=0), uid=0) == "PID 1 is the system's init: rocmtui never signals it"
     assert refusal(proc(os.getpid(), uid=os.getuid())) == "this is rocmtui itself: quit with q"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -38,8 +39,9 @@ def answers(url: str) -> bool:
         return False
 
 
-def start_serve(args: list[str], port: int, shots: Path) -> subprocess.Popen[bytes]:
-    """``rocmtui serve --port PORT ARGS`` with F9 saving screenshots into ``shots``; returns once it answers."""
+def start_serve(args: list[str], port: int, shots: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``rocmtui serve --port PORT ARGS`` with F9 saving screenshots into ``shots``; returns it, once it listens,
+    with the page's URL (token included) that it printed at start."""
     env = {**os.environ, "ROCMTUI_SCREENSHOT_DIR": str(shots)}
     process = subprocess.Popen(
         [sys.executable, "-m", "rocmtui", "serve", "--port", str(port), *args],
@@ -48,14 +50,19 @@ def start_serve(args: list[str], port: int, shots: Path) -> subprocess.Popen[byt
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    try:
-        wait_until(lambda: process.poll() is not None or answers(f"http://127.0.0.1:{port}/"), 30, "serve")
-    except AssertionError:
-        process.kill()
-        raise
-    if process.poll() is not None:
-        raise AssertionError(f"serve exited: {process.stderr.read().decode() if process.stderr else ''}")
-    return process
+    assert process.stderr is not None
+    said = b""
+    deadline = time.monotonic() + 30
+    while b"?token=" not in said or not said.endswith(b"\n"):
+        ready, _, _ = select.select([process.stderr], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(process.stderr.fileno(), 4096) if ready else b""
+        if not chunk:
+            process.kill()
+            raise AssertionError(f"serve did not print its URL: {said.decode(errors='replace')}")
+        said += chunk
+    url = next(word for word in said.decode().split() if "?token=" in word)
+    wait_until(lambda: answers(url), 30, "serve")
+    return process, url
 
 
 def svg_text(path: Path) -> str:

@@ -32,8 +32,8 @@ def browser():
 @pytest.fixture
 def serve_demo(tmp_path: Path):
     port = free_port()
-    process = start_serve(["demo", "--speed", "50"], port, tmp_path)
-    yield f"http://127.0.0.1:{port}/", tmp_path, process.pid
+    process, url = start_serve(["demo", "--speed", "50"], port, tmp_path)
+    yield url, tmp_path, process.pid
     os.killpg(process.pid, signal.SIGTERM)
     process.wait(timeout=30)
 
@@ -59,7 +59,7 @@ def test_the_demo_in_a_browser_takes_keys_and_shows_the_h200_run(browser, serve_
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
     page.goto(url, wait_until="commit")
     page.wait_for_selector("body.-first-byte", state="attached", timeout=20_000)  # the app's first bytes drew
-    page.locator(".textual-terminal").click()
+    # no click first: the page focuses the terminal itself
     text = showing(page, shots, "Result")  # the closing card of the replayed run
     assert "NVIDIA H200" in text
     assert "93.57%" in text
@@ -80,6 +80,16 @@ def test_two_tabs_get_two_apps(browser, serve_demo) -> None:
     assert len(served) >= 2
     for page in pages:
         page.close()
+
+
+def test_the_page_asks_no_other_host(browser, serve_demo) -> None:
+    url, _, _ = serve_demo
+    page = browser.new_page()
+    hosts: set[str] = set()
+    page.on("request", lambda request: hosts.add(request.url.split("/")[2]))
+    page.goto(url, wait_until="load")
+    page.wait_for_selector("body.-first-byte", state="attached", timeout=20_000)
+    assert hosts == {url.split("/")[2]}
 
 
 def _is_served_app(pid: int, serve_pid: int) -> bool:

@@ -10,6 +10,7 @@ from rocmtui.milestones import time_to_accuracy
 from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span, fmt_temp
 from rocmtui.ui.peaks import Peaks
 from rocmtui.ui.run_state import RunState
+from rocmtui.ui.safe_text import safe_text
 
 
 def tracked_summary(state: RunState, peaks: Peaks) -> list[str]:
@@ -79,8 +80,10 @@ class SummaryCard(Static):
     stay in view, and q quits."""
 
     def __init__(self, lines: list[str], failed: bool) -> None:
-        super().__init__("\n".join(lines[1:]), id="summary-card", classes="-failed" if failed else "")
+        super().__init__(
+            safe_text("\n".join(lines[1:]), lines=True), id="summary-card", classes="-failed" if failed else ""
+        )
         self.lines = lines
         self.failed = failed
-        self.border_title = lines[0]
+        self.border_title = safe_text(lines[0])
         self.border_subtitle = "q: quit"

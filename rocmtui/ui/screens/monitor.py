@@ -17,6 +17,7 @@ from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import TIMEBASES_S, timebase_label
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.ui.process_rows import NUMERIC_FIRST_DESCENDING, SORTS, ProcessQuery
+from rocmtui.ui.safe_text import safe_text
 from rocmtui.ui.settings import MonitorSettings
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
 from rocmtui.ui.widgets.graph_view import GRAPHS
@@ -82,10 +83,12 @@ class MonitorScreen(Screen[None]):
 
     AUTO_FOCUS = "#processes"
 
-    def __init__(self, *, in_train: bool = False, replaying: bool = False) -> None:
+    def __init__(self, *, in_train: bool = False, replaying: bool = False, readonly: bool = False) -> None:
         super().__init__(id="monitor")
         self.in_train = in_train
         self.replaying = replaying
+        self.readonly = readonly
+        """``--readonly`` (nvitop's flag): no kill keys, shown or acting."""
         """Showing a recording: its PIDs are not this machine's, so nothing may be signalled."""
         self.status = Static("rocmtui monitor · waiting for the first sample…", id="monitor-status")
         self.panel = GpuPanel(id="monitor-gpu", graphs=True)
@@ -189,17 +192,20 @@ class MonitorScreen(Screen[None]):
 
         reason = refusal(proc)
         if reason is not None:
-            self.notify(reason, severity="warning")
+            self.notify(reason, severity="warning", markup=False)
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.notify(send(proc, name))
+                self.notify(send(proc, name), markup=False)
 
         self.app.push_screen(SignalConfirm(proc, name), answered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``m`` (back to the curves) only exists when the monitor was opened from training."""
+        """``m`` (back to the curves) only exists when the monitor was opened from training; ``k`` and ``K``
+        not at all under ``--readonly``."""
+        if action == "signal":
+            return not self.readonly
         return self.in_train if action == "back_to_train" else True
 
     def action_select_gpu(self, step: int) -> None:
@@ -278,4 +284,4 @@ class MonitorScreen(Screen[None]):
         text = f"rocmtui monitor · {backend} · {gpus} GPU{plural} · every {self.interval_s:.3g} s · history {history}"
         if text != self.status_text:  # an update re-lays out the screen: only when the words change
             self.status_text = text
-            self.status.update(text)
+            self.status.update(safe_text(text))

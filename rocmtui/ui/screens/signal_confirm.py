@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rocmtui.gpu.sample import GpuProcess
+from rocmtui.ui.safe_text import safe_text
 
 
 class SignalConfirm(ModalScreen[bool]):
@@ -30,7 +31,7 @@ class SignalConfirm(ModalScreen[bool]):
         what = "ask it to stop" if self.signal_name == "TERM" else "end it at once, without cleaning up"
         with Vertical(classes="dialog"):
             yield Static(f"Send SIG{self.signal_name} to PID {self.proc.pid}?", classes="dialog-title")
-            yield Static((self.proc.command or "(command unknown)")[:200])
+            yield Static(safe_text(self.proc.command or "(command unknown)", limit=200))
             yield Static(f"SIG{self.signal_name} will {what}.")
             yield Static("y: send          n / escape: cancel", classes="dialog-hint")
 

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.events import Resize
+from textual.markup import escape
 from textual.screen import Screen
 from textual.widget import Widget
 
@@ -106,7 +107,7 @@ class TrainScreen(Screen[None]):
         self.folder: Path | None = None
         """The run folder followed, where it is now (a copied folder's events name where it was written)."""
         self.table = EpochTable(id="epochs")
-        self.table.border_title = self.table_title()
+        self.table.border_title = escape(self.table_title())
         self.table.caption = self.table_caption()
         self.log_view = LogPanel(id="log")
         self.log_view.border_title = "Log"
@@ -218,7 +219,7 @@ class TrainScreen(Screen[None]):
             self.remove_class("-table")  # round again: the summary card
         else:
             self.table_run = (self.table_run + 1) % len(self.runs)
-        self.table.border_title = self.table_title()
+        self.table.border_title = escape(self.table_title())
         self.table.caption = self.table_caption()
         self.relayout()
         self.flush_text()

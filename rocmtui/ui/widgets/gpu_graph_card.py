@@ -7,6 +7,7 @@ from functools import partial
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.markup import escape
 
 from rocmtui.gpu.history import GpuHistory, timebase_label
 from rocmtui.gpu.sample import GpuSample
@@ -76,8 +77,8 @@ class GpuGraphCard(Vertical):
     def show_graph(self, gpu: GpuSample, history: GpuHistory, view: GraphView) -> None:
         """Attributes down: the newest reading, and the store the graph draws from."""
         title = f"GPU {gpu.index} · {gpu.name}"
-        if title != self.border_title:
-            self.border_title = title
+        if escape(title) != self.border_title:
+            self.border_title = escape(title)
         self.set_class(gpu.error is not None, "-error")
         self.readout.set_reading(gpu)
         if not self.has_class("-compact"):

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
+from textual.markup import escape
 from textual.widgets import Static
 
 from rocmtui.gpu.history import GpuHistory, timebase_label
 from rocmtui.gpu.sample import BackendStatus, SampleSet
+from rocmtui.ui.safe_text import safe_text
 from rocmtui.ui.widgets.graph_view import GraphView
 from rocmtui.ui.widgets.host_card import HostCard
 
@@ -151,8 +153,8 @@ class GpuPanel(Vertical):
         if self.focus_graph is not None and self.focus_shown and self.selected < len(self.last.gpus):
             gpu = self.last.gpus[self.selected]
             title = f"GPU {gpu.index} · {gpu.name}"
-            if self.focus_graph.border_title != title:
-                self.focus_graph.border_title = title
+            if self.focus_graph.border_title != escape(title):
+                self.focus_graph.border_title = escape(title)
             store, view = self.store, self.view
             self.focus_graph.show(lambda points: gpu_tracks(store, gpu, view, points), timebase_label(view.span_s))
 
@@ -169,7 +171,7 @@ class GpuPanel(Vertical):
         self.cards.display = has_gpus
         if not has_gpus and sample_set.statuses != self.statuses:
             self.statuses = sample_set.statuses
-            self.note.update(no_gpu_text(sample_set))
+            self.note.update(safe_text(no_gpu_text(sample_set), lines=True))
         indexes = tuple(gpu.index for gpu in sample_set.gpus)
         if indexes != self.gpu_indexes:
             self._rebuild_cards(indexes)

@@ -16,22 +16,23 @@ from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.process_rows import (
     COLUMNS,
     COMMAND,
+    Cell,
     ProcessQuery,
+    cells,
     matches,
-    one_line,
     ordered,
     row_key,
 )
 
 
-class ProcessTable(DataTable[str]):
+class ProcessTable(DataTable[Cell]):
     """Rebuilt only when what it shows changes; the cursor stays on its process across rebuilds."""
 
     def __init__(self, query: ProcessQuery, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.process_query = query
         """The order and filter, owned by the monitor screen (which changes it, then calls ``requery``)."""
-        self.rows_shown: tuple[tuple[str, ...], ...] | None = None
+        self.rows_shown: tuple[tuple[Cell, ...], ...] | None = None
         self.listed: list[GpuProcess] = []
         self.processes: tuple[GpuProcess, ...] = ()
         self.now = 0.0
@@ -87,7 +88,7 @@ class ProcessTable(DataTable[str]):
             for p in ordered(self.processes, query.sort_by, query.sort_reverse, self.now)
             if matches(p, query.filter_text)
         ]
-        rows = tuple((*(c.text(p, self.now) for c in COLUMNS), one_line(p.command)) for p in listed)
+        rows = tuple(cells(p, self.now) for p in listed)
         if rows == self.rows_shown:
             return
         keys = [row_key(p) for p in listed]
@@ -110,7 +111,7 @@ class ProcessTable(DataTable[str]):
                     self.move_cursor(row=index, animate=False)
                     break
 
-    def _update_cells(self, rows: tuple[tuple[str, ...], ...]) -> None:
+    def _update_cells(self, rows: tuple[tuple[Cell, ...], ...]) -> None:
         """Change cells in place and repaint only their rows (DataTable.update_cell repaints the whole table,
         which at 120x40 cost more bytes than everything else on the screen)."""
         old = self.rows_shown or ()

@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import Static
 
+from rocmtui.base.text import plain
 from rocmtui.gpu.sample import GpuSample
 from rocmtui.run.ranks import RankStarted, RankTail, RankView, stragglers
 
@@ -62,7 +63,7 @@ def rank_lines(views: Sequence[RankView], gpus: Sequence[GpuSample]) -> Text:
         out.append(f"{_where(view, gpus):<8} ")
         progress = view.progress
         if view.failed is not None:
-            out.append(f"failed: {view.failed.message}", style=FAILED)
+            out.append(f"failed: {plain(view.failed.message)}", style=FAILED)  # read from the rank's file
         elif progress is None:
             out.append("starting", style="dim")
         else:
@@ -83,9 +84,9 @@ def _where(view: RankView, gpus: Sequence[GpuSample]) -> str:
     if started is None:
         return ""
     if not started.device.startswith("cuda"):
-        return started.device
+        return plain(started.device, limit=20)
     gpu = gpu_of(started, gpus)
-    return f"GPU {gpu.index}" if gpu is not None else started.device
+    return f"GPU {gpu.index}" if gpu is not None else plain(started.device, limit=20)
 
 
 class RankTable(Static):

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Region
+from textual.markup import escape
 from textual.widget import Widget
 
 from rocmtui.ui.format import dim_tracks
@@ -103,8 +104,8 @@ class ReadingCard(Vertical, Generic[R]):
 
     def show_reading(self, title: str, reading: R, history: Sequence[float | None]) -> None:
         """Attributes down: the panel hands the card its title, newest reading and history."""
-        if title != self.border_title:  # setting a title repaints the whole card
-            self.border_title = title
+        if escape(title) != self.border_title:  # setting a title repaints the whole card
+            self.border_title = escape(title)
         self.readout.set_reading(reading)
         if not self.has_class("-compact"):
             self.history.set_values(history)

@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from rocmtui.config import TrainConfig
 from rocmtui.events import RunStarted, TrackStarted
+from rocmtui.ui.safe_text import safe_text
 
 
 def run_line(config: TrainConfig, started: RunStarted | None) -> str:
@@ -71,7 +72,7 @@ class RunInfo(Vertical):
         self.config = config
         self.lines = run_lines(config, None)
         """The run line's forms, longest first (``run_lines``)."""
-        self.line = Static(self.lines[0], classes="run-line")
+        self.line = Static(safe_text(self.lines[0]), classes="run-line")
         self.notice = Static("", classes="notice")
         self.notice.display = False
 
@@ -81,7 +82,7 @@ class RunInfo(Vertical):
 
     def show_lines(self, lines: list[str]) -> None:
         self.lines = lines
-        self.line.update(fitting(lines, self.content_size.width or len(lines[0])))
+        self.line.update(safe_text(fitting(lines, self.content_size.width or len(lines[0]))))
 
     def on_resize(self) -> None:
         self.show_lines(self.lines)
@@ -94,5 +95,5 @@ class RunInfo(Vertical):
     def show(self, started: RunStarted) -> None:
         self.show_lines(run_lines(started.config, started))
         if started.notice:
-            self.notice.update(f"⚠ {started.notice}")
+            self.notice.update(safe_text(f"⚠ {started.notice}"))
             self.notice.display = True

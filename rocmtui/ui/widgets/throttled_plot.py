@@ -11,8 +11,10 @@ import math
 
 from rich.text import Text
 from textual.app import RenderResult
+from textual.markup import escape
 from textual_plotext import PlotextPlot
 
+from rocmtui.base.text import plain
 from rocmtui.ui.run_state import EMA_BETA
 
 PLOT_PERIOD_S = 2.0
@@ -84,12 +86,12 @@ class ThrottledPlot(PlotextPlot):
             self.draw()
             return super().render()
         except Exception as err:  # plotext raises plain ValueError/ZeroDivisionError on odd data
-            return Text(f"cannot draw this plot: {type(err).__name__}: {err}", style="bold red")
+            return Text(plain(f"cannot draw this plot: {type(err).__name__}: {err}"), style="bold red")
 
     def set_legend(self, title: str, colors: dict[str, str]) -> None:
         """Title and legend (line name -> plotext colour) in the border title, off the plot area."""
-        legend = " ".join(f"[{LEGEND_COLOR.get(c, c)}]━ {name}[/]" for name, c in colors.items())
-        self.border_title = f"{title} {legend}" if legend else title
+        legend = " ".join(f"[{LEGEND_COLOR.get(c, c)}]━ {escape(name)}[/]" for name, c in colors.items())
+        self.border_title = f"{escape(title)} {legend}" if legend else escape(title)
 
     def epoch_line(self, xs: list[float], ys: list[float], color: str) -> None:
         """A per-epoch series: a thin line through a marked point at each epoch."""

@@ -1,0 +1,185 @@
+"""textual-serve's server made safe by default, after Jupyter's conventions.
+
+- a random token, printed at start in the page's URL, is required for the page (``/?token=T``) and the
+  WebSocket (``/ws/T``): a page on another site cannot guess it;
+- an Origin check on the WebSocket: the page's own origin, or one given with ``--allow-origin``;
+- a cap on concurrent sessions (each is a process of its own) and on the terminal's size (a 5000x5000 terminal
+  grew one app past 589 MB);
+- its page asks no third-party host (fonts served locally) and focuses the terminal, so keys work without a click.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import WSMsgType, web
+from textual_serve.app_service import AppService
+from textual_serve.server import Server
+
+from rocmtui.codec import CodecError, decode_json, encode_json
+
+TEMPLATES = Path(__file__).resolve().parent / "web"
+MAX_WIDTH = 500
+MAX_HEIGHT = 200
+"""The largest terminal a browser may ask for, in cells (a 4K screen at a small font is about 400x120)."""
+
+
+def clamp_size(width: object, height: object) -> tuple[int, int]:
+    """A terminal size from a client: whole numbers within 1..MAX, 80x24 for anything unreadable."""
+
+    def one(value: object, default: int, most: int) -> int:
+        try:
+            number = int(str(value))
+        except ValueError:
+            return default
+        return min(max(number, 1), most)
+
+    return one(width, 80, MAX_WIDTH), one(height, 24, MAX_HEIGHT)
+
+
+def origin_allowed(origin: str | None, host: str, allowed: frozenset[str]) -> bool:
+    """Same origin as the page (the request's Host), or one of ``allowed``; no Origin: not a browser."""
+    if origin is None:
+        return True  # curl, scripts: they hold the token or are refused for want of it
+    if origin.rstrip("/") in allowed:
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and parts.netloc == host
+
+
+class BoundedService(AppService):
+    """An app process whose terminal never grows past ``MAX_WIDTH`` x ``MAX_HEIGHT``."""
+
+    async def start(self, width: int, height: int) -> None:
+        await super().start(*clamp_size(width, height))
+
+    async def set_terminal_size(self, width: int, height: int) -> None:
+        await super().set_terminal_size(*clamp_size(width, height))
+
+
+class GuardedServer(Server):
+    """``Server`` with a token, an Origin check and caps (see the module's docstring)."""
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        host: str,
+        port: int,
+        title: str,
+        public_url: str | None,
+        max_sessions: int,
+        allow_origins: tuple[str, ...] = (),
+        token: str | None = None,
+    ) -> None:
+        super().__init__(command, host=host, port=port, title=title, public_url=public_url, templates_path=TEMPLATES)
+        self.token = token or secrets.token_urlsafe(24)
+        self.max_sessions = max_sessions
+        self.allow_origins = frozenset(o.rstrip("/") for o in allow_origins)
+        self.sessions = 0
+
+    @property
+    def page_url(self) -> str:
+        return f"{self.public_url}/?token={self.token}"
+
+    def initialize_logging(self) -> None:
+        """textual-serve's logger prints a request's traceback on the console: keep it to warnings."""
+
+    def _token_ok(self, given: str | None) -> bool:
+        return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
+
+    async def _make_app(self) -> web.Application:
+        """The library's routes less its ``/ws`` (no token) and its downloads: the page, the session, the files."""
+        app = web.Application()
+        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path), autoescape=True)
+        app.add_routes(
+            [
+                web.get("/", self.handle_index, name="index"),
+                web.get("/ws/{token}", self.handle_session, name="session"),
+                web.static("/static", self.statics_path, name="static"),
+            ]
+        )
+        app.on_startup.append(self.on_startup)
+        app.on_shutdown.append(self.on_shutdown)
+        return app
+
+    async def on_startup(self, app: web.Application) -> None:
+        print(f"rocmtui serve: {self.page_url} (Ctrl-C stops)", file=sys.stderr, flush=True)
+
+    async def handle_index(self, request: web.Request) -> Any:
+        if not self._token_ok(request.query.get("token")):
+            return web.Response(status=403, text="rocmtui serve: open the URL with the token printed at start\n")
+        return await self._page(request)
+
+    @aiohttp_jinja2.template("app_index.html")
+    async def _page(self, request: web.Request) -> dict[str, Any]:
+        static = f"{self.public_url}/static/"
+        ws_base = ("wss:" if self.public_url.startswith("https") else "ws:") + self.public_url.split(":", 1)[1]
+        return {
+            "font_size": clamp_size(request.query.get("fontsize", "16"), 16)[0],
+            "app_websocket_url": f"{ws_base}/ws/{self.token}",
+            "config": {"static": {"url": static}},
+            "application": {"name": self.title},
+        }
+
+    async def handle_session(self, request: web.Request) -> web.StreamResponse:
+        if not self._token_ok(request.match_info.get("token")):
+            return web.Response(status=403, text="rocmtui serve: wrong token\n")
+        if not origin_allowed(request.headers.get("Origin"), request.host, self.allow_origins):
+            return web.Response(status=403, text="rocmtui serve: cross-origin session refused (see --allow-origin)\n")
+        if self.sessions >= self.max_sessions:
+            return web.Response(status=503, text=f"rocmtui serve: {self.max_sessions} sessions already open\n")
+        self.sessions += 1
+        try:
+            return await self._session(request)
+        finally:
+            self.sessions -= 1
+
+    async def _session(self, request: web.Request) -> web.WebSocketResponse:
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=1 << 16)
+        await websocket.prepare(request)
+        service = BoundedService(
+            self.command,
+            write_bytes=websocket.send_bytes,
+            write_str=websocket.send_str,
+            close=websocket.close,  # type: ignore[arg-type]  # as the library's own handler passes it
+            download_manager=self.download_manager,
+            debug=False,
+        )
+        await service.start(*clamp_size(request.query.get("width", "80"), request.query.get("height", "24")))
+        try:
+            await self._messages(websocket, service)
+        finally:
+            await service.stop()
+            await websocket.close()
+        return websocket
+
+    async def _messages(self, websocket: web.WebSocketResponse, service: AppService) -> None:
+        """The browser's messages; one that is not what the page sends is ignored."""
+        async for message in websocket:
+            if message.type != WSMsgType.TEXT:
+                continue
+            try:
+                envelope = decode_json(message.data, Any)
+            except CodecError:
+                continue
+            if not isinstance(envelope, list) or not envelope:
+                continue
+            kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None  # ["focus"] has no data
+            if kind == "stdin" and isinstance(data, str):
+                await service.send_bytes(data.encode("utf-8", errors="replace"))
+            elif kind == "resize" and isinstance(data, dict):
+                await service.set_terminal_size(data.get("width", 80), data.get("height", 24))
+            elif kind == "ping":
+                await websocket.send_str(encode_json(["pong", data]).decode())
+            elif kind == "blur":
+                await service.blur()
+            elif kind == "focus":
+                await service.focus()

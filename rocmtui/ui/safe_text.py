@@ -1,0 +1,89 @@
+"""Outside text for widgets: a ``rich.text.Text`` made by ``rocmtui.base.text.plain`` (never parsed as markup), and
+``cleaned``, which passes every string of an event or a sample set through the boundary where it enters the UI.
+
+Textual parses a ``str`` given to ``Static``, ``update``, ``notify`` or a ``DataTable`` cell as markup, so ``[/]`` in
+a process's command line raised ``MarkupError`` and ``[@click=...]`` became an action link; a ``Text`` is drawn as
+it is. ``tests/test_safe_text.py`` checks that the UI hands those calls no other string than its own literals.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar, cast
+
+import msgspec
+from rich.text import Text
+
+from rocmtui.base.text import DEFAULT_LIMIT, plain
+
+T = TypeVar("T")
+
+
+def safe_text(value: object, style: str = "", *, lines: bool = False, limit: int = DEFAULT_LIMIT) -> Text:
+    """``value`` as a ``Text`` to draw: control characters visible, bounded, no markup."""
+    return Text(plain(value, limit=limit, lines=lines), style=style)
+
+
+def cleaned(value: T) -> T:
+    """``value`` with every string in it (fields of dataclasses and msgspec Structs, items of tuples, lists and
+    dicts, keys included) through ``plain``; the object itself when nothing needed to change."""
+    return cast(T, _clean(value))
+
+
+def _clean(value: object) -> object:
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return value  # numbers, None, bytes: nothing to draw as text
+    if kind is str:
+        clean = plain(value, lines=True)
+        return value if clean == value else clean
+    if isinstance(value, tuple | list | dict):
+        return _clean_collection(value)
+    return _clean_fields(value, _field_names(kind))
+
+
+def _clean_fields(value: Any, names: tuple[str, ...]) -> object:
+    """A Struct or dataclass with its changed fields replaced (``names``: its fields; () for other objects)."""
+    changes = {}
+    for name in names:
+        old = getattr(value, name)
+        new = _clean(old)
+        if new is not old:
+            changes[name] = new
+    if not changes:
+        return value
+    if isinstance(value, msgspec.Struct):
+        return msgspec.structs.replace(value, **changes)
+    return dataclasses.replace(value, **changes)
+
+
+_PLAIN_TYPES = frozenset({int, float, bool, type(None), bytes})
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    """The fields of a Struct or dataclass type (found once per type: this runs for every event); () for others."""
+    names = _FIELDS.get(kind)
+    if names is None:
+        if issubclass(kind, msgspec.Struct):
+            names = tuple(kind.__struct_fields__)
+        elif dataclasses.is_dataclass(kind):
+            names = tuple(f.name for f in dataclasses.fields(kind) if f.init)
+        else:
+            names = ()
+        _FIELDS[kind] = names
+    return names
+
+
+def _clean_collection(value: tuple[object, ...] | list[object] | dict[object, object]) -> object:
+    if isinstance(value, dict):
+        pairs = [(_clean(k), _clean(v)) for k, v in value.items()]
+        same = all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True))
+        return value if same else dict(pairs)
+    items = [_clean(item) for item in value]
+    if all(a is b for a, b in zip(items, value, strict=True)):
+        return value
+    factory: Any = type(value)
+    return factory(*items) if hasattr(value, "_fields") else factory(items)  # a namedtuple takes its fields

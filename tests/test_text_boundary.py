@@ -1,0 +1,174 @@
+"""The boundary for outside text (``rocmtui.base.text``): what comes out is plain, visible and bounded, and the UI
+hands Textual's markup-parsing calls nothing but its own literals or text that crossed the boundary."""
+
+from __future__ import annotations
+
+import ast
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rocmtui.base.text import DEFAULT_LIMIT, ELLIPSIS, REPLACEMENT, one_line, plain
+from rocmtui.events import LogMessage, RunFailed
+from rocmtui.gpu.sample import GpuProcess
+from rocmtui.ui.safe_text import cleaned, safe_text
+
+OSC52 = "\x1b]52;c;cHduZWQ=\x1b\\"
+HOSTILE = [
+    OSC52,
+    "\x1b[2J\x1b[H",  # clear the screen
+    "\x1b]0;title\x07",  # set the window title
+    "\x9b31m",  # CSI as one C1 byte
+    "a\x00b\x7fc",
+    "\u202eevil\u202c",  # right-to-left override
+    "\u2066isolate\u2069",
+    "line\u2028break",
+    "\r\x08\x0b\x0c",
+]
+
+
+def _is_safe(text: str) -> bool:
+    """No C0, C1 or DEL character, no bidi control, no lone surrogate."""
+    bidi = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029, 0xFEFF}
+    return not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or ord(c) in bidi or 0xD800 <= ord(c) < 0xE000 for c in text)
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_control_characters_and_escape_sequences_are_made_visible(hostile: str) -> None:
+    shown = plain(f"python {hostile} train.py")
+    assert _is_safe(shown)
+    assert shown.startswith("python ") and shown.endswith(" train.py")
+
+
+def test_escapes_read_as_escapes_and_printable_text_is_kept() -> None:
+    assert plain(OSC52) == "\\x1b]52;c;cHduZWQ=\\x1b\\"
+    assert plain("\u202e") == "\\u202e"
+    assert plain("naïve 日本 [/] [@click=app.quit]") == "naïve 日本 [/] [@click=app.quit]"
+    assert plain(string.printable.strip()) == string.printable.strip().translate({9: "\\x09", 10: "\\x0a"})
+
+
+def test_newlines_and_tabs_are_kept_only_when_asked() -> None:
+    assert plain("a\nb\tc") == "a\\x0ab\\x09c"
+    assert plain("a\nb\tc\x1b", lines=True) == "a\nb\tc\\x1b"
+    assert one_line("python -c \n import torch\t\x1b") == "python -c import torch \\x1b"
+
+
+def test_invalid_utf8_and_surrogates_become_replacement_characters() -> None:
+    assert plain(b"ok \xff\xfe end") == f"ok {REPLACEMENT}{REPLACEMENT} end"
+    assert plain("name \udcff") == f"name {REPLACEMENT}"  # os.fsdecode of a non-UTF-8 argv byte
+
+
+def test_length_is_bounded_even_when_escapes_grow_the_text() -> None:
+    assert len(plain("x" * 10**6)) == DEFAULT_LIMIT and plain("x" * 10**6).endswith(ELLIPSIS)
+    grown = plain("\x1b" * 100, limit=50)
+    assert len(grown) == 50 and grown.endswith(ELLIPSIS) and _is_safe(grown)
+    assert plain(b"\xff" * 10**7, limit=10) == REPLACEMENT * 9 + ELLIPSIS
+
+
+def test_other_objects_are_shown_through_str_and_a_broken_str_by_its_type() -> None:
+    class Broken:
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+    assert plain(3.5) == "3.5"
+    assert plain(ValueError("bad \x1b[31m")) == "bad \\x1b[31m"
+    assert plain(Broken()) == "<Broken: unprintable (RuntimeError)>"
+
+
+def test_a_text_for_widgets_is_never_markup() -> None:
+    text = safe_text("[bold]x[/] [@click=app.quit]q[/] \x1b[31m")
+    assert text.plain == "[bold]x[/] [@click=app.quit]q[/] \\x1b[31m" and not text.spans
+
+
+def test_events_and_samples_are_cleaned_field_by_field_and_untouched_when_clean() -> None:
+    failed = RunFailed(message=f"boom {OSC52}", kind="error")
+    assert cleaned(failed).message == f"boom {plain(OSC52)}"
+    clean = LogMessage(message="epoch 1 done\nnext")
+    assert cleaned(clean) is clean
+    proc = GpuProcess(gpu_index=0, pid=7, user="\x1b[8m", command=f"python {OSC52}")
+    out = cleaned((proc, {"loss\x1b": 1.0}))
+    assert out[0].pid == 7 and _is_safe(out[0].user or "") and _is_safe(out[0].command or "")
+    assert out[1] == {"loss\\x1b": 1.0}
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text() | st.binary().map(lambda b: b.decode("utf-8", "surrogateescape")), st.integers(1, 300), st.booleans())
+def test_any_text_comes_out_safe_and_bounded(text: str, limit: int, lines: bool) -> None:
+    shown = plain(text, limit=limit, lines=lines)
+    assert len(shown) <= limit
+    assert _is_safe(shown.replace("\n", "").replace("\t", "") if lines else shown)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.binary(max_size=2000))
+def test_any_bytes_come_out_safe(data: bytes) -> None:
+    assert _is_safe(plain(data))
+
+
+@pytest.mark.slow
+@settings(max_examples=30000, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None), max_size=500), st.booleans())
+def test_any_text_comes_out_safe_many_examples(text: str, lines: bool) -> None:
+    shown = plain(text, lines=lines)
+    assert _is_safe(shown.replace("\n", "").replace("\t", "") if lines else shown)
+
+
+# -- the UI feeds markup-parsing calls only literals or text that crossed the boundary ------------------------
+UI = Path(__file__).resolve().parents[1] / "rocmtui" / "ui"
+MARKUP_CALLS = {"Static", "Label", "update", "notify", "add_row", "add_column"}
+"""Textual calls that parse a ``str`` as markup (``notify`` only when its ``markup`` is not False)."""
+SAFE_WRAPPERS = {"safe_text", "Text", "escape", "plain", "help_text", "rank_lines"}
+"""Calls whose result is safe: the boundary itself, or a ``Text`` built from cleaned values."""
+OWN_TEXT = {
+    "sample_set",  # Peaks.update: not a widget
+    "scalars.last_epoch.values if scalars.last_epoch else {}",  # dict.update
+    "self.title_text",  # a help screen's title, given by rocmtui's own code
+    "f'Send SIG{self.signal_name} to PID {self.proc.pid}?'",  # a signal name and an int
+    "f'SIG{self.signal_name} will {what}.'",
+    "column.label + marker",  # the process table's own headers
+    "COMMAND + marker",
+    "['-'] * len(COLUMNS)",
+    "row",  # process_rows.cells: outside columns as Text
+    "note",  # the empty table's own note
+}
+"""Arguments that are rocmtui's own words (each read once); anything new must cross the boundary or join here."""
+
+
+def _fed_raw(call: ast.Call) -> list[str]:
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if name not in MARKUP_CALLS:
+        return []
+    if name == "notify" and any(k.arg == "markup" and isinstance(k.value, ast.Constant) for k in call.keywords):
+        return []
+    bad = []
+    for given_arg in call.args:
+        arg = given_arg.value if isinstance(given_arg, ast.Starred) else given_arg
+        if isinstance(arg, ast.Constant) or ast.unparse(arg) in OWN_TEXT:
+            continue
+        if isinstance(arg, ast.Call) and getattr(arg.func, "id", getattr(arg.func, "attr", "")) in SAFE_WRAPPERS:
+            continue
+        if isinstance(arg, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in arg.values):
+            continue
+        bad.append(ast.unparse(arg))
+    return bad
+
+
+def test_widgets_are_never_fed_raw_strings() -> None:
+    """A ``str`` that is not a literal reaches ``Static``/``update``/``notify``/``add_row`` only through the
+    boundary (``safe_text``), or with markup off: anything else is a place where outside text could be markup."""
+    found = []
+    for path in sorted(UI.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                found += [f"{path.relative_to(UI)}:{node.lineno}: {arg}" for arg in _fed_raw(node)]
+    assert not found, "\n".join(found)
+
+
+def test_compared_runs_folder_names_are_plain_labels() -> None:
+    from rocmtui.ui.compare import run_labels
+
+    labels = run_labels([f"/runs/20261201-101500-{OSC52}", "/runs/20261201-101600-b"])
+    assert _is_safe("".join(labels)) and "\\x1b" in labels[0]

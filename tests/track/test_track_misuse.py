@@ -1,0 +1,112 @@
+"""track() misused: values that are not real numbers, several threads logging at once, a forked child."""
+
+from __future__ import annotations
+
+import os
+import threading
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import rocmtui
+from rocmtui.events import EpochMetrics, MetricsLogged, RunFinished
+from rocmtui.run.stream import read_events
+from rocmtui.tracking import env
+
+
+@pytest.fixture(autouse=True)
+def _no_launcher(monkeypatch) -> None:
+    for name in (env.RUN_DIR, env.RUNS_DIR, env.LINK, env.RUN_NAME):
+        monkeypatch.delenv(name, raising=False)
+
+
+BAD = {
+    "a str": "0.5",
+    "a numpy string": np.str_("x"),
+    "a numpy bytes": np.bytes_(b"x"),
+    "a complex": 1 + 2j,
+    "a numpy complex": np.complex64(1),
+    "a torch complex": torch.tensor(1 + 1j),
+    "a Decimal": Decimal("1.5"),
+    "None": None,
+    "a list": [1.0],
+    "a vector": torch.zeros(3),
+    "a numpy object": np.array(object()),
+    "a dict": {"a": 1},
+}
+GOOD = [1, 2.5, True, np.float32(0.5), np.int64(3), np.bool_(True), np.array(1.5), torch.tensor(2), torch.tensor(0.5)]
+
+
+@pytest.mark.parametrize("what", list(BAD))
+def test_a_value_that_is_not_a_real_number_is_refused_at_log_naming_its_key_and_the_run_goes_on(
+    tmp_path: Path, what: str
+) -> None:
+    with rocmtui.track("x", runs_dir=tmp_path) as run:
+        run.log(loss=1.0)
+        with pytest.raises(TypeError, match=r"^bad_value: expected"):
+            run.log(loss=2.0, bad_value=BAD[what])
+        with pytest.raises(TypeError, match="bad_value"):
+            run.log_epoch(1, bad_value=BAD[what])
+        run.log(loss=3.0)
+    events = read_events(run.run_dir)
+    logged = [e for e in events if isinstance(e, MetricsLogged)]
+    assert sum(m.count for m in logged) == 2 and run.step == 2  # the refused call kept nothing
+    assert not any(isinstance(e, EpochMetrics) for e in events)
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
+
+
+def test_real_numbers_of_every_kind_are_taken(tmp_path: Path) -> None:
+    with rocmtui.track("x", runs_dir=tmp_path) as run:
+        for value in GOOD:
+            run.log(v=value)
+        run.log_epoch(1, **{f"v{i}": v for i, v in enumerate(GOOD)})
+    assert isinstance(read_events(run.run_dir)[-1], RunFinished)
+
+
+def test_eight_threads_logging_at_once_lose_nothing(tmp_path: Path) -> None:
+    calls = 400
+    with rocmtui.track("x", runs_dir=tmp_path) as run:
+        go = threading.Barrier(8)
+
+        def worker(n: int) -> None:
+            go.wait()
+            for i in range(calls):
+                run.log(**{f"t{n}_{i % 7}": float(i), "shared": 1.0})
+                if i % 50 == 0:
+                    run.flush()
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    events = read_events(run.run_dir)
+    assert sum(e.count for e in events if isinstance(e, MetricsLogged)) == 8 * calls
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
+
+
+def test_a_forked_child_never_reports_into_its_parents_run(tmp_path: Path) -> None:
+    with rocmtui.track("x", runs_dir=tmp_path) as run:
+        run.log(loss=1.0)
+        run.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: logs, fails and exits as a worker would
+            try:
+                run.log(loss=99.0)
+                run.flush()
+                run.fail(RuntimeError("child"))
+                run.finish()
+            finally:
+                os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        before_end = read_events(run.run_dir)
+        assert not any(isinstance(e, RunFinished) for e in before_end)
+        run.log(loss=2.0)
+    events = read_events(run.run_dir)
+    values = [e.values["loss"] for e in events if isinstance(e, MetricsLogged)]
+    assert values == [1.0, 2.0]
+    assert sum(isinstance(e, RunFinished) for e in events) == 1
