@@ -234,6 +234,17 @@ def event_to_dict(event: TrainEvent) -> dict[str, Any]:
     return data
 
 
+EVENT_NAMES: tuple[str, ...] = tuple(_EVENT_TYPES)
+
+
+def event_class(name: object) -> type[TrainEvent]:
+    """The event type tagged ``name``; CodecError (one line) for a name that is no event of this version."""
+    cls = _EVENT_TYPES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise CodecError(f"bad event: unknown event {name!r} (expected one of {', '.join(_EVENT_TYPES)})")
+    return cls
+
+
 def event_from_dict(data: dict[str, Any]) -> TrainEvent:
     """Inverse of ``event_to_dict`` (replays, run folders); other top-level keys (``seq``, ``t``) are ignored.
 
@@ -241,10 +252,7 @@ def event_from_dict(data: dict[str, Any]) -> TrainEvent:
     """
     if not isinstance(data, dict):
         raise CodecError(f"bad event: expected a JSON object, got {type(data).__name__}")
-    name = data.get("event")
-    cls = _EVENT_TYPES.get(name) if isinstance(name, str) else None
-    if cls is None:
-        raise CodecError(f"bad event: unknown event {name!r} (expected one of {', '.join(_EVENT_TYPES)})")
+    cls = event_class(data.get("event"))
     # The class, not the TrainEvent union: msgspec caches a class's decoding plan, a union's it rebuilds per call.
     return convert(data, cls, what=f"bad {cls.__name__}")
 

@@ -22,7 +22,7 @@ import msgspec
 from rocmtui.codec import CodecError, convert, decode_json, decoder, encode_json, to_builtins
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
-from rocmtui.events import FailureKind, RunFailed, RunFinished, TrainEvent
+from rocmtui.events import FailureKind, RunFailed, RunFinished, TrainEvent, event_class
 from rocmtui.run.files import atomic_write, read_small
 
 T = TypeVar("T")
@@ -250,10 +250,7 @@ def _with_nan(data: Any) -> TrainEvent:
     """An event whose number-only fields hold ``null`` for a non-finite value: NaN there, then validated."""
     if not isinstance(data, dict):
         raise CodecError(f"bad event: a JSON {type(data).__name__}, not an object")
-    tag = data.get("event")
-    cls = _EVENT_CLASSES.get(tag) if isinstance(tag, str) else None
-    if cls is None:
-        raise CodecError(f"bad event: unknown event {tag!r}")
+    cls = event_class(data.get("event"))
     for name, kind in _number_fields(cls).items():
         value = data.get(name)
         if kind == "scalar" and value is None and name in data:
@@ -267,9 +264,6 @@ def _with_nan(data: Any) -> TrainEvent:
                           for k, v in value.items()}  # fmt: skip
     event: TrainEvent = convert(data, cls)
     return event
-
-
-_EVENT_CLASSES: dict[str, Any] = {cls.__name__: cls for cls in get_args(TrainEvent)}
 
 
 @functools.cache

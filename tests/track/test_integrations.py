@@ -49,17 +49,22 @@ def test_lightning_fit_reports_steps_validation_and_its_end(tmp_path: Path) -> N
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
 
 
-def test_hugging_face_trainer_reports_logs_evaluation_and_its_end(tmp_path: Path) -> None:
-    transformers = pytest.importorskip("transformers")
-    from rocmtui.integrations.transformers import RocmtuiCallback
-
-    torch.manual_seed(0)
+def tiny_llama(transformers):
+    """A one-layer Llama's config and 16 sequences of 8 tokens: a Trainer run of a few steps on the CPU."""
     config = transformers.LlamaConfig(
         vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
         num_key_value_heads=2, max_position_embeddings=16,
     )  # fmt: skip
     ids = torch.randint(0, 32, (16, 8))
-    data = [{"input_ids": row, "labels": row} for row in ids]
+    return config, [{"input_ids": row, "labels": row} for row in ids]
+
+
+def test_hugging_face_trainer_reports_logs_evaluation_and_its_end(tmp_path: Path) -> None:
+    transformers = pytest.importorskip("transformers")
+    from rocmtui.integrations.transformers import RocmtuiCallback
+
+    torch.manual_seed(0)
+    config, data = tiny_llama(transformers)
     args = transformers.TrainingArguments(
         output_dir=str(tmp_path / "out"), max_steps=6, per_device_train_batch_size=4, logging_steps=2,
         eval_strategy="steps", eval_steps=3, save_strategy="no", report_to=[], disable_tqdm=True, use_cpu=True,
@@ -116,12 +121,7 @@ def test_a_viewers_save_is_the_hugging_face_trainers_own(tmp_path: Path) -> None
             if state.global_step == 2 and reporter.run is not None:
                 reporter.run._sink.control.request_save()
 
-    config = transformers.LlamaConfig(
-        vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
-        num_key_value_heads=2, max_position_embeddings=16,
-    )  # fmt: skip
-    ids = torch.randint(0, 32, (16, 8))
-    data = [{"input_ids": row, "labels": row} for row in ids]
+    config, data = tiny_llama(transformers)
     args = transformers.TrainingArguments(
         output_dir=str(tmp_path / "out"), max_steps=4, per_device_train_batch_size=4, save_strategy="no",
         report_to=[], disable_tqdm=True, use_cpu=True,
