@@ -44,6 +44,7 @@ def test_a_recipe_run_follows_with_its_time_to_94_percent(capsys: pytest.Capture
     assert lines[3].endswith("| 94% not reached")  # one capped epoch on the sample
 
 
+@pytest.mark.slow  # trains for more than a second on the 2-core box
 def test_bench_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_bench(options(json=True, fast=True)) == 0
     out = capsys.readouterr().out

@@ -95,6 +95,7 @@ def test_a_fast_recipe_run_resumes_exactly(small, tmp_path: Path) -> None:
     assert finished["event"] == "RunFinished" and finished["tta_test_acc"] is not None
 
 
+@pytest.mark.slow  # trains for more than a second on the 2-core box
 def test_resume_with_more_epochs_continues_the_run(small) -> None:
     config = small(epochs=3)
     whole = run(config)

@@ -116,6 +116,7 @@ def test_the_plan_continues_in_the_run_only_from_its_newest_checkpoint(small) ->
     assert prepare_resume(small()).run_dir is None  # a fresh run
 
 
+@pytest.mark.slow  # trains for more than a second on the 2-core box
 def test_resuming_from_the_best_checkpoint_branches_and_leaves_the_run_alone(small) -> None:
     folder = finished(small(epochs=2))
     kept = ("checkpoint-last.pt", "checkpoint-best.pt", "summary.json", "config.json", "metrics.jsonl")
