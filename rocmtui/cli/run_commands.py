@@ -61,6 +61,11 @@ def add_run_parsers(sub: Any) -> None:
     runs.description = "List the runs: state, what trains, epochs, best test accuracy, time, GPU and folder."
     runs.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     runs.add_argument("--json", action="store_true", help="one JSON array")
+    runs.add_argument("run", metavar="RUN", nargs="?", default=None, help="with --csv: the run (default: the newest)")
+    runs.add_argument(
+        "--csv", metavar="FILE", nargs="?", const="-", default=None,
+        help="every series of RUN as CSV (step, time_s, name, value) to FILE, or to stdout",
+    )  # fmt: skip
 
     stop = sub.add_parser("stop", help="stop a live run with a checkpoint, and wait until it has")
     stop.description = "Ask a live run to stop at its next step; it saves a checkpoint first, as q does."
@@ -134,8 +139,12 @@ def print_lines(lines: list[str], *, failed: bool) -> None:
 
 
 def run_runs(args: argparse.Namespace) -> int:
-    from rocmtui.run.listing import list_runs
+    from rocmtui.run.listing import find_run, list_runs
 
+    if args.csv is not None:
+        return _write_csv(find_run(args.run, args.runs_dir), args.csv)
+    if args.run is not None:
+        raise UsageError("a run is named with --csv only; 'rocmtui runs' alone lists them all")
     runs = list_runs(args.runs_dir)
     if args.json:
         from rocmtui.codec import encode_json
@@ -191,6 +200,28 @@ def run_stop(args: argparse.Namespace) -> int:
     saved = f"checkpoint saved in {folder}" if _saved_since(run_dir, asked_at) else f"no checkpoint written; {folder}"
     print(f"rocmtui: {plain(info.state)} at {where}{best}; {saved}")
     return 0 if info.state in ("stopped", "finished") else 1
+
+
+def _write_csv(run_dir: Path, where: str) -> int:
+    """Every series of the run as CSV, to ``where`` (``-``: stdout), written whole or not at all."""
+    import io
+
+    from rocmtui.run.files import atomic_write
+    from rocmtui.run.series_csv import write_csv
+    from rocmtui.run.stream import read_events
+
+    text = io.StringIO()
+    count = write_csv(text, read_events(run_dir))
+    if where == "-":
+        sys.stdout.write(text.getvalue())
+        return 0
+    path = Path(where)
+    try:
+        atomic_write(path, text.getvalue().encode())
+    except OSError as err:
+        raise UsageError(f"cannot write {plain(path)}: {err.strerror or err}") from None
+    print(f"rocmtui: {count:,} values of {plain(run_dir)} in {plain(path)}")
+    return 0
 
 
 def _saved_since(run_dir: Path, since: float) -> bool:
