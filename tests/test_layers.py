@@ -58,7 +58,8 @@ def test_ui_layer_loads_no_torch() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["rocmtui", "rocmtui.cli", "rocmtui.cli.main", "rocmtui.train.launch", "rocmtui.events", "rocmtui.config"]
+    "module",
+    ["rocmtui", "rocmtui.cli", "rocmtui.cli.main", "rocmtui.cli.trainer_launch", "rocmtui.events", "rocmtui.config"],
 )
 def test_light_modules_load_nothing_heavy(module: str) -> None:
     assert loaded_after(f"import {module}") == set()

@@ -25,7 +25,7 @@ from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import DataError, UsageError, first_line
 
 if TYPE_CHECKING:
-    from rocmtui.train.launch import LaunchedTrainer
+    from rocmtui.cli.trainer_launch import LaunchedTrainer
 
 __all__ = ["build_parser", "main", "monitor_config", "train_config"]
 
@@ -72,8 +72,8 @@ def _run_train(args: argparse.Namespace) -> int:
         gc_pause.resume()
         return run_headless(config, detach=args.detach, telemetry=monitor_config(args))
     from rocmtui.cli.run_commands import print_lines
+    from rocmtui.cli.trainer_launch import LaunchedTrainer
     from rocmtui.run.samples import LateSampleTail
-    from rocmtui.train.launch import LaunchedTrainer
     from rocmtui.ui.signals import stop_on_signals
     from rocmtui.ui.themes import check_theme  # without Textual: the trainer starts before the UI imports it
 

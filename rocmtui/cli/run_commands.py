@@ -103,7 +103,7 @@ def run_watch(args: argparse.Namespace) -> int:
     samples.catch_up()  # the GPU history is there for the first frame
 
     def source(config: TrainConfig, emit: Any, control: Any) -> object:
-        from rocmtui.tracking.launch import OutputTail
+        from rocmtui.cli.script_launch import OutputTail
 
         output = OutputTail(run_dir, emit)  # a script's output.log, what it printed before and since
         try:

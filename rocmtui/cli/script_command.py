@@ -87,9 +87,9 @@ OUTPUT_LINE_LIMIT = 16384
 
 def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
     """No terminal: the script's output on stdout as it is written, then its exit code."""
+    from rocmtui.cli.script_launch import start
     from rocmtui.run.format import OUTPUT
     from rocmtui.run.lines import LineTailer
-    from rocmtui.tracking.launch import start
 
     process = start(run_dir, name, command)
     tail = LineTailer(run_dir / OUTPUT)
@@ -111,10 +111,10 @@ def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
 
 def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[str]) -> int:
     from rocmtui.cli.run_commands import print_lines
+    from rocmtui.cli.script_launch import ScriptLauncher
     from rocmtui.config import TrainConfig
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.samples import SampleTail
-    from rocmtui.tracking.launch import ScriptLauncher
     from rocmtui.ui.themes import check_theme
     from rocmtui.ui.train_app import create_train_app, run_train_app
 

@@ -1,7 +1,7 @@
 """Start a script under the supervisor, in a session of its own, and follow its run folder from the UI.
 
 ``ScriptLauncher`` is a run source for the training app, ``(config, emit, control) -> final event``, as
-``rocmtui.train.launch.LaunchedTrainer`` is for ``rocmtui train``: the run's events come from its folder
+``rocmtui.cli.trainer_launch.LaunchedTrainer`` is for ``rocmtui train``: the run's events come from its folder
 (``rocmtui.run.follow``), its stdout and stderr from ``output.log`` as log lines. ``control.leave``
 detaches: the launcher returns and the script runs on.
 """
