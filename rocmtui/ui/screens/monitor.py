@@ -133,9 +133,10 @@ class MonitorScreen(Screen[None]):
 
     def apply_settings(self, settings: MonitorSettings) -> None:
         """Timebase, graphs and sort as saved (unknown values keep the defaults)."""
-        span = settings.timebase_s if settings.timebase_s in TIMEBASES_S else self.panel.view.span_s
+        fixed = settings.timebase_fixed and settings.timebase_s in TIMEBASES_S
+        span = settings.timebase_s if fixed else self.panel.view.span_s
         metrics = GRAPHS[1] if settings.graph == "power" else GRAPHS[0]
-        self.panel.view = replace(self.panel.view, span_s=span, metrics=metrics)
+        self.panel.view = replace(self.panel.view, span_s=span, metrics=metrics, fixed=fixed)
         if settings.sort_by in SORTS:
             self.sort_processes(settings.sort_by, settings.sort_reverse)
 
@@ -144,6 +145,7 @@ class MonitorScreen(Screen[None]):
         return replace(
             base,
             timebase_s=self.panel.view.span_s,
+            timebase_fixed=self.panel.view.fixed,
             graph="power" if self.panel.view.metrics == GRAPHS[1] else "util",
             sort_by=self.process_query.sort_by,
             sort_reverse=self.process_query.sort_reverse,
@@ -210,11 +212,15 @@ class MonitorScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_timebase(self) -> None:
-        """The next timebase: 1 min, 10 min, 1 h, 24 h, then 1 min again."""
-        spans = TIMEBASES_S
-        current = self.panel.view.span_s
-        following = spans[(spans.index(current) + 1) % len(spans)] if current in spans else spans[0]
-        self.panel.set_view(replace(self.panel.view, span_s=following))
+        """Step through auto (the timebase grows with the history), then 1 min, 10 min, 1 h and 24 h fixed."""
+        view, spans = self.panel.view, TIMEBASES_S
+        if not view.fixed:
+            following = replace(view, span_s=spans[0], fixed=True)
+        elif view.span_s == spans[-1] or view.span_s not in spans:
+            following = replace(view, fixed=False)
+        else:
+            following = replace(view, span_s=spans[spans.index(view.span_s) + 1])
+        self.panel.set_view(following)
         self.show_status()
         self.post_message(self.Changed())
 
@@ -274,7 +280,8 @@ class MonitorScreen(Screen[None]):
         gpus = len(self.last.gpus) if self.last else 0
         backend = self.last.backend if self.last else "…"
         plural = "s" if gpus != 1 else ""
-        history = timebase_label(self.panel.view.span_s)
+        view = self.panel.shown_view()
+        history = timebase_label(view.span_s) + ("" if view.fixed else " auto")
         text = f"rocmtui monitor · {backend} · {gpus} GPU{plural} · every {self.interval_s:.3g} s · history {history}"
         if text != self.status_text:  # an update re-lays out the screen: only when the words change
             self.status_text = text

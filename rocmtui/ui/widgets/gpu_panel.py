@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.widgets import Static
 
-from rocmtui.gpu.history import GpuHistory, timebase_label
+from rocmtui.gpu.history import GpuHistory
 from rocmtui.gpu.sample import BackendStatus, SampleSet
 from rocmtui.ui.widgets.graph_view import GraphView
 from rocmtui.ui.widgets.host_card import HostCard
@@ -140,21 +140,25 @@ class GpuPanel(Vertical):
         if self.store.latest_t is None or sample_set.timestamp > self.store.latest_t:
             self.store.add(sample_set)
 
+    def shown_view(self) -> GraphView:
+        """The view with the timebase the graphs show now (the history's age picks it unless fixed)."""
+        return self.view.shown(self.store.age())
+
     def show_graphs(self) -> None:
         if self.last is None or not self.graphs:
             return
-        from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard, gpu_tracks
+        from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard, gpu_tracks, time_labels
 
+        store, view = self.store, self.shown_view()
         for card, gpu in zip(self.card_list, self.last.gpus, strict=False):
             if isinstance(card, GpuGraphCard):
-                card.show_graph(gpu, self.store, self.view)
+                card.show_graph(gpu, store, view)
         if self.focus_graph is not None and self.focus_shown and self.selected < len(self.last.gpus):
             gpu = self.last.gpus[self.selected]
             title = f"GPU {gpu.index} · {gpu.name}"
             if self.focus_graph.border_title != title:
                 self.focus_graph.border_title = title
-            store, view = self.store, self.view
-            self.focus_graph.show(lambda points: gpu_tracks(store, gpu, view, points), timebase_label(view.span_s))
+            self.focus_graph.show(lambda points: gpu_tracks(store, gpu, view, points), time_labels(store, view))
 
     def show(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         """Attributes down: hand each card its sample and its slice of history."""
