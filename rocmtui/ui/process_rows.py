@@ -12,15 +12,29 @@ from rocmtui.gpu.sample import GpuProcess
 from rocmtui.gpu.units import fmt_gpu_index
 from rocmtui.ui.format import NA, fmt_bytes
 
+MARK = 2
+"""Cells of a header's sort mark (`` ▲``), kept free on every column so that the mark always shows."""
+PADDING = 2
+"""Cells around each column's text (DataTable's cell padding, one each side)."""
+MIN_COMMAND = 30
+"""Characters of command kept before the less important columns give way."""
+
 
 @dataclass(frozen=True)
 class Column:
-    """A column: its label, width, how it reads a process, and its sort key."""
+    """A column: its label, width, how it reads a process, its sort key, and how long it stays on a narrow
+    table (the lowest ``keep`` gives way first)."""
 
     label: str
     width: int
     text: Callable[[GpuProcess, float], str]
     key: Callable[[GpuProcess, float], float | str]
+    keep: int = 9
+
+    @property
+    def cells(self) -> int:
+        """Columns it takes on screen: its text or its header with the sort mark, and padding."""
+        return max(self.width, len(self.label) + MARK) + PADDING
 
 
 def _num(value: float | None) -> float:
@@ -53,7 +67,7 @@ def _elapsed(proc: GpuProcess, now: float) -> float | None:
 
 COLUMNS = (
     Column("PID", 7, lambda p, _: str(p.pid), lambda p, _: p.pid),
-    Column("user", 8, lambda p, _: p.user or NA, lambda p, _: p.user or ""),
+    Column("user", 8, lambda p, _: p.user or NA, lambda p, _: p.user or "", keep=4),
     Column("GPU", 3, lambda p, _: fmt_gpu_index(p.gpu_index), lambda p, _: p.gpu_index),
     Column(
         "GPU mem",
@@ -61,24 +75,38 @@ COLUMNS = (
         lambda p, _: NA if p.gpu_memory_bytes is None else fmt_bytes(p.gpu_memory_bytes),
         lambda p, _: _num(p.gpu_memory_bytes),
     ),
-    Column("GPU%", 4, lambda p, _: _pct(p.gpu_util_pct), lambda p, _: _num(p.gpu_util_pct)),
-    Column("CPU%", 5, lambda p, _: _pct(p.cpu_pct), lambda p, _: _num(p.cpu_pct)),
+    Column("GPU%", 4, lambda p, _: _pct(p.gpu_util_pct), lambda p, _: _num(p.gpu_util_pct), keep=3),
+    Column("CPU%", 5, lambda p, _: _pct(p.cpu_pct), lambda p, _: _num(p.cpu_pct), keep=2),
     Column(
         "host mem",
         9,
         lambda p, _: NA if p.host_memory_bytes is None else fmt_bytes(p.host_memory_bytes),
         lambda p, _: _num(p.host_memory_bytes),
+        keep=0,
     ),
     Column(
         "elapsed",
         8,
         lambda p, now: fmt_elapsed(_elapsed(p, now)),
         lambda p, now: _num(_elapsed(p, now)),
+        keep=1,
     ),
 )
 COMMAND = "command"
 SORTS = (*(c.label for c in COLUMNS), COMMAND)
 """What ``s`` steps through."""
+
+
+def fitting(width: int) -> tuple[tuple[Column, ...], int]:
+    """The columns shown in a table ``width`` cells wide, and the command's width: the least kept columns
+    give way until the command has ``MIN_COMMAND`` characters (or only PID, GPU and GPU mem are left)."""
+    shown = list(COLUMNS)
+    while sum(c.cells for c in shown) + MIN_COMMAND + PADDING > width:
+        droppable = [c for c in shown if c.keep < 9]
+        if not droppable:
+            break
+        shown.remove(min(droppable, key=lambda c: c.keep))
+    return tuple(shown), max(MIN_COMMAND, width - sum(c.cells for c in shown) - PADDING)
 
 
 def matches(proc: GpuProcess, text: str) -> bool:

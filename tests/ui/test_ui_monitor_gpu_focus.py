@@ -45,3 +45,12 @@ async def test_one_gpu_at_80x24_keeps_its_full_card_and_no_second_graph() -> Non
         await pilot.pause()
         assert card.has_class("-compact")
         assert panel.focus_shown
+
+
+async def test_a_click_on_a_gpu_line_selects_it() -> None:
+    async with monitor_shown(8, 10) as (app, pilot):
+        cards = list(app.monitor_screen.query(GpuGraphCard))
+        await pilot.click(cards[5].readout)
+        await pilot.pause()
+        assert app.monitor_screen.panel.selected == 5 and cards[5].has_class("-selected")
+        assert str(app.monitor_screen.panel.focus_graph.border_title).startswith("GPU 5 ")

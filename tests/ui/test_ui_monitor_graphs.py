@@ -85,8 +85,8 @@ def test_a_gpu_without_clocks_reads_plainly() -> None:
 
 
 def test_help_lists_every_key_the_monitor_footer_shows() -> None:
-    keys = {key for key, _ in MONITOR_KEYS}
-    assert {"+", "-", "t", "g", "m", "q", "?"} <= keys
+    keys = {part for key, _ in MONITOR_KEYS for part in key.split(" / ")}
+    assert {"+", "-", "t", "g", "s", "r", "/", "[", "]", "k", "K", "c", "m", "q", "?"} <= keys
 
 
 def test_the_middle_label_is_a_round_value_on_the_row_its_dots_are_drawn_in() -> None:

@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 CARD_HEIGHT = 10
 """Least rows of one full GPU card (border, five lines of text, a graph of two rows and its time axis)."""
 PROCESS_ROWS = 5
-"""Least rows of the process table (its rule, header and three processes)."""
+"""Least rows of the process table under full cards (its rule, header and three processes)."""
+COMPACT_PROCESS_ROWS = 7
+"""Least rows of the process table under one-line cards (its rule, header and five processes): the selected
+GPU's graph gets what is left."""
 FOCUS_ROWS = (4, 10)
 """Least and most rows of the selected GPU's graph under one-line cards (its title rule, plot and time axis)."""
 WIDE = 120
@@ -66,17 +69,18 @@ class MonitorScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "back_to_train", "Training"),  # first: the way back is the key a narrow bar keeps longest
-        Binding("plus,equals_sign", "app.change_interval(False)", "Slower", key_display="+"),
-        Binding("minus", "app.change_interval(True)", "Faster", key_display="-"),
+        # one entry for both interval keys in the bar, so that the GPU keys fit at 80 columns
+        Binding("plus,equals_sign", "app.change_interval(False)", "Interval", key_display="+/-"),
+        Binding("minus", "app.change_interval(True)", "Faster", show=False, key_display="-"),
         Binding("t", "timebase", "Time"),
         Binding("g", "graph", "Graph"),
         Binding("s", "sort", "Sort"),
         Binding("r", "reverse_sort", "Reverse", show=False),
-        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("slash", "filter", "Find", key_display="/"),
         Binding("k", "signal('TERM')", "Kill"),
         Binding("K", "signal('KILL')", "SIGKILL", show=False),
         Binding("c", "app.next_theme", "Colours", show=False),
-        Binding("right_square_bracket", "select_gpu(1)", "Next GPU", show=False, key_display="]"),
+        Binding("right_square_bracket", "select_gpu(1)", "GPU", key_display="]"),
         Binding("left_square_bracket", "select_gpu(-1)", "Previous GPU", show=False, key_display="["),
     ]
 
@@ -201,8 +205,13 @@ class MonitorScreen(Screen[None]):
         self.app.push_screen(SignalConfirm(proc, name), answered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``m`` (back to the curves) only exists when the monitor was opened from training."""
-        return self.in_train if action == "back_to_train" else True
+        """``m`` (back to the curves) only exists when the monitor was opened from training; ``[`` and ``]``
+        only with more than one GPU."""
+        if action == "back_to_train":
+            return self.in_train
+        if action == "select_gpu":
+            return self.last is not None and len(self.last.gpus) > 1
+        return True
 
     def action_select_gpu(self, step: int) -> None:
         """Graph the next or previous GPU (shown when the cards are one line each)."""
@@ -247,7 +256,7 @@ class MonitorScreen(Screen[None]):
         if compact or not gpus:
             self.panel.styles.height = "auto"
             self.panel.cards.styles.height = "auto"
-            spare = available - gpus - 1 - PROCESS_ROWS  # one line per GPU and the host's
+            spare = available - gpus - 1 - COMPACT_PROCESS_ROWS  # one line per GPU and the host's
             self.panel.set_focus_rows(min(spare, FOCUS_ROWS[1]) if gpus and spare >= FOCUS_ROWS[0] else 0)
         else:
             processes = max(PROCESS_ROWS, min(available // 3, available - rows * CARD_HEIGHT - 1))
@@ -259,6 +268,8 @@ class MonitorScreen(Screen[None]):
     def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         relayout = self.last is None or len(self.last.gpus) != len(sample_set.gpus)
         self.last = sample_set
+        if relayout:
+            self.refresh_bindings()  # the GPU keys come and go with the number of GPUs
         if self.panel.view.interval_s != self.interval_s:  # gaps in the graphs are judged by the interval
             self.panel.view = replace(self.panel.view, interval_s=self.interval_s)
         self.panel.show(sample_set, history)

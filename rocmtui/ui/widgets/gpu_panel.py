@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.widgets import Static
@@ -108,6 +109,17 @@ class GpuPanel(Vertical):
             self.selected = (self.selected + step) % len(self.card_list)
             self._mark_selected()
             self.show_graphs()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a GPU's card or line selects it (its graph shows under one-line cards)."""
+        node = event.widget
+        while node is not None and node is not self:
+            if node in self.card_list:
+                self.selected = self.card_list.index(node)
+                self._mark_selected()
+                self.show_graphs()
+                return
+            node = node.parent  # type: ignore[assignment]
 
     def _mark_selected(self) -> None:
         for position, card in enumerate(self.card_list):
