@@ -32,6 +32,7 @@ MONITOR_KEYS = (  # interval, timebase, graphs, sort and theme are kept for the 
     ("s / r", "processes: sort by the next column / reverse (or click one)"),
     ("/", "processes: filter by PID, user or command (escape clears)"),
     ("] / [", "select the next / previous GPU (or click it)"),
+    ("w", "no GPU found: why each backend is unavailable"),
     ("k / K", "SIGTERM / SIGKILL the selected process (yours; asks first)"),
     ("c", "colours: the next theme"),
     ("m", "back to the training screen (when opened from training)"),

@@ -78,6 +78,7 @@ class MonitorScreen(Screen[None]):
         Binding("r", "reverse_sort", "Reverse", show=False),
         Binding("slash", "filter", "Find", key_display="/"),
         Binding("k", "signal('TERM')", "Kill"),
+        Binding("w", "why_no_gpu", "Why"),
         Binding("K", "signal('KILL')", "SIGKILL", show=False),
         Binding("c", "app.next_theme", "Colours", show=False),
         Binding("right_square_bracket", "select_gpu(1)", "GPU", key_display="]"),
@@ -92,7 +93,7 @@ class MonitorScreen(Screen[None]):
         self.replaying = replaying
         """Showing a recording: its PIDs are not this machine's, so nothing may be signalled."""
         self.status = Static("rocmtui monitor · waiting for the first sample…", id="monitor-status")
-        self.panel = GpuPanel(id="monitor-gpu", graphs=True)
+        self.panel = GpuPanel(id="monitor-gpu", graphs=True, reasons_key="w")
         self.process_query = ProcessQuery()
         """The process table's order and filter, kept before the table exists."""
         self.processes: ProcessTable | None = None
@@ -211,7 +212,17 @@ class MonitorScreen(Screen[None]):
             return self.in_train
         if action == "select_gpu":
             return self.last is not None and len(self.last.gpus) > 1
+        if action == "why_no_gpu":
+            return self.last is not None and not self.last.gpus
         return True
+
+    def action_why_no_gpu(self) -> None:
+        """Why each GPU backend is unavailable, in a dialog."""
+        from rocmtui.ui.screens.help import HelpScreen
+        from rocmtui.ui.widgets.gpu_panel import no_gpu_reasons
+
+        if self.last is not None:
+            self.app.push_screen(HelpScreen("No GPU found: why each backend is unavailable", no_gpu_reasons(self.last)))
 
     def action_select_gpu(self, step: int) -> None:
         """Graph the next or previous GPU (shown when the cards are one line each)."""

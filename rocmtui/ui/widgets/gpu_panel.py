@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
@@ -30,13 +31,23 @@ HISTORY_WINDOW = 300
 """Samples looked at for the history bars (wider than any card)."""
 
 
-def no_gpu_text(sample_set: SampleSet) -> str:
-    """The note shown without a GPU: what was tried and why each backend is unavailable."""
+def no_gpu_text(sample_set: SampleSet, reasons_key: str | None = None) -> str:
+    """The note shown without a GPU: what was tried, and why each backend is unavailable (or, with
+    ``reasons_key``, one line naming the key that shows why)."""
+    tried = ", ".join(status.name for status in sample_set.statuses if not status.available)
+    if reasons_key is not None:
+        found = f"No GPU found ({tried})" if tried else "No GPU found"
+        return f"{found}: showing the host's CPU and RAM · {reasons_key}: why"
     lines = ["No GPU found: showing the host's CPU and RAM."]
     for status in sample_set.statuses:
         if not status.available:
             lines.append(f"  {status.name}: {status.reason or 'unavailable'}")
     return "\n".join(lines)
+
+
+def no_gpu_reasons(sample_set: SampleSet) -> tuple[tuple[str, str], ...]:
+    """Each backend tried and why it is unavailable."""
+    return tuple((s.name, s.reason or "unavailable") for s in sample_set.statuses if not s.available)
 
 
 def util_history(history: Sequence[SampleSet], gpu_index: int) -> list[float | None]:
@@ -64,9 +75,11 @@ class GpuPanel(Vertical):
     GpuPanel .gpu-card.-compact.-selected { background: $boost; text-style: bold; }
     """
 
-    def __init__(self, *, id: str | None = None, graphs: bool = False) -> None:
+    def __init__(self, *, id: str | None = None, graphs: bool = False, reasons_key: str | None = None) -> None:
         super().__init__(id=id, classes="gpu-panel")
         self.graphs = graphs
+        self.reasons_key = reasons_key
+        """The key that shows why no GPU was found: the note is then one line that names it."""
         self.store = GpuHistory()
         self.view = GraphView()
         self.last: SampleSet | None = None
@@ -185,7 +198,7 @@ class GpuPanel(Vertical):
         self.cards.display = has_gpus
         if not has_gpus and sample_set.statuses != self.statuses:
             self.statuses = sample_set.statuses
-            self.note.update(no_gpu_text(sample_set))
+            self.note.update(Text(no_gpu_text(sample_set, self.reasons_key)))  # library messages: plain text
         indexes = tuple(gpu.index for gpu in sample_set.gpus)
         if indexes != self.gpu_indexes:
             self._rebuild_cards(indexes)
