@@ -205,6 +205,9 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # no command: the commands, as --help lists them
+        build_parser().print_help()
+        return 0
     args = build_parser(argv).parse_args(argv)
     if args.command not in {"monitor", "train"}:  # those two resume it once their start is over
         gc_pause.resume()

@@ -44,7 +44,6 @@ BAD_INPUT = [
     (["train", "cifar", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["train"], "the following arguments are required: DATASET"),
     (["fly"], "invalid choice: 'fly'"),
-    ([], "the following arguments are required: COMMAND"),
     (["monitor", "--interval", "0.01"], "out of range; give 0.1 to 60 seconds"),
     (["monitor", "--backend", "cuda"], "unknown backend 'cuda'; choose from auto, rocm, sysfs, nvml, host"),
     (["monitor", "--once", "--json"], "not allowed with argument"),
@@ -61,6 +60,24 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], expected: str, capsys
     assert len(err.strip().splitlines()) == 1, err
     assert expected in err
     assert "Traceback" not in err
+
+
+def test_rocmtui_alone_prints_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli([], capsys)
+    assert code == 0 and err == ""
+    assert out.startswith("usage: rocmtui") and all(f"    {name} " in out for name in ("train", "monitor", "watch"))
+
+
+@pytest.mark.parametrize("command", [None, "train", "monitor", "watch", "runs", "run", "bench", "doctor", "demo"])
+def test_help_is_wrapped_at_80_columns_on_a_wide_terminal(
+    command: str | None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run_cli([*([command] if command else []), "--help"], capsys)
+    assert code == 0 and out.count("\n") > 5
+    too_long = [line for line in out.splitlines() if len(line) > 80]
+    assert too_long == []
+    assert "--max-\n" not in out  # options are never split at their hyphens
 
 
 def test_every_subcommand_has_help_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
