@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -202,9 +203,18 @@ COMMANDS = {
 """What runs each command; the commands not defined here are imported only when run."""
 
 
+def escape_what_cannot_be_encoded() -> None:
+    """A path or name the terminal's encoding cannot show (``PYTHONIOENCODING=ascii``, a C locale) is printed
+    escaped (``r\\xfcn``), not fatal: the run it names is fine."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    escape_what_cannot_be_encoded()
     if not argv:  # no command: the commands, as --help lists them
         build_parser().print_help()
         return 0

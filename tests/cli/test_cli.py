@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from importlib.metadata import version
@@ -275,3 +276,17 @@ def test_the_help_lists_the_recipes_with_what_they_reach(capsys) -> None:
     assert "--recipe" in out and "guide:" in out
     for name, recipe in RECIPES.items():
         assert f"{name}: {' '.join(recipe.reaches.split())}" in out
+
+
+def test_a_path_the_output_encoding_cannot_show_is_printed_escaped(tmp_path: Path) -> None:
+    """``PYTHONIOENCODING=ascii`` (or a C locale) and a runs folder named in another script: no traceback."""
+    folder = tmp_path / "rün"
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run(
+        [sys.executable, "-m", "rocmtui", "runs", "--runs-dir", str(folder)],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"r\\xfcn" in done.stdout and b"Traceback" not in done.stderr
