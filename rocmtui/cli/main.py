@@ -46,8 +46,23 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
     return config_from_args(args)
 
 
+def prepare_data_dir(config: TrainConfig) -> None:
+    """A ``--data-dir`` that does not exist: made with ``--download`` (that is where the data goes), refused
+    without it."""
+    folder = config.data_dir
+    if folder is None or folder.is_dir():
+        return
+    if not config.download:
+        raise UsageError(f"data folder '{folder}' does not exist; make it, or add --download to fetch into it")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"data folder '{folder}' cannot be made: {err.strerror or err}") from None
+
+
 def _run_train(args: argparse.Namespace) -> int:
     config = train_config(args)
+    prepare_data_dir(config)
     refuse_live_resume(config)
     if args.headless or not sys.stdout.isatty():
         _check_data(config)  # fail fast with a one-line DataError

@@ -19,7 +19,7 @@ from rocmtui.errors import UsageError
 
 PARSERS: dict[ParseAs, Callable[[str], Any]] = {
     "device": argtypes.device,
-    "existing_dir": argtypes.existing_dir,
+    "existing_dir": argtypes.data_dir,  # a missing folder is made by --download, refused without it
     "existing_path": argtypes.existing_path,
     "output_dir": argtypes.output_dir,
     "positive_int": argtypes.positive_int,

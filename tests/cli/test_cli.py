@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from fresh_interpreter import modules_loaded_by
 
-from rocmtui.cli.main import build_parser, main, train_config
+from rocmtui.cli.main import build_parser, main, prepare_data_dir, train_config
 from rocmtui.config import RECIPES, TrainConfig
+from rocmtui.errors import UsageError, first_line
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -290,3 +291,28 @@ def test_a_path_the_output_encoding_cannot_show_is_printed_escaped(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr
     assert b"r\\xfcn" in done.stdout and b"Traceback" not in done.stderr
+
+
+def test_download_makes_a_missing_data_folder_and_without_it_the_folder_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "data" / "mnist"
+    with pytest.raises(UsageError, match="does not exist; make it, or add --download"):
+        prepare_data_dir(TrainConfig(dataset="mnist", data_dir=folder))
+    assert not folder.exists()
+    prepare_data_dir(TrainConfig(dataset="mnist", data_dir=folder, download=True))
+    assert folder.is_dir()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(UsageError, match="cannot be made"):
+        prepare_data_dir(TrainConfig(dataset="mnist", data_dir=blocker / "sub", download=True))
+
+
+def test_an_error_whose_first_line_introduces_its_reason_keeps_the_reason_on_one_line() -> None:
+    offline = RuntimeError(  # torchvision's download error, as raised offline
+        "Error downloading train-images-idx3-ubyte.gz:\nTried https://ossci-datasets.s3.amazonaws.com/mnist/, got:\n"
+        "<urlopen error [Errno -2] Name or service not known>\nTried https://yann.lecun.com/exdb/mnist/, got:\n<x>"
+    )
+    assert first_line(offline) == (
+        "Error downloading train-images-idx3-ubyte.gz: Tried https://ossci-datasets.s3.amazonaws.com/mnist/, got: "
+        "<urlopen error [Errno -2] Name or service not known>"
+    )
+    assert first_line(ValueError("first\nsecond")) == "first" and first_line(ValueError("")) == "ValueError"
