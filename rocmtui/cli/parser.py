@@ -74,8 +74,9 @@ class _Parser(argparse.ArgumentParser):
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         width = min(HELP_WIDTH, shutil.get_terminal_size().columns)
-        raw = issubclass(self.formatter_class, argparse.RawDescriptionHelpFormatter)
-        formatter = _WrappedRaw if raw else self.formatter_class
+        given = self.formatter_class
+        raw = isinstance(given, type) and issubclass(given, argparse.RawDescriptionHelpFormatter)
+        formatter: type[argparse.HelpFormatter] = _WrappedRaw if raw else argparse.HelpFormatter
         return formatter(prog=self.prog, width=width - 2)  # argparse keeps 2 columns free, as here
 
     def error(self, message: str) -> NoReturn:
