@@ -97,12 +97,13 @@ SORTS = (*(c.label for c in COLUMNS), COMMAND)
 """What ``s`` steps through."""
 
 
-def fitting(width: int) -> tuple[tuple[Column, ...], int]:
+def fitting(width: int, sort_by: str = "") -> tuple[tuple[Column, ...], int]:
     """The columns shown in a table ``width`` cells wide, and the command's width: the least kept columns
-    give way until the command has ``MIN_COMMAND`` characters (or only PID, GPU and GPU mem are left)."""
+    give way until the command has ``MIN_COMMAND`` characters (or only PID, GPU, GPU mem and the sorted
+    column are left: the order shown is always visible)."""
     shown = list(COLUMNS)
     while sum(c.cells for c in shown) + MIN_COMMAND + PADDING > width:
-        droppable = [c for c in shown if c.keep < 9]
+        droppable = [c for c in shown if c.keep < 9 and c.label != sort_by]
         if not droppable:
             break
         shown.remove(min(droppable, key=lambda c: c.keep))

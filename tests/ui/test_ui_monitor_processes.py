@@ -229,3 +229,8 @@ def test_every_column_has_room_for_its_sort_mark(label: str) -> None:
         assert column.cells - 2 >= len(f"{label} ▼")
     shown, command = fitting(80)
     assert command >= 30 and sum(c.cells for c in shown) + command + 2 <= 80
+
+
+def test_the_sorted_column_stays_on_a_narrow_table() -> None:
+    shown, _ = fitting(60, "elapsed")
+    assert "elapsed" in [c.label for c in shown] and "host mem" not in [c.label for c in shown]

@@ -65,10 +65,16 @@ class ProcessTable(DataTable[str]):
 
     def on_resize(self) -> None:
         """Another width: other columns may fit (the rows are drawn again only when they do)."""
-        shown, command_width = fitting(self.size.width - SCROLLBAR)
-        if (shown, command_width) != (self.shown_columns, self.command_width):
-            self.shown_columns, self.command_width = shown, command_width
+        if self._fit():
             self.requery(sort_changed=True)
+
+    def _fit(self) -> bool:
+        """Choose the columns for the width and the sort; True when they changed."""
+        fit = fitting(self.size.width - SCROLLBAR, self.sort_by)
+        if fit == (self.shown_columns, self.command_width):
+            return False
+        self.shown_columns, self.command_width = fit
+        return True
 
     def _add_columns(self) -> None:
         for column in self.shown_columns:
@@ -99,6 +105,7 @@ class ProcessTable(DataTable[str]):
         if not self.is_mounted:
             return  # on_mount draws with the query as it is then
         if sort_changed:
+            self._fit()
             self.clear(columns=True)
             self._add_columns()
             self.rows_shown = None
