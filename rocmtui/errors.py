@@ -18,12 +18,15 @@ class CheckpointError(UsageError):
 
 
 def first_line(err: BaseException, *, with_type: bool = False) -> str:
-    """The first line of ``err``'s message, or its type's name when the message is empty.
+    """The first line of ``err``'s message, or its type's name when the message is empty. A first line that
+    ends in a colon introduces its reason on the next lines: they are joined to it up to the first line that
+    does not (``Error downloading x.gz: Tried https://..., got: <urlopen error ...>``).
 
     ``with_type`` prefixes the type (``KeyError: 'x'``), for errors the user did not cause and may report.
     """
-    text = str(err).strip()
-    line = text.splitlines()[0].strip() if text else ""
+    lines = [part.strip() for part in str(err).strip().splitlines() if part.strip()]
+    end = next((i for i, part in enumerate(lines) if not part.endswith(":")), len(lines) - 1)
+    line = " ".join(lines[: end + 1])
     name = type(err).__name__
     if not line:
         return name

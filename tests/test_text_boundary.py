@@ -120,7 +120,7 @@ def test_any_text_comes_out_safe_many_examples(text: str, lines: bool) -> None:
 UI = Path(__file__).resolve().parents[1] / "rocmtui" / "ui"
 MARKUP_CALLS = {"Static", "Label", "update", "notify", "add_row", "add_column"}
 """Textual calls that parse a ``str`` as markup (``notify`` only when its ``markup`` is not False)."""
-SAFE_WRAPPERS = {"safe_text", "Text", "escape", "plain", "help_text", "rank_lines"}
+SAFE_WRAPPERS = {"safe_text", "Text", "escape", "plain", "help_text", "rank_lines", "help_grid"}
 """Calls whose result is safe: the boundary itself, or a ``Text`` built from cleaned values."""
 OWN_TEXT = {
     "sample_set",  # Peaks.update: not a widget
@@ -128,9 +128,9 @@ OWN_TEXT = {
     "self.title_text",  # a help screen's title, given by rocmtui's own code
     "f'Send SIG{self.signal_name} to PID {self.proc.pid}?'",  # a signal name and an int
     "f'SIG{self.signal_name} will {what}.'",
-    "column.label + marker",  # the process table's own headers
-    "COMMAND + marker",
-    "['-'] * len(COLUMNS)",
+    "self._header(column.label)",  # the process table's own headers, with their sort mark
+    "self._header(COMMAND)",
+    "['-'] * len(self.shown_columns)",
     "row",  # process_rows.cells: outside columns as Text
     "note",  # the empty table's own note
 }

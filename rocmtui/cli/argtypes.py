@@ -64,6 +64,16 @@ def existing_dir(text: str) -> Path:
     return path
 
 
+def data_dir(text: str) -> Path:
+    """A data folder: it may not exist yet (``--download`` makes it; without, the command refuses it)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a data folder")
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"data folder {text!r} is not a folder")
+    return path
+
+
 def existing_path(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path; give a run folder or a checkpoint-*.pt file")

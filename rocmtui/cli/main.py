@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import os
 import subprocess
 import sys
@@ -61,9 +62,24 @@ def check_nproc(nproc: int, force: bool, cores: int | None = None) -> None:
         raise UsageError(f"--nproc {nproc}: this machine has {cores} CPU cores; give at most {cores} (or --force)")
 
 
+def prepare_data_dir(config: TrainConfig) -> None:
+    """A ``--data-dir`` that does not exist: made with ``--download`` (that is where the data goes), refused
+    without it."""
+    folder = config.data_dir
+    if folder is None or folder.is_dir():
+        return
+    if not config.download:
+        raise UsageError(f"data folder '{folder}' does not exist; make it, or add --download to fetch into it")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"data folder '{folder}' cannot be made: {err.strerror or err}") from None
+
+
 def _run_train(args: argparse.Namespace) -> int:
     config = train_config(args)
     check_nproc(config.nproc, args.force)
+    prepare_data_dir(config)
     refuse_live_resume(config)
     if args.headless or not can_draw():
         _check_data(config)  # fail fast with a one-line DataError
@@ -247,9 +263,21 @@ COMMANDS = {
 """What runs each command; the commands not defined here are imported only when run."""
 
 
+def escape_what_cannot_be_encoded() -> None:
+    """A path or name the terminal's encoding cannot show (``PYTHONIOENCODING=ascii``, a C locale) is printed
+    escaped (``r\\xfcn``), not fatal: the run it names is fine."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    escape_what_cannot_be_encoded()
+    if not argv:  # no command: the commands, as --help lists them
+        build_parser().print_help()
+        return 0
     args = build_parser(argv).parse_args(argv)
     if args.command not in {"monitor", "train"}:  # those two resume it once their start is over
         gc_pause.resume()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import re
+import shutil
 import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -29,8 +31,54 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+HELP_WIDTH = 80
+"""Columns a help text is wrapped to at most (argparse's own default is the whole terminal's width)."""
+
+
+class _WrappedRaw(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and examples laid out as written, each line too long for the width wrapped: an example's
+    description continues under itself, prose under its own indent."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n".join(wrap_line(indent + line, width) for line in text.splitlines()) + (
+            "\n" if text.endswith("\n") else ""
+        )
+
+
+EXAMPLE = re.compile(r"^(\s+\S.*?\s{2,})(\S.*)$")
+"""An example line: its command, two or more blanks, then what it does."""
+
+
+def wrap_line(line: str, width: int) -> str:
+    """``line`` as is when it fits in ``width``, else wrapped under its description's (or its own) indent."""
+    if len(line) <= width:
+        return line
+    example = EXAMPLE.match(line)
+    if example and len(example.group(1)) < width * 0.7:
+        hang = " " * len(example.group(1))
+        return _fill(example.group(2), width, example.group(1), hang)
+    lead = line[: len(line) - len(line.lstrip())]
+    command = line.lstrip().startswith("rocmtui ")  # a command alone: its continuation indented further
+    return _fill(line.strip(), width, lead, lead + "    " if command else lead)
+
+
+def _fill(text: str, width: int, first: str, rest: str) -> str:
+    """``text`` wrapped at blanks only (an option such as ``--max-steps`` is never split)."""
+    return textwrap.fill(
+        text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False, break_long_words=False
+    )
+
+
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr and exit code 2."""
+    """An ArgumentParser whose errors are one line on stderr and exit code 2, and whose help is wrapped at
+    ``HELP_WIDTH`` columns (or the terminal's, when narrower)."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        width = min(HELP_WIDTH, shutil.get_terminal_size().columns)
+        given = self.formatter_class
+        raw = isinstance(given, type) and issubclass(given, argparse.RawDescriptionHelpFormatter)
+        formatter: type[argparse.HelpFormatter] = _WrappedRaw if raw else argparse.HelpFormatter
+        return formatter(prog=self.prog, width=width - 2)  # argparse keeps 2 columns free, as here
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {plain(message)} (see '{self.prog} --help')\n")

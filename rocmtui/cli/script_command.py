@@ -122,7 +122,7 @@ def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[st
     launcher = ScriptLauncher(run_dir, name, command)
     # One GPU poller per run: the supervisor records the samples in the folder; the UI reads them, as watch does.
     sampler = TailSource(SampleTail(run_dir).poll, history_len=3600)
-    app = create_train_app(TrainConfig(), launcher, sampler, detachable=True, theme=args.theme)
+    app = create_train_app(TrainConfig(), launcher, sampler, detachable=True, theme=args.theme, run_dir=run_dir)
     code, lines = run_train_app(app)
     returncode = launcher.returncode
     if returncode is not None and not app.detached and app.signal_code is None:

@@ -20,7 +20,7 @@ from rocmtui.run.layout import default_runs_dir
 
 PARSERS: dict[ParseAs, Callable[[str], Any]] = {
     "device": argtypes.device,
-    "existing_dir": argtypes.existing_dir,
+    "existing_dir": argtypes.data_dir,  # a missing folder is made by --download, refused without it
     "existing_path": argtypes.existing_path,
     "output_dir": argtypes.output_dir,
     "positive_int": argtypes.positive_int,

@@ -7,10 +7,15 @@ resulting TorchInfo, so tests describe a ROCm or CUDA machine without one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from rocmtui.doctor.checks import FAIL, INFO, PASS, WARN, Check
 
 ROCM_WHEEL_FIX = "pip install torch torchvision --index-url https://download.pytorch.org/whl/rocm6.2 (see README)"
+CPU_WHEEL_FIX = (
+    "pip uninstall -y torch torchvision $(pip list | grep -o '^nvidia-[^ ]*'); "
+    "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu"
+)
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,25 @@ class TorchInfo:
     devices: tuple[str, ...] = ()
     gfx_targets: tuple[str, ...] = ()
     error: str | None = None
+    nvidia_bytes: int = 0
+    """Disk taken by the installed ``nvidia-*`` packages (the CUDA libraries a CUDA build of torch pulls in)."""
+
+
+def nvidia_packages_bytes() -> int:
+    """The summed size of the files of every installed ``nvidia-*`` distribution."""
+    from importlib.metadata import distributions
+
+    total = 0
+    for dist in distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        if not name.startswith("nvidia-"):
+            continue
+        for file in dist.files or ():
+            try:
+                total += Path(str(file.locate())).stat().st_size
+            except OSError:
+                continue  # listed in RECORD but gone
+    return total
 
 
 def read_torch() -> TorchInfo:
@@ -41,7 +65,8 @@ def read_torch() -> TorchInfo:
         archs = tuple(str(getattr(torch.cuda.get_device_properties(i), "gcnArchName", "")) for i in range(count))
     except Exception as err:  # a driver/runtime mismatch surfaces here
         return TorchInfo(version=torch.__version__, hip=hip, cuda=cuda, error=f"GPU query failed: {err}")
-    return TorchInfo(torch.__version__, hip, cuda, available, names, gfx_names(archs))
+    nvidia = nvidia_packages_bytes() if cuda else 0
+    return TorchInfo(torch.__version__, hip, cuda, available, names, gfx_names(archs), nvidia_bytes=nvidia)
 
 
 def gfx_names(archs: tuple[str, ...]) -> tuple[str, ...]:
@@ -67,7 +92,21 @@ def torch_checks(info: TorchInfo, vendor_gpu_present: bool) -> list[Check]:
         build = Check("torch", PASS, f"{info.version}, CUDA build ({info.cuda})")
     else:
         build = Check("torch", WARN, f"{info.version}, CPU-only build: training runs on the CPU", ROCM_WHEEL_FIX)
-    return [build, _gpu_check(info, vendor_gpu_present)]
+    checks = [build, _gpu_check(info, vendor_gpu_present)]
+    if info.cuda and not vendor_gpu_present:
+        checks.append(_cuda_without_nvidia(info))
+    return checks
+
+
+def _cuda_without_nvidia(info: TorchInfo) -> Check:
+    """A CUDA build where no NVIDIA GPU is: it trains on the CPU like the CPU wheel, at the CUDA libraries' cost."""
+    size = f"{info.nvidia_bytes / 1e9:.1f} GB" if info.nvidia_bytes else "their size unknown"
+    return Check(
+        "torch build",
+        WARN,
+        f"a CUDA build without an NVIDIA GPU: its nvidia-* packages take {size} of disk for nothing",
+        CPU_WHEEL_FIX,
+    )
 
 
 def _gpu_check(info: TorchInfo, vendor_gpu_present: bool) -> Check:

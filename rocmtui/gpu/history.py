@@ -26,6 +26,20 @@ def timebase_label(span_s: float) -> str:
     return f"{span_s / 3600:g}h" if span_s >= 3600 else f"{span_s / 60:g}m"
 
 
+def auto_span(age_s: float) -> float:
+    """The shortest timebase that still has room for ``age_s`` seconds of history (the longest when none)."""
+    return next((span for span in TIMEBASES_S if age_s < span), TIMEBASES_S[-1])
+
+
+def age_label(age_s: float) -> str:
+    """``42s``, ``7m``, ``3h``: how far back a young history reaches, to the unit that changes slowly."""
+    if age_s < 60:
+        return f"{max(0, int(age_s))}s"
+    if age_s < 3600:
+        return f"{int(age_s // 60)}m"
+    return f"{int(age_s // 3600)}h"
+
+
 class Bucket:
     """min, sum, count and max of the values that fell in one time slot."""
 
@@ -69,14 +83,20 @@ class Ring:
         else:
             self.buckets.append(Bucket(slot, value))
 
-    def columns(self, end_t: float, count: int) -> list[Point | None]:
+    def columns(self, end_t: float, count: int, start_t: float | None = None) -> list[Point | None]:
         """``count`` columns covering ``span_s`` up to ``end_t`` (columns aligned to absolute time, so the
-        picture shifts only when a column boundary passes); None where no sample fell."""
+        picture shifts only when a column boundary passes); None where no sample fell.
+
+        With ``start_t`` the first column is the one holding ``start_t`` instead: a history younger than the
+        span fills from the left edge, a column at a time, rather than appearing at the right edge.
+        """
         if count <= 0:
             return []
         column_s = self.span_s / count
-        last = math.floor(end_t / column_s)
-        first = last - count + 1
+        if start_t is None:
+            first = math.floor(end_t / column_s) - count + 1
+        else:  # the column its bucket falls in (a bucket may start a little before start_t)
+            first = math.floor(math.floor(start_t / self.bucket_s) * self.bucket_s / column_s + 1e-9)
         lows = [math.inf] * count
         highs = [-math.inf] * count
         totals = [0.0] * count
@@ -121,9 +141,12 @@ class Series:
         for ring in self.rings.values():
             ring.add(t, value)
 
-    def columns(self, span_s: float, end_t: float, count: int, max_gap: int = 0) -> list[Point | None]:
-        """The timebase ``span_s`` as ``count`` columns ending at ``end_t``, short gaps held."""
-        return fill_gaps(self.rings[span_s].columns(end_t, count), max_gap)
+    def columns(
+        self, span_s: float, end_t: float, count: int, max_gap: int = 0, start_t: float | None = None
+    ) -> list[Point | None]:
+        """The timebase ``span_s`` as ``count`` columns ending at ``end_t`` (or from ``start_t``: see
+        ``Ring.columns``), short gaps held."""
+        return fill_gaps(self.rings[span_s].columns(end_t, count, start_t), max_gap)
 
     def bucket_count(self) -> int:
         """Buckets held over every timebase (bounded by ``len(timebases) * buckets``)."""
@@ -153,10 +176,14 @@ class GpuHistory:
         self.buckets = buckets
         self.series: dict[tuple[int, str], Series] = {}
         self.latest_t: float | None = None
+        self.first_t: float | None = None
+        """The time of the first sample recorded (its earliest reading's)."""
 
     def add(self, sample_set: SampleSet) -> None:
         """Record every GPU's readings of ``sample_set``."""
         self.latest_t = sample_set.timestamp
+        if self.first_t is None:
+            self.first_t = min((sample_set.timestamp, *(gpu.timestamp for gpu in sample_set.gpus)))
         for gpu in sample_set.gpus:
             for metric in METRICS:
                 key = (gpu.index, metric)
@@ -167,3 +194,13 @@ class GpuHistory:
 
     def get(self, gpu_index: int, metric: str) -> Series | None:
         return self.series.get((gpu_index, metric))
+
+    def age(self) -> float:
+        """Seconds between the first and the latest sample (0 before any)."""
+        if self.first_t is None or self.latest_t is None:
+            return 0.0
+        return max(0.0, self.latest_t - self.first_t)
+
+    def filling(self, span_s: float) -> bool:
+        """True while the history is younger than ``span_s``: its graph fills from the left edge."""
+        return self.first_t is not None and self.age() < span_s

@@ -15,10 +15,18 @@ from rocmtui.base.units import fmt_gpu_index
 from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.format import NA, fmt_bytes
 
+MARK = 2
+"""Cells of a header's sort mark (`` ▲``), kept free on every column so that the mark always shows."""
+PADDING = 2
+"""Cells around each column's text (DataTable's cell padding, one each side)."""
+MIN_COMMAND = 30
+"""Characters of command kept before the less important columns give way."""
+
 
 @dataclass(frozen=True)
 class Column:
-    """A column: its label, width, how it reads a process, and its sort key."""
+    """A column: its label, width, how it reads a process, its sort key, and how long it stays on a narrow
+    table (the lowest ``keep`` gives way first)."""
 
     label: str
     width: int
@@ -26,6 +34,12 @@ class Column:
     key: Callable[[GpuProcess, float], float | str]
     outside: bool = False
     """Text from outside rocmtui (a user name): drawn as a ``Text``, never as markup."""
+    keep: int = 9
+
+    @property
+    def cells(self) -> int:
+        """Columns it takes on screen: its text or its header with the sort mark, and padding."""
+        return max(self.width, len(self.label) + MARK) + PADDING
 
 
 def _num(value: float | None) -> float:
@@ -58,7 +72,7 @@ def _elapsed(proc: GpuProcess, now: float) -> float | None:
 
 COLUMNS = (
     Column("PID", 7, lambda p, _: str(p.pid), lambda p, _: p.pid),
-    Column("user", 8, lambda p, _: p.user or NA, lambda p, _: p.user or "", outside=True),
+    Column("user", 8, lambda p, _: p.user or NA, lambda p, _: p.user or "", outside=True, keep=4),
     Column("GPU", 3, lambda p, _: fmt_gpu_index(p.gpu_index), lambda p, _: p.gpu_index),
     Column(
         "GPU mem",
@@ -66,24 +80,39 @@ COLUMNS = (
         lambda p, _: NA if p.gpu_memory_bytes is None else fmt_bytes(p.gpu_memory_bytes),
         lambda p, _: _num(p.gpu_memory_bytes),
     ),
-    Column("GPU%", 4, lambda p, _: _pct(p.gpu_util_pct), lambda p, _: _num(p.gpu_util_pct)),
-    Column("CPU%", 5, lambda p, _: _pct(p.cpu_pct), lambda p, _: _num(p.cpu_pct)),
+    Column("GPU%", 4, lambda p, _: _pct(p.gpu_util_pct), lambda p, _: _num(p.gpu_util_pct), keep=3),
+    Column("CPU%", 5, lambda p, _: _pct(p.cpu_pct), lambda p, _: _num(p.cpu_pct), keep=2),
     Column(
         "host mem",
         9,
         lambda p, _: NA if p.host_memory_bytes is None else fmt_bytes(p.host_memory_bytes),
         lambda p, _: _num(p.host_memory_bytes),
+        keep=0,
     ),
     Column(
         "elapsed",
         8,
         lambda p, now: fmt_elapsed(_elapsed(p, now)),
         lambda p, now: _num(_elapsed(p, now)),
+        keep=1,
     ),
 )
 COMMAND = "command"
 SORTS = (*(c.label for c in COLUMNS), COMMAND)
 """What ``s`` steps through."""
+
+
+def fitting(width: int, sort_by: str = "") -> tuple[tuple[Column, ...], int]:
+    """The columns shown in a table ``width`` cells wide, and the command's width: the least kept columns
+    give way until the command has ``MIN_COMMAND`` characters (or only PID, GPU, GPU mem and the sorted
+    column are left: the order shown is always visible)."""
+    shown = list(COLUMNS)
+    while sum(c.cells for c in shown) + MIN_COMMAND + PADDING > width:
+        droppable = [c for c in shown if c.keep < 9 and c.label != sort_by]
+        if not droppable:
+            break
+        shown.remove(min(droppable, key=lambda c: c.keep))
+    return tuple(shown), max(MIN_COMMAND, width - sum(c.cells for c in shown) - PADDING)
 
 
 def matches(proc: GpuProcess, text: str) -> bool:
@@ -103,9 +132,10 @@ COMMAND_LIMIT = 1024
 Cell = str | Text
 
 
-def cells(proc: GpuProcess, now: float) -> tuple[Cell, ...]:
-    """A row of the table: the columns' texts, then the command; outside text as ``Text`` (never markup)."""
-    texts: list[Cell] = [Text(c.text(proc, now)) if c.outside else c.text(proc, now) for c in COLUMNS]
+def cells(proc: GpuProcess, now: float, columns: Sequence[Column] = ()) -> tuple[Cell, ...]:
+    """A row of the table: the ``columns``' texts (default: all), then the command; outside text as ``Text``
+    (never markup)."""
+    texts: list[Cell] = [Text(c.text(proc, now)) if c.outside else c.text(proc, now) for c in columns or COLUMNS]
     return (*texts, Text(one_line(proc.command)))
 
 

@@ -25,8 +25,10 @@ class MonitorSettings:
 
     interval_s: float = 1.0
     """Seconds between samples (+/-)."""
-    timebase_s: float = 600.0
-    """History graphs' span (t)."""
+    timebase_s: float = 60.0
+    """History graphs' span (t), when ``timebase_fixed``."""
+    timebase_fixed: bool = False
+    """The user chose the span; otherwise it grows with the history (1 min, 10 min, 1 h, 24 h)."""
     graph: str = "util"
     """``util`` (utilisation and VRAM) or ``power`` (power and temperature) (g)."""
     theme: str = "textual-dark"

@@ -256,7 +256,8 @@ class TrainApp(MonitorApp):
         """What the terminal keeps after the app closes: the result or the error, and the run folder."""
         run_dir = self.train_screen.run_dir
         if self.detached and self.state.running:
-            where = run_dir or "its run folder"
+            folder = self.train_screen.folder  # known from the start when the CLI made the folder (run)
+            where = run_dir or (str(folder) if folder is not None else "its run folder")
             return [
                 f"rocmtui: the run trains on in the background: {where}",
                 f"  watch it: rocmtui watch {where}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from importlib.metadata import version
@@ -11,8 +12,9 @@ from pathlib import Path
 import pytest
 from fresh_interpreter import modules_loaded_by
 
-from rocmtui.cli.main import build_parser, main, train_config
+from rocmtui.cli.main import build_parser, main, prepare_data_dir, train_config
 from rocmtui.config import RECIPES, TrainConfig
+from rocmtui.errors import UsageError, first_line
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -44,7 +46,6 @@ BAD_INPUT = [
     (["train", "cifar", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["train"], "the following arguments are required: DATASET"),
     (["fly"], "invalid choice: 'fly'"),
-    ([], "the following arguments are required: COMMAND"),
     (["monitor", "--interval", "0.01"], "out of range; give 0.1 to 60 seconds"),
     (["monitor", "--backend", "cuda"], "unknown backend 'cuda'; choose from auto, rocm, sysfs, nvml, host"),
     (["monitor", "--once", "--json"], "not allowed with argument"),
@@ -61,6 +62,24 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], expected: str, capsys
     assert len(err.strip().splitlines()) == 1, err
     assert expected in err
     assert "Traceback" not in err
+
+
+def test_rocmtui_alone_prints_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli([], capsys)
+    assert code == 0 and err == ""
+    assert out.startswith("usage: rocmtui") and all(f"    {name} " in out for name in ("train", "monitor", "watch"))
+
+
+@pytest.mark.parametrize("command", [None, "train", "monitor", "watch", "runs", "run", "bench", "doctor", "demo"])
+def test_help_is_wrapped_at_80_columns_on_a_wide_terminal(
+    command: str | None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run_cli([*([command] if command else []), "--help"], capsys)
+    assert code == 0 and out.count("\n") > 5
+    too_long = [line for line in out.splitlines() if len(line) > 80]
+    assert too_long == []
+    assert "--max-\n" not in out  # options are never split at their hyphens
 
 
 def test_every_subcommand_has_help_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
@@ -259,3 +278,42 @@ def test_the_help_lists_the_recipes_with_what_they_reach(capsys) -> None:
     assert "--recipe" in out and "guide:" in out
     for name, recipe in RECIPES.items():
         assert f"{name}: {' '.join(recipe.reaches.split())}" in out
+
+
+def test_a_path_the_output_encoding_cannot_show_is_printed_escaped(tmp_path: Path) -> None:
+    """``PYTHONIOENCODING=ascii`` (or a C locale) and a runs folder named in another script: no traceback."""
+    folder = tmp_path / "rün"
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run(
+        [sys.executable, "-m", "rocmtui", "runs", "--runs-dir", str(folder)],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"r\\xfcn" in done.stdout and b"Traceback" not in done.stderr
+
+
+def test_download_makes_a_missing_data_folder_and_without_it_the_folder_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "data" / "mnist"
+    with pytest.raises(UsageError, match="does not exist; make it, or add --download"):
+        prepare_data_dir(TrainConfig(dataset="mnist", data_dir=folder))
+    assert not folder.exists()
+    prepare_data_dir(TrainConfig(dataset="mnist", data_dir=folder, download=True))
+    assert folder.is_dir()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(UsageError, match="cannot be made"):
+        prepare_data_dir(TrainConfig(dataset="mnist", data_dir=blocker / "sub", download=True))
+
+
+def test_an_error_whose_first_line_introduces_its_reason_keeps_the_reason_on_one_line() -> None:
+    offline = RuntimeError(  # torchvision's download error, as raised offline
+        "Error downloading train-images-idx3-ubyte.gz:\nTried https://ossci-datasets.s3.amazonaws.com/mnist/, got:\n"
+        "<urlopen error [Errno -2] Name or service not known>\nTried https://yann.lecun.com/exdb/mnist/, got:\n<x>"
+    )
+    assert first_line(offline) == (
+        "Error downloading train-images-idx3-ubyte.gz: Tried https://ossci-datasets.s3.amazonaws.com/mnist/, got: "
+        "<urlopen error [Errno -2] Name or service not known>"
+    )
+    assert first_line(ValueError("first\nsecond")) == "first" and first_line(ValueError("")) == "ValueError"

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from fakes.sysfs_tree import build_card
 
 from rocmtui.doctor import report as doctor
 from rocmtui.doctor.checks import Machine, check_kernel, check_visible_devices, default_rocm_roots, gfx_targets
-from rocmtui.doctor.torch_info import TorchInfo, read_torch
+from rocmtui.doctor.torch_info import TorchInfo, nvidia_packages_bytes, read_torch
 
 CPU_TORCH = TorchInfo(version="2.5.0+cpu")
 CUDA_TORCH_NO_GPU = TorchInfo(version="2.5.0+cu124", cuda="12.4")
@@ -87,6 +88,24 @@ def test_default_cuda_wheel_on_a_cpu_machine_is_not_a_failure(tmp_path) -> None:
     code, _, checks = _run(_bare_machine(tmp_path, kernel_release="6.5.0"), CUDA_TORCH_NO_GPU)
     assert code == 0
     assert checks["torch GPUs"][0] == "INFO"
+
+
+def test_a_cuda_wheel_without_an_nvidia_gpu_says_what_it_costs_and_how_to_get_the_cpu_wheel(tmp_path) -> None:
+    cuda = replace(CUDA_TORCH_NO_GPU, nvidia_bytes=3_364_581_452)
+    code, text, checks = _run(_bare_machine(tmp_path, kernel_release="6.5.0"), cuda)
+    assert code == 0 and checks["torch build"][0] == "WARN"
+    assert "nvidia-* packages take 3.4 GB" in checks["torch build"][1]
+    assert "--index-url https://download.pytorch.org/whl/cpu" in text
+    _pci(tmp_path, "0000:18:00.0", "0x10de")  # an NVIDIA card: the CUDA build is the right one
+    _, _, checks = _run(_bare_machine(tmp_path, kernel_release="6.5.0"), replace(CUDA_TORCH, nvidia_bytes=1))
+    assert "torch build" not in checks
+
+
+def test_the_nvidia_packages_installed_here_are_summed_from_their_files() -> None:
+    from importlib.metadata import distributions
+
+    names = [d.metadata["Name"] for d in distributions() if (d.metadata["Name"] or "").startswith("nvidia-")]
+    assert (nvidia_packages_bytes() > 0) == bool(names)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,18 @@ import tracemalloc
 
 import pytest
 
-from rocmtui.gpu.history import BUCKETS, TIMEBASES_S, GpuHistory, Point, Ring, Series, fill_gaps, timebase_label
+from rocmtui.gpu.history import (
+    BUCKETS,
+    TIMEBASES_S,
+    GpuHistory,
+    Point,
+    Ring,
+    Series,
+    age_label,
+    auto_span,
+    fill_gaps,
+    timebase_label,
+)
 from rocmtui.gpu.sample import GpuSample, HostSample, SampleSet
 
 
@@ -115,3 +126,20 @@ def test_gpu_history_keeps_one_series_per_gpu_and_reading() -> None:
     power = history.get(1, "power")
     assert power is not None and power.bucket_count() == 0  # not available: nothing drawn
     assert history.get(2, "util") is None
+
+
+def test_a_young_history_fills_from_the_left_edge_a_column_at_a_time() -> None:
+    ring = Ring(60.0)
+    for t in range(1000, 1010):
+        ring.add(float(t), float(t - 1000))
+    columns = ring.columns(end_t=1009.0, count=60, start_t=1000.0)  # columns of 1 s from the first sample
+    assert [p.mean if p else None for p in columns[:10]] == [float(v) for v in range(10)]
+    assert columns[10:] == [None] * 50
+    scrolling = ring.columns(end_t=1009.0, count=60)
+    assert scrolling[-1] == Point(9.0, 9.0, 9.0) and scrolling[:50] == [None] * 50  # at the right edge
+
+
+def test_the_automatic_timebase_is_the_shortest_that_holds_the_history() -> None:
+    assert auto_span(0.0) == 60.0 and auto_span(59.0) == 60.0 and auto_span(60.0) == 600.0
+    assert auto_span(3599.0) == 3600.0 and auto_span(2 * 86400.0) == 86400.0
+    assert [age_label(s) for s in (0.4, 42.0, 150.0, 7300.0)] == ["0s", "42s", "2m", "2h"]

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rocmtui.config import TrainConfig
 
-REPO = Path(__file__).resolve().parents[2]
-MINI = REPO.parent / "shared" / "data" / "cifar10-mini.npz"
+SAMPLE = Path(__file__).resolve().parents[2] / "rocmtui" / "data" / "cifar10-sample.npz"
+"""The real CIFAR-10 sample bundled with rocmtui: in every clone."""
+SUBSET = (1000, 300)
+"""Train and test images of the data folder made from it (other data than the sample itself)."""
 
 
 @pytest.fixture(autouse=True)
@@ -36,10 +38,18 @@ def small(tmp_path: Path):
 
 @pytest.fixture
 def mini_dir(tmp_path: Path) -> Path:
-    """A --data-dir holding the 5,000-image CIFAR-10 subset in the engine's npz format."""
-    if not MINI.is_file():
-        pytest.skip(f"{MINI} is absent (the shared test data sits beside the checkout)")
+    """A --data-dir holding real CIFAR-10 images in the engine's npz format: the first 1,000 train and 300 test
+    images of the bundled sample (so other data than the sample a run without --data-dir trains on)."""
+    train, test = SUBSET
+    with np.load(SAMPLE) as sample:
+        arrays = {
+            "train_images": sample["train_images"][:train],
+            "train_labels": sample["train_labels"][:train],
+            "test_images": sample["test_images"][:test],
+            "test_labels": sample["test_labels"][:test],
+            "classes": sample["classes"],
+        }
     folder = tmp_path / "mini"
     folder.mkdir()
-    shutil.copy(MINI, folder / "cifar10.npz")
+    np.savez(folder / "cifar10.npz", **arrays)
     return folder

@@ -104,7 +104,7 @@ def test_fashion_mnist_uses_its_own_folder(small, tmp_path: Path) -> None:
 def test_data_dir_with_an_npz_in_the_engine_format(small, mini_dir: Path) -> None:
     source = data.resolve_source(small(data_dir=mini_dir))
     assert source.kind == "npz"
-    assert data.load_arrays(source).train_images.shape == (5000, 32, 32, 3)
+    assert data.load_arrays(source).train_images.shape == (1000, 32, 32, 3)
 
 
 def test_an_empty_data_dir_names_the_missing_file(small, tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_resuming_on_other_data_is_refused_in_one_line_before_anything_is_writte
     assert isinstance(summary.event, RunFailed)
     assert summary.event.kind == "data"
     assert "trained on other data" in summary.event.message and "\n" not in summary.event.message
-    assert "1,900 train" in summary.event.message and "5,000 train" in summary.event.message
+    assert "1,900 train" in summary.event.message and "1,000 train" in summary.event.message
     assert "NaN" not in summary.event.message
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name in before} == before
     assert summary.run_dir is None and sorted(p.name for p in folder.parent.iterdir()) == [folder.name]

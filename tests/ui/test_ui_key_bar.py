@@ -97,7 +97,7 @@ async def test_a_narrow_terminal_keeps_the_apps_own_keys_and_drops_the_screens_l
     app = MonitorApp(ManualReplay([]))
     async with app.run_test(size=(50, 15)):
         text = bar_text(app)
-        assert text == " + Slower  - Faster  t Time  q Quit  ? Help "
+        assert text == " +/- Interval  t Time  g Graph  q Quit  ? Help "
         assert len(text) <= 50
     async with MonitorApp(ManualReplay([])).run_test(size=(120, 15)) as pilot:
         assert bar_text(pilot.app).endswith(" k Kill  q Quit  ? Help ")  # wide: every key, in order

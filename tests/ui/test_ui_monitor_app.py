@@ -15,19 +15,25 @@ from rocmtui.ui.screens.monitor import CARD_HEIGHT, layout_for, next_interval
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard as GpuCard
 
 
-async def test_no_gpu_shows_each_backends_reason_and_the_host(host_source) -> None:
+async def test_no_gpu_is_one_line_and_w_shows_each_backends_reason(host_source) -> None:
     app = create_monitor_app(MonitorConfig(), host_source)
     async with app.run_test(size=(80, 24)) as pilot:
         host_source.step()
         await pilot.pause()
         screen = app.monitor_screen
         note = str(screen.panel.note.render())
-        assert note.startswith("No GPU found")
-        for name in ("rocm", "sysfs", "nvml"):
-            assert f"{name}:" in note
+        assert note.startswith("No GPU found (rocm, sysfs, nvml)") and note.endswith("w: why")
+        assert "\n" not in note and screen.panel.note.region.height == 3  # one line in its border
         assert screen.panel.note.display and screen.processes is None  # no GPU: no process table
         assert screen.panel.host.readout.reading == host_source.history()[-1].host
         assert "· host ·" in str(screen.status.render())
+        await pilot.press("w")
+        await pilot.pause()
+        statuses = host_source.history()[-1].statuses
+        assert app.screen.keys == tuple((s.name, s.reason) for s in statuses if not s.available)
+        assert len(app.screen.keys) == 3
+        await pilot.press("escape")
+        assert app.screen is screen
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ async def test_eight_gpus_at_80x24_graph_the_selected_one_and_the_keys_move_the_
         assert graph.border_title == "GPU 0 · AMD Instinct MI300X (synthetic)"
         assert cards[0].has_class("-selected") and not cards[1].has_class("-selected")
         first_rows = list(graph.rows)
-        assert first_rows[-1][0].startswith("-10m") and "util" in first_rows[-1][0]
+        assert first_rows[-1][0].startswith("-29s") and "util" in first_rows[-1][0]
         assert any(ch not in " ⠀" for text, _ in first_rows[:-1] for ch in text[6:-6])  # something is drawn
 
         await pilot.press("right_square_bracket")
@@ -45,3 +45,12 @@ async def test_one_gpu_at_80x24_keeps_its_full_card_and_no_second_graph() -> Non
         await pilot.pause()
         assert card.has_class("-compact")
         assert panel.focus_shown
+
+
+async def test_a_click_on_a_gpu_line_selects_it() -> None:
+    async with monitor_shown(8, 10) as (app, pilot):
+        cards = list(app.monitor_screen.query(GpuGraphCard))
+        await pilot.click(cards[5].readout)
+        await pilot.pause()
+        assert app.monitor_screen.panel.selected == 5 and cards[5].has_class("-selected")
+        assert str(app.monitor_screen.panel.focus_graph.border_title).startswith("GPU 5 ")

@@ -8,13 +8,15 @@ from ui_helpers import monitor_shown
 
 from rocmtui.gpu.history import Point
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.ui.braille import FIRST, SECOND, picture
+from rocmtui.ui.braille import FIRST, SECOND, dot_level, picture
 from rocmtui.ui.screens.help import MONITOR_KEYS
 from rocmtui.ui.severity import memory_level, power_level, temp_level, util_level
 from rocmtui.ui.widgets.gpu_card import clocks_text
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
-from rocmtui.ui.widgets.history_graph import Track, changed_span, graph_rows
+from rocmtui.ui.widgets.history_graph import Track, axis_labels, changed_span, graph_rows, round_tick
 from rocmtui.ui.widgets.readout import last_change
+
+GIB = 1024**3
 
 
 def flat(value: float) -> Point:
@@ -42,10 +44,11 @@ def test_axes_are_labelled_and_the_key_names_both_series() -> None:
         Track("util", [flat(50.0)] * 40, 100.0, lambda v: f"{v:.0f}%"),
         Track("VRAM", [flat(10.0)] * 40, 140.0, lambda v: f"{v:.0f}G"),
     ]
-    rows = graph_rows(tracks, width=40, height=6, span_label="10m")
+    rows = graph_rows(tracks, width=40, height=6, ends=("-10m", "now"))
     texts = [text for text, _ in rows]
     assert texts[0].startswith(" 100% ") and texts[0].rstrip().endswith("140G")
     assert texts[4].startswith("   0% ") and texts[4].rstrip().endswith("0G")
+    assert texts[2].startswith("  50% ") and texts[3].rstrip().endswith("50G")  # round values, on their rows
     assert texts[-1].startswith("-10m") and texts[-1].endswith("now")
     assert "⣀ util" in texts[-1] and "⣀ VRAM" in texts[-1]
     assert all(len(text) == 40 for text in texts)
@@ -82,22 +85,53 @@ def test_a_gpu_without_clocks_reads_plainly() -> None:
 
 
 def test_help_lists_every_key_the_monitor_footer_shows() -> None:
-    keys = {key for key, _ in MONITOR_KEYS}
-    assert {"+", "-", "t", "g", "m", "q", "?"} <= keys
+    keys = {part for key, _ in MONITOR_KEYS for part in key.split(" / ")}
+    assert {"+", "-", "t", "g", "s", "r", "/", "[", "]", "k", "K", "c", "m", "q", "?"} <= keys
 
 
-async def test_timebase_and_graph_keys_redraw_the_graph() -> None:
+def test_the_middle_label_is_a_round_value_on_the_row_its_dots_are_drawn_in() -> None:
+    assert round_tick(100.0) == 50.0 and round_tick(700.0) == 400.0 and round_tick(95.0) == 50.0
+    assert round_tick(140.4 * GIB, GIB) == 50.0 * GIB  # not 60G or 70.2G
+    track = Track("power", [], 700.0, lambda v: f"{v:.0f}W")
+    labels = axis_labels(track, 5)
+    assert labels[0] == "700W" and labels[-1] == "0W" and labels.count("400W") == 1
+    row = labels.index("400W")  # 400 of 700 on 20 dot rows is level 11: the third cell row from the top
+    assert row == 5 - 1 - dot_level(400.0, 700.0, 20) // 4 == 2
+
+
+async def test_the_graph_fills_from_the_left_edge_and_the_timebase_grows_with_the_history() -> None:
     async with monitor_shown(1, 30) as (app, pilot):
         card = app.monitor_screen.query_one(GpuGraphCard)
         rows = card.graph.rows
-        assert rows[-1][0].startswith("-10m") and "util" in rows[-1][0]
-        assert any(ch not in " ⠀" for text, _ in rows[:-1] for ch in text[6:-6])  # something is drawn
-        await pilot.press("t")
-        assert card.graph.rows[-1][0].startswith("-1h")
+        assert rows[-1][0].startswith("-29s") and rows[-1][0].endswith("window 1m")
+        assert "history 1m auto" in str(app.monitor_screen.status.render())
+        plot = [text[6:-6] for text, _ in rows[:-1]]
+        width = len(plot[0])
+        drawn = [x for x in range(width) if any(line[x] not in " ⠀" for line in plot)]
+        # 30 samples a second apart of a minute's window: the left half, starting at the left edge
+        assert drawn[0] == 0 and width * 0.4 < drawn[-1] < width * 0.6
+        await pilot.press("t")  # fixed at 1 min
+        assert "history 1m" in str(app.monitor_screen.status.render())
+        assert "auto" not in str(app.monitor_screen.status.render())
+        await pilot.press("t", "t")  # 10 min, 1 h
+        assert card.graph.rows[-1][0].startswith("-29s") and card.graph.rows[-1][0].endswith("window 1h")
         assert "history 1h" in str(app.monitor_screen.status.render())
         await pilot.press("g")
         assert "power" in card.graph.rows[-1][0] and "temp" in card.graph.rows[-1][0]
         assert card.graph.rows[0][0].startswith(" 750W")  # the synthetic card's power cap tops the axis
+        await pilot.press("t", "t")  # 24 h, then auto again
+        assert "history 1m auto" in str(app.monitor_screen.status.render())
+
+
+async def test_a_history_longer_than_the_window_scrolls_with_now_at_the_right() -> None:
+    async with monitor_shown(1, 90) as (app, _):
+        card = app.monitor_screen.query_one(GpuGraphCard)
+        assert "history 10m auto" in str(app.monitor_screen.status.render())  # 89 s: past the first minute
+        assert card.graph.rows[-1][0].startswith("-1m") and card.graph.rows[-1][0].endswith("window 10m")
+        app.monitor_screen.panel.set_view(replace(app.monitor_screen.panel.view, span_s=60.0, fixed=True))
+        assert card.graph.rows[-1][0].startswith("-1m") and card.graph.rows[-1][0].endswith("now")
+        plot = [text[6:-6] for text, _ in card.graph.rows[:-1]]
+        assert all(any(line[x] not in " ⠀" for line in plot) for x in range(len(plot[0])))  # full width
 
 
 def test_a_readout_line_is_rewritten_only_up_to_its_last_change() -> None:

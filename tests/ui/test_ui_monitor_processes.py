@@ -9,6 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from textual import events
 from ui_helpers import monitor_sampled, synthetic_gpu_sets
 
@@ -18,7 +19,7 @@ from rocmtui.gpu.proc_stats import ProcessStats
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.app import create_monitor_app
-from rocmtui.ui.process_rows import fmt_elapsed, matches, one_line, ordered
+from rocmtui.ui.process_rows import COLUMNS, SORTS, fitting, fmt_elapsed, matches, one_line, ordered
 from rocmtui.ui.screens.signal_confirm import SignalConfirm
 
 
@@ -151,6 +152,10 @@ async def test_kill_asks_first_for_the_users_own_process() -> None:
 H200_RECORDING = Path(__file__).resolve().parent / "data" / "monitor-h200-nvml.jsonl"
 """A real capture: ``rocmtui monitor --json --count 30`` on one NVIDIA H200 (driver 580.159.04) under a bf16
 matrix-product load holding 31 GiB, 2026-12-01; NVML slowdown/shutdown thresholds 89/95 °C."""
+COMBINED_RECORDING = Path(__file__).resolve().parent / "data" / "monitor-8gpu-combined.jsonl"
+"""Eight real H200 captures side by side (``scripts/combine_recordings.py``: the recording above at three
+offsets, ``tests/data/h200-fastnet-run/gpu.jsonl`` at three, ``screenshots/h200-monitor-recording.jsonl`` at
+two); no reading changed."""
 
 
 def test_elapsed_reads_to_the_minute() -> None:
@@ -166,7 +171,7 @@ def test_elapsed_reads_to_the_minute() -> None:
 async def test_a_real_recording_fills_the_table_and_updates_cells_in_place() -> None:
     source = ManualReplay(ReplaySource.from_jsonl(H200_RECORDING).samples)
     app = create_monitor_app(MonitorConfig(), source)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(120, 40)) as pilot:  # wide enough for every column
         for _ in range(3):
             source.step()
         await pilot.pause()
@@ -194,3 +199,39 @@ async def test_gpu_percent_per_process_is_shown_and_n_a_where_the_backend_cannot
         table = app.monitor_screen.processes
         gpu_pct = {table.get_row_at(i)[0]: table.get_row_at(i)[4] for i in range(2)}
         assert gpu_pct == {"4100": "75%", "4101": "N/A"}
+
+
+async def test_eight_real_gpus_at_80x24_show_five_processes_with_30_characters_of_command() -> None:
+    """The combined recording of real H200 captures: the least important columns give way to the command."""
+    source = ManualReplay(ReplaySource.from_jsonl(COMBINED_RECORDING).samples)
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(4):
+            source.step()
+        await pilot.pause()
+        await pilot.pause()
+        table = app.monitor_screen.processes
+        assert table is not None and len(table.listed) == 8
+        assert table.scrollable_content_region.height >= 6  # the header and five processes
+        assert table.region.right <= 80 and table.virtual_size.width <= table.scrollable_content_region.width
+        columns = list(table.columns.values())
+        assert columns[-1].width >= 30 and str(table.get_row_at(0)[-1]).startswith("python3 -c import torch,time")
+        assert [str(c.label) for c in columns][:4] == ["PID", "user", "GPU", "GPU mem ▼"]
+        assert "host mem" not in {c.key.value for c in columns}  # the first to give way
+        await pilot.resize_terminal(160, 30)
+        await pilot.pause()
+        assert {c.key.value for c in table.columns.values()} >= {"host mem", "elapsed", "CPU%"}
+
+
+@pytest.mark.parametrize("label", SORTS)
+def test_every_column_has_room_for_its_sort_mark(label: str) -> None:
+    column = next((c for c in COLUMNS if c.label == label), None)
+    if column is not None:
+        assert column.cells - 2 >= len(f"{label} ▼")
+    shown, command = fitting(80)
+    assert command >= 30 and sum(c.cells for c in shown) + command + 2 <= 80
+
+
+def test_the_sorted_column_stays_on_a_narrow_table() -> None:
+    shown, _ = fitting(60, "elapsed")
+    assert "elapsed" in [c.label for c in shown] and "host mem" not in [c.label for c in shown]

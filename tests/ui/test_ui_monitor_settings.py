@@ -22,6 +22,13 @@ def test_saved_settings_load_back(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["monitor.json"]  # no temporary file left behind
 
 
+def test_settings_saved_before_the_timebase_grew_on_its_own_leave_it_automatic(tmp_path: Path) -> None:
+    path = tmp_path / "monitor.json"
+    path.write_text('{"timebase_s": 600.0, "sort_by": "PID"}')  # no timebase_fixed: the old default kept
+    settings, problem = load(path)
+    assert problem is None and not settings.timebase_fixed and settings.sort_by == "PID"
+
+
 def test_missing_or_damaged_settings_give_the_defaults(tmp_path: Path) -> None:
     assert load(tmp_path / "none.json") == (MonitorSettings(), None)
     damaged = tmp_path / "monitor.json"
@@ -46,10 +53,10 @@ def test_the_config_folder_follows_xdg(tmp_path: Path, monkeypatch: pytest.Monke
 async def test_changes_in_the_app_are_saved_and_restored(tmp_path: Path) -> None:
     path = tmp_path / "monitor.json"
     async with monitor_sampled(2, settings_path=path) as (app, pilot):
-        await pilot.press("t", "g", "s", "plus", "c")
+        await pilot.press("t", "t", "t", "g", "s", "plus", "c")  # auto, then 1 min, 10 min, 1 h fixed
         await pilot.pause()
     saved = json.loads(path.read_text())
-    assert saved["timebase_s"] == 3600.0 and saved["graph"] == "power"
+    assert saved["timebase_s"] == 3600.0 and saved["timebase_fixed"] and saved["graph"] == "power"
     assert saved["sort_by"] == "GPU%" and saved["interval_s"] == 2.0
     assert saved["theme"] != MonitorConfig.theme
 
@@ -60,7 +67,8 @@ async def test_changes_in_the_app_are_saved_and_restored(tmp_path: Path) -> None
         source.step()
         await pilot.pause()
         screen = app.monitor_screen
-        assert screen.panel.view.span_s == 3600.0 and screen.panel.view.metrics == ("power", "temp")
+        assert screen.panel.view.span_s == 3600.0 and screen.panel.view.fixed
+        assert screen.panel.view.metrics == ("power", "temp")
         assert screen.processes.sort_by == "GPU%"
         assert app.theme == settings.theme
 

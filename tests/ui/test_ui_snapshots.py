@@ -8,16 +8,18 @@ they test the layout, not the hardware. Plots are drawn explicitly (their timer 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from ui_helpers import ReplayTrainer, host_recording, recorded_config, recorded_events, synthetic_gpu_sets
 
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu.replay import ManualReplay
+from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.ui.app import MonitorApp, create_monitor_app
 from rocmtui.ui.train_app import create_train_app
 
 pytestmark = pytest.mark.snapshot
+UI_DATA = Path(__file__).resolve().parent / "data"
 
 
 def stopped_clock() -> float:
@@ -127,7 +129,45 @@ def play(source: ManualReplay, samples: int):
     return run_before
 
 
-@pytest.mark.parametrize(("gpus", "size"), [(0, (80, 24)), (8, (80, 24)), (4, (160, 48)), (8, (160, 48))])
+@pytest.mark.parametrize(("gpus", "size"), [(0, (80, 24)), (4, (160, 48)), (8, (160, 48))])
 def test_monitor(snap_compare, gpus, size) -> None:
     app, source = monitor_app(gpus)
     assert snap_compare(app, terminal_size=size, run_before=play(source, 12 if gpus else 10))
+
+
+RECORDINGS = {
+    "h200": UI_DATA / "monitor-h200-nvml.jsonl",
+    "8-gpus-combined": UI_DATA / "monitor-8gpu-combined.jsonl",
+}
+"""A real capture of one H200, and eight real H200 captures side by side (scripts/combine_recordings.py)."""
+
+
+@pytest.mark.parametrize("recording", sorted(RECORDINGS))
+def test_monitor_recorded_at_80x24(snap_compare, recording) -> None:
+    """The graph filling from the left edge after 12 samples; with 8 GPUs, five processes and their commands."""
+    source = ManualReplay(ReplaySource.from_jsonl(RECORDINGS[recording]).samples)
+    app = create_monitor_app(MonitorConfig(), source)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=play(source, 12))
+
+
+def test_monitor_help_at_80x24(snap_compare) -> None:
+    """Every key, descriptions wrapped under themselves, the bottom border on screen."""
+    app, source = monitor_app(8)
+    before = play(source, 3)
+
+    async def run_before(pilot) -> None:
+        await before(pilot)
+        await pilot.press("question_mark")
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_monitor_without_a_gpu_shows_why_on_w(snap_compare) -> None:
+    app, source = monitor_app(0)
+    before = play(source, 3)
+
+    async def run_before(pilot) -> None:
+        await before(pilot)
+        await pilot.press("w")
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -352,3 +352,16 @@ async def test_detach_is_offered_only_when_the_run_lives_in_its_own_process(held
         assert isinstance(app.screen, QuitConfirm)  # d does nothing here
         assert not app.detached and not app.control.leave.is_set()
         await pilot.press("n")
+
+
+def test_a_detached_script_run_names_its_folder_before_it_has_said_where_it_is(tmp_path, host_source) -> None:
+    """``rocmtui run`` makes the folder itself: a script that has not called track() yet still has one."""
+    folder = tmp_path / "runs" / "20261202-230000-train"
+    app = create_train_app(recorded_config(), ReplayTrainer([]), host_source, detachable=True, run_dir=folder)
+    assert app.state.running and app.train_screen.run_dir is None  # no RunStarted yet
+    app.detached = True
+    assert app.final_lines() == [
+        f"rocmtui: the run trains on in the background: {folder}",
+        f"  watch it: rocmtui watch {folder}",
+        f"  stop it:  rocmtui stop {folder}",
+    ]

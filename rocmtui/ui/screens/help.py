@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -24,13 +26,14 @@ TRAIN_KEYS = (
     ("?", "this help"),
 )
 MONITOR_KEYS = (  # interval, timebase, graphs, sort and theme are kept for the next session
-    ("+", "sample less often (longer interval)"),
-    ("-", "sample more often (0.1 s at least)"),
-    ("t", "history timebase: 1 min, 10 min, 1 h, 24 h"),
+    ("+ / -", "sample less / more often (0.1 s at least)"),
+    ("t", "history: auto (grows with it), or 1 min, 10 min, 1 h, 24 h"),
     ("g", "graphs: utilisation and VRAM, or power and temperature"),
-    ("s / r", "processes: sort by the next column / reverse (or click a header)"),
+    ("s / r", "processes: sort by the next column / reverse (or click one)"),
     ("/", "processes: filter by PID, user or command (escape clears)"),
-    ("k / K", "send SIGTERM / SIGKILL to the selected process (your own only; asks first)"),
+    ("] / [", "select the next / previous GPU (or click it)"),
+    ("w", "no GPU found: why each backend is unavailable"),
+    ("k / K", "SIGTERM / SIGKILL the selected process (yours; asks first)"),
     ("c", "colours: the next theme"),
     ("m", "back to the training screen (when opened from training)"),
     ("q", "quit"),
@@ -39,7 +42,19 @@ MONITOR_KEYS = (  # interval, timebase, graphs, sort and theme are kept for the 
 
 
 def help_text(keys: tuple[tuple[str, str], ...]) -> str:
-    return "\n".join(f"  {key:>3}   {what}" for key, what in keys)
+    """The keys as plain lines (the width of the widest key, right-aligned)."""
+    width = max((len(key) for key, _ in keys), default=0)
+    return "\n".join(f"{key:>{width}}   {what}" for key, what in keys)
+
+
+def help_grid(keys: tuple[tuple[str, str], ...]) -> Table:
+    """The keys as two columns: a description too long for the dialog wraps under itself, not under the keys."""
+    grid = Table.grid(padding=(0, 3))
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(ratio=1)
+    for key, what in keys:
+        grid.add_row(Text(key), Text(what))  # Text, not str: a str cell would be read as markup
+    return grid
 
 
 class HelpScreen(ModalScreen[None]):
@@ -57,7 +72,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(self.title_text, classes="dialog-title")
-            yield Static(help_text(self.keys))
+            yield Static(help_grid(self.keys), classes="help-keys")
             yield Static("escape closes", classes="dialog-hint")
 
     async def action_dismiss(self, result: None = None) -> None:

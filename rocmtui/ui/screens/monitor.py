@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 CARD_HEIGHT = 10
 """Least rows of one full GPU card (border, five lines of text, a graph of two rows and its time axis)."""
 PROCESS_ROWS = 5
-"""Least rows of the process table (its rule, header and three processes)."""
+"""Least rows of the process table under full cards (its rule, header and three processes)."""
+COMPACT_PROCESS_ROWS = 7
+"""Least rows of the process table under one-line cards (its rule, header and five processes): the selected
+GPU's graph gets what is left."""
 FOCUS_ROWS = (4, 10)
 """Least and most rows of the selected GPU's graph under one-line cards (its title rule, plot and time axis)."""
 WIDE = 120
@@ -67,17 +70,19 @@ class MonitorScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "back_to_train", "Training"),  # first: the way back is the key a narrow bar keeps longest
-        Binding("plus,equals_sign", "app.change_interval(False)", "Slower", key_display="+"),
-        Binding("minus", "app.change_interval(True)", "Faster", key_display="-"),
+        # one entry for both interval keys in the bar, so that the GPU keys fit at 80 columns
+        Binding("plus,equals_sign", "app.change_interval(False)", "Interval", key_display="+/-"),
+        Binding("minus", "app.change_interval(True)", "Faster", show=False, key_display="-"),
         Binding("t", "timebase", "Time"),
         Binding("g", "graph", "Graph"),
         Binding("s", "sort", "Sort"),
         Binding("r", "reverse_sort", "Reverse", show=False),
-        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("slash", "filter", "Find", key_display="/"),
         Binding("k", "signal('TERM')", "Kill"),
+        Binding("w", "why_no_gpu", "Why"),
         Binding("K", "signal('KILL')", "SIGKILL", show=False),
         Binding("c", "app.next_theme", "Colours", show=False),
-        Binding("right_square_bracket", "select_gpu(1)", "Next GPU", show=False, key_display="]"),
+        Binding("right_square_bracket", "select_gpu(1)", "GPU", key_display="]"),
         Binding("left_square_bracket", "select_gpu(-1)", "Previous GPU", show=False, key_display="["),
     ]
 
@@ -91,7 +96,7 @@ class MonitorScreen(Screen[None]):
         """``--readonly`` (nvitop's flag): no kill keys, shown or acting."""
         """Showing a recording: its PIDs are not this machine's, so nothing may be signalled."""
         self.status = Static("rocmtui monitor · waiting for the first sample…", id="monitor-status")
-        self.panel = GpuPanel(id="monitor-gpu", graphs=True)
+        self.panel = GpuPanel(id="monitor-gpu", graphs=True, reasons_key="w")
         self.process_query = ProcessQuery()
         """The process table's order and filter, kept before the table exists."""
         self.processes: ProcessTable | None = None
@@ -136,9 +141,10 @@ class MonitorScreen(Screen[None]):
 
     def apply_settings(self, settings: MonitorSettings) -> None:
         """Timebase, graphs and sort as saved (unknown values keep the defaults)."""
-        span = settings.timebase_s if settings.timebase_s in TIMEBASES_S else self.panel.view.span_s
+        fixed = settings.timebase_fixed and settings.timebase_s in TIMEBASES_S
+        span = settings.timebase_s if fixed else self.panel.view.span_s
         metrics = GRAPHS[1] if settings.graph == "power" else GRAPHS[0]
-        self.panel.view = replace(self.panel.view, span_s=span, metrics=metrics)
+        self.panel.view = replace(self.panel.view, span_s=span, metrics=metrics, fixed=fixed)
         if settings.sort_by in SORTS:
             self.sort_processes(settings.sort_by, settings.sort_reverse)
 
@@ -147,6 +153,7 @@ class MonitorScreen(Screen[None]):
         return replace(
             base,
             timebase_s=self.panel.view.span_s,
+            timebase_fixed=self.panel.view.fixed,
             graph="power" if self.panel.view.metrics == GRAPHS[1] else "util",
             sort_by=self.process_query.sort_by,
             sort_reverse=self.process_query.sort_reverse,
@@ -202,11 +209,25 @@ class MonitorScreen(Screen[None]):
         self.app.push_screen(SignalConfirm(proc, name), answered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``m`` (back to the curves) only exists when the monitor was opened from training; ``k`` and ``K``
-        not at all under ``--readonly``."""
+        """``m`` (back to the curves) only exists when the monitor was opened from training; ``[`` and ``]``
+        only with more than one GPU; ``k`` and ``K`` not at all under ``--readonly``."""
         if action == "signal":
             return not self.readonly
-        return self.in_train if action == "back_to_train" else True
+        if action == "back_to_train":
+            return self.in_train
+        if action == "select_gpu":
+            return self.last is not None and len(self.last.gpus) > 1
+        if action == "why_no_gpu":
+            return self.last is not None and not self.last.gpus
+        return True
+
+    def action_why_no_gpu(self) -> None:
+        """Why each GPU backend is unavailable, in a dialog."""
+        from rocmtui.ui.screens.help import HelpScreen
+        from rocmtui.ui.widgets.gpu_panel import no_gpu_reasons
+
+        if self.last is not None:
+            self.app.push_screen(HelpScreen("No GPU found: why each backend is unavailable", no_gpu_reasons(self.last)))
 
     def action_select_gpu(self, step: int) -> None:
         """Graph the next or previous GPU (shown when the cards are one line each)."""
@@ -216,11 +237,15 @@ class MonitorScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_timebase(self) -> None:
-        """The next timebase: 1 min, 10 min, 1 h, 24 h, then 1 min again."""
-        spans = TIMEBASES_S
-        current = self.panel.view.span_s
-        following = spans[(spans.index(current) + 1) % len(spans)] if current in spans else spans[0]
-        self.panel.set_view(replace(self.panel.view, span_s=following))
+        """Step through auto (the timebase grows with the history), then 1 min, 10 min, 1 h and 24 h fixed."""
+        view, spans = self.panel.view, TIMEBASES_S
+        if not view.fixed:
+            following = replace(view, span_s=spans[0], fixed=True)
+        elif view.span_s == spans[-1] or view.span_s not in spans:
+            following = replace(view, fixed=False)
+        else:
+            following = replace(view, span_s=spans[spans.index(view.span_s) + 1])
+        self.panel.set_view(following)
         self.show_status()
         self.post_message(self.Changed())
 
@@ -247,7 +272,7 @@ class MonitorScreen(Screen[None]):
         if compact or not gpus:
             self.panel.styles.height = "auto"
             self.panel.cards.styles.height = "auto"
-            spare = available - gpus - 1 - PROCESS_ROWS  # one line per GPU and the host's
+            spare = available - gpus - 1 - COMPACT_PROCESS_ROWS  # one line per GPU and the host's
             self.panel.set_focus_rows(min(spare, FOCUS_ROWS[1]) if gpus and spare >= FOCUS_ROWS[0] else 0)
         else:
             processes = max(PROCESS_ROWS, min(available // 3, available - rows * CARD_HEIGHT - 1))
@@ -259,6 +284,8 @@ class MonitorScreen(Screen[None]):
     def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         relayout = self.last is None or len(self.last.gpus) != len(sample_set.gpus)
         self.last = sample_set
+        if relayout:
+            self.refresh_bindings()  # the GPU keys come and go with the number of GPUs
         if self.panel.view.interval_s != self.interval_s:  # gaps in the graphs are judged by the interval
             self.panel.view = replace(self.panel.view, interval_s=self.interval_s)
         self.panel.show(sample_set, history)
@@ -280,7 +307,8 @@ class MonitorScreen(Screen[None]):
         gpus = len(self.last.gpus) if self.last else 0
         backend = self.last.backend if self.last else "…"
         plural = "s" if gpus != 1 else ""
-        history = timebase_label(self.panel.view.span_s)
+        view = self.panel.shown_view()
+        history = timebase_label(view.span_s) + ("" if view.fixed else " auto")
         text = f"rocmtui monitor · {backend} · {gpus} GPU{plural} · every {self.interval_s:.3g} s · history {history}"
         if text != self.status_text:  # an update re-lays out the screen: only when the words change
             self.status_text = text

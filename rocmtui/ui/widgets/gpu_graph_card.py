@@ -9,13 +9,13 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.markup import escape
 
-from rocmtui.gpu.history import GpuHistory, timebase_label
+from rocmtui.gpu.history import GpuHistory, age_label, timebase_label
 from rocmtui.gpu.sample import GpuSample
 from rocmtui.ui.widgets.gpu_card import GpuReadout
 from rocmtui.ui.widgets.graph_view import GRAPHS, GraphView
 from rocmtui.ui.widgets.history_graph import HistoryGraph, Track
 
-__all__ = ["GRAPHS", "GpuGraphCard", "GraphView", "gpu_tracks"]
+__all__ = ["GRAPHS", "GpuGraphCard", "GraphView", "gpu_tracks", "time_labels"]
 NAMES = {"util": "util", "vram": "VRAM", "power": "power", "temp": "temp"}
 GIB = 1024**3
 
@@ -44,15 +44,26 @@ def label_of(metric: str, value: float) -> str:
 
 
 def gpu_tracks(history: GpuHistory, gpu: GpuSample, view: GraphView, points: int) -> list[Track]:
-    """The tracks of one GPU's graph: ``points`` columns of each reading over the timebase up to now."""
+    """The tracks of one GPU's graph: ``points`` columns of each reading over the timebase up to now, from
+    the left edge while the history is younger than the timebase."""
     tracks: list[Track] = []
     end_t = history.latest_t or gpu.timestamp
+    start_t = history.first_t if history.filling(view.span_s) else None
     max_gap = math.ceil(2 * view.interval_s / (view.span_s / points)) if points else 0
     for metric in view.metrics:
         series = history.get(gpu.index, metric)
-        values = series.columns(view.span_s, end_t, points, max_gap) if series is not None and points else []
-        tracks.append(Track(NAMES[metric], values, scale_of(metric, gpu), partial(label_of, metric)))
+        values = series.columns(view.span_s, end_t, points, max_gap, start_t) if series and points else []
+        unit = GIB if metric == "vram" else 1.0
+        tracks.append(Track(NAMES[metric], values, scale_of(metric, gpu), partial(label_of, metric), unit))
     return tracks
+
+
+def time_labels(history: GpuHistory, view: GraphView) -> tuple[str, str]:
+    """The time axis's ends: ``-10m`` and ``now`` once the timebase is full; while it fills, how far back
+    the left edge is and the timebase the graph is filling (``-42s`` and ``window 1m``)."""
+    if history.filling(view.span_s):
+        return f"-{age_label(history.age())}", f"window {timebase_label(view.span_s)}"
+    return f"-{timebase_label(view.span_s)}", "now"
 
 
 class GpuGraphCard(Vertical):
@@ -82,4 +93,4 @@ class GpuGraphCard(Vertical):
         self.set_class(gpu.error is not None, "-error")
         self.readout.set_reading(gpu)
         if not self.has_class("-compact"):
-            self.graph.show(lambda points: gpu_tracks(history, gpu, view, points), timebase_label(view.span_s))
+            self.graph.show(lambda points: gpu_tracks(history, gpu, view, points), time_labels(history, view))

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.markup import escape
 from textual.widgets import Static
 
-from rocmtui.gpu.history import GpuHistory, timebase_label
+from rocmtui.gpu.history import GpuHistory
 from rocmtui.gpu.sample import BackendStatus, SampleSet
 from rocmtui.ui.safe_text import safe_text
 from rocmtui.ui.widgets.graph_view import GraphView
@@ -31,13 +32,23 @@ HISTORY_WINDOW = 300
 """Samples looked at for the history bars (wider than any card)."""
 
 
-def no_gpu_text(sample_set: SampleSet) -> str:
-    """The note shown without a GPU: what was tried and why each backend is unavailable."""
+def no_gpu_text(sample_set: SampleSet, reasons_key: str | None = None) -> str:
+    """The note shown without a GPU: what was tried, and why each backend is unavailable (or, with
+    ``reasons_key``, one line naming the key that shows why)."""
+    tried = ", ".join(status.name for status in sample_set.statuses if not status.available)
+    if reasons_key is not None:
+        found = f"No GPU found ({tried})" if tried else "No GPU found"
+        return f"{found}: showing the host's CPU and RAM · {reasons_key}: why"
     lines = ["No GPU found: showing the host's CPU and RAM."]
     for status in sample_set.statuses:
         if not status.available:
             lines.append(f"  {status.name}: {status.reason or 'unavailable'}")
     return "\n".join(lines)
+
+
+def no_gpu_reasons(sample_set: SampleSet) -> tuple[tuple[str, str], ...]:
+    """Each backend tried and why it is unavailable."""
+    return tuple((s.name, s.reason or "unavailable") for s in sample_set.statuses if not s.available)
 
 
 def util_history(history: Sequence[SampleSet], gpu_index: int) -> list[float | None]:
@@ -65,9 +76,11 @@ class GpuPanel(Vertical):
     GpuPanel .gpu-card.-compact.-selected { background: $boost; text-style: bold; }
     """
 
-    def __init__(self, *, id: str | None = None, graphs: bool = False) -> None:
+    def __init__(self, *, id: str | None = None, graphs: bool = False, reasons_key: str | None = None) -> None:
         super().__init__(id=id, classes="gpu-panel")
         self.graphs = graphs
+        self.reasons_key = reasons_key
+        """The key that shows why no GPU was found: the note is then one line that names it."""
         self.store = GpuHistory()
         self.view = GraphView()
         self.last: SampleSet | None = None
@@ -111,6 +124,17 @@ class GpuPanel(Vertical):
             self._mark_selected()
             self.show_graphs()
 
+    def on_click(self, event: events.Click) -> None:
+        """A click on a GPU's card or line selects it (its graph shows under one-line cards)."""
+        node = event.widget
+        while node is not None and node is not self:
+            if node in self.card_list:
+                self.selected = self.card_list.index(node)
+                self._mark_selected()
+                self.show_graphs()
+                return
+            node = node.parent  # type: ignore[assignment]
+
     def _mark_selected(self) -> None:
         for position, card in enumerate(self.card_list):
             card.set_class(position == self.selected and self.focus_shown, "-selected")
@@ -142,21 +166,26 @@ class GpuPanel(Vertical):
         if self.store.latest_t is None or sample_set.timestamp > self.store.latest_t:
             self.store.add(sample_set)
 
+    def shown_view(self) -> GraphView:
+        """The view with the timebase the graphs show now (the history's age picks it unless fixed)."""
+        return self.view.shown(self.store.age())
+
     def show_graphs(self) -> None:
         if self.last is None or not self.graphs:
             return
-        from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard, gpu_tracks
+        from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard, gpu_tracks, time_labels
 
+        store, view = self.store, self.shown_view()
         for card, gpu in zip(self.card_list, self.last.gpus, strict=False):
             if isinstance(card, GpuGraphCard):
-                card.show_graph(gpu, self.store, self.view)
+                card.show_graph(gpu, store, view)
         if self.focus_graph is not None and self.focus_shown and self.selected < len(self.last.gpus):
             gpu = self.last.gpus[self.selected]
             title = f"GPU {gpu.index} · {gpu.name}"
             if self.focus_graph.border_title != escape(title):
                 self.focus_graph.border_title = escape(title)
             store, view = self.store, self.view
-            self.focus_graph.show(lambda points: gpu_tracks(store, gpu, view, points), timebase_label(view.span_s))
+            self.focus_graph.show(lambda points: gpu_tracks(store, gpu, view, points), time_labels(store, view))
 
     def show(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         """Attributes down: hand each card its sample and its slice of history."""
@@ -171,7 +200,7 @@ class GpuPanel(Vertical):
         self.cards.display = has_gpus
         if not has_gpus and sample_set.statuses != self.statuses:
             self.statuses = sample_set.statuses
-            self.note.update(safe_text(no_gpu_text(sample_set), lines=True))
+            self.note.update(safe_text(no_gpu_text(sample_set, self.reasons_key), lines=True))
         indexes = tuple(gpu.index for gpu in sample_set.gpus)
         if indexes != self.gpu_indexes:
             self._rebuild_cards(indexes)

@@ -7,6 +7,7 @@ and Textual writes a few cells instead of the whole graph (DESIGN.md, "The cost 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -18,7 +19,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from rocmtui.gpu.history import Point
-from rocmtui.ui.braille import BLANK, FIRST, SECOND, picture
+from rocmtui.ui.braille import BLANK, FIRST, SECOND, dot_level, picture
 
 AXIS = 3
 """Owner of the axis labels' cells."""
@@ -34,6 +35,8 @@ class Track:
     points: Sequence[Point | None]
     scale: float
     fmt: Callable[[float], str]
+    unit: float = 1.0
+    """What a round axis value is a multiple of (a GiB for memory)."""
 
 
 TrackSource = Callable[[int], Sequence[Track]]
@@ -41,22 +44,46 @@ TrackSource = Callable[[int], Sequence[Track]]
 Row = tuple[str, tuple[int, ...]]
 
 
+def round_tick(scale: float, unit: float = 1.0) -> float:
+    """A round value near the middle of 0..scale, in multiples of ``unit``: the roundest multiple of 1, 2 or 5
+    times a power of ten within 15% of the scale of the middle (50 of 100%, 400 of 700 W, 50 of 141 GiB)."""
+    if scale <= 0 or unit <= 0:
+        return 0.0
+    half = scale / unit / 2
+    top = math.ceil(math.log10(half))
+    for exponent in range(top, top - 4, -1):
+        for mantissa in (5, 2, 1):
+            step = mantissa * 10.0**exponent
+            value = round(half / step) * step
+            if value > 0 and abs(value - half) <= 0.15 * scale / unit:
+                return value * unit
+    return half * unit
+
+
 def axis_labels(track: Track | None, rows: int) -> list[str]:
-    """The labels beside ``rows`` plot rows: the top of the scale, the middle (tall graphs) and 0."""
+    """The labels beside ``rows`` plot rows: the top of the scale, 0, and on taller graphs a round value in
+    between, on the row its dots are drawn in."""
     labels = [""] * rows
     if track is None or rows <= 0:
         return labels
     labels[0] = track.fmt(track.scale)
-    if rows >= 5:
-        labels[rows // 2] = track.fmt(track.scale * (1 - (rows // 2) / (rows - 1)))
     if rows >= 2:
         labels[-1] = track.fmt(0.0)
+    if rows >= 4:
+        tick = round_tick(track.scale, track.unit)
+        row = rows - 1 - dot_level(tick, track.scale, 4 * rows) // 4
+        if 0 < row < rows - 1:
+            labels[row] = track.fmt(tick)
     return labels
 
 
-def time_axis(width: int, span_label: str, keys: Sequence[str]) -> Row:
-    """``-10m   ⣀ util ⣀ VRAM   now``: the timebase at the left, the key in the middle, now at the right."""
-    left, right = f"-{span_label}", "now"
+TimeLabels = tuple[str, str]
+"""The time axis's left and right ends (``-10m`` and ``now``)."""
+
+
+def time_axis(width: int, ends: TimeLabels, keys: Sequence[str]) -> Row:
+    """``-10m   ⣀ util ⣀ VRAM   now``: the left end, the key in the middle, the right end."""
+    left, right = ends
     text = list(f"{left}{' ' * max(0, width - len(left) - len(right))}{right}"[:width])
     owners = [AXIS] * len(text)
     key = "   ".join(f"⣀ {name}" for name in keys)
@@ -71,7 +98,7 @@ def time_axis(width: int, span_label: str, keys: Sequence[str]) -> Row:
     return "".join(text), tuple(owners)
 
 
-def graph_rows(tracks: Sequence[Track], width: int, height: int, span_label: str) -> list[Row]:
+def graph_rows(tracks: Sequence[Track], width: int, height: int, ends: TimeLabels) -> list[Row]:
     """The whole graph as rows of (text, owners): left axis, plot, right axis, then the time axis."""
     if width <= 0 or height <= 0:
         return []
@@ -95,7 +122,7 @@ def graph_rows(tracks: Sequence[Track], width: int, height: int, span_label: str
             )
         )
     if plot_rows < height:
-        rows.append(time_axis(width, span_label, [t.label for t in tracks]))
+        rows.append(time_axis(width, ends, [t.label for t in tracks]))
     return rows
 
 
@@ -128,13 +155,13 @@ class HistoryGraph(Widget):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.source: TrackSource | None = None
-        self.span_label = ""
+        self.ends: TimeLabels = ("", "")
         self.rows: list[Row] = []
 
-    def show(self, source: TrackSource, span_label: str) -> None:
+    def show(self, source: TrackSource, ends: TimeLabels) -> None:
         """New data (or timebase): rebuild the picture and mark only the changed cells dirty."""
         self.source = source
-        self.span_label = span_label
+        self.ends = ends
         self.redraw()
 
     def on_resize(self) -> None:
@@ -147,7 +174,7 @@ class HistoryGraph(Widget):
             return
         plot_rows = height - 1 if height >= 3 else height
         tracks = self.source(plot_points(width, 2) if plot_rows else 0)
-        new = graph_rows(tracks, width, height, self.span_label)
+        new = graph_rows(tracks, width, height, self.ends)
         old = self.rows
         self.rows = new
         if len(old) != len(new):

@@ -16,20 +16,33 @@ from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.process_rows import (
     COLUMNS,
     COMMAND,
+    MARK,
     Cell,
+    Column,
     ProcessQuery,
     cells,
+    fitting,
     matches,
     ordered,
     row_key,
 )
 
+SCROLLBAR = 1
+"""Cells of the vertical scrollbar (set in DEFAULT_CSS), kept free so that no horizontal one appears."""
+
 
 class ProcessTable(DataTable[Cell]):
-    """Rebuilt only when what it shows changes; the cursor stays on its process across rebuilds."""
+    """Rebuilt only when what it shows changes; the cursor stays on its process across rebuilds. The
+    columns fit the width: the least important give way before the command is cut below 30 characters."""
+
+    DEFAULT_CSS = """
+    ProcessTable { scrollbar-size-vertical: 1; overflow-x: hidden; }
+    """
 
     def __init__(self, query: ProcessQuery, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.shown_columns: tuple[Column, ...] = COLUMNS
+        self.command_width = 30
         self.process_query = query
         """The order and filter, owned by the monitor screen (which changes it, then calls ``requery``)."""
         self.rows_shown: tuple[tuple[Cell, ...], ...] | None = None
@@ -51,12 +64,29 @@ class ProcessTable(DataTable[Cell]):
         self._add_columns()
         self._rebuild()
 
+    def on_resize(self) -> None:
+        """Another width: other columns may fit (the rows are drawn again only when they do)."""
+        if self._fit():
+            self.requery(sort_changed=True)
+
+    def _fit(self) -> bool:
+        """Choose the columns for the width and the sort; True when they changed."""
+        fit = fitting(self.size.width - SCROLLBAR, self.sort_by)
+        if fit == (self.shown_columns, self.command_width):
+            return False
+        self.shown_columns, self.command_width = fit
+        return True
+
     def _add_columns(self) -> None:
-        for column in COLUMNS:
-            marker = (" ▼" if self.sort_reverse else " ▲") if column.label == self.sort_by else ""
-            self.add_column(column.label + marker, width=column.width, key=column.label)
-        marker = (" ▼" if self.sort_reverse else " ▲") if self.sort_by == COMMAND else ""
-        self.add_column(COMMAND + marker, key=COMMAND)
+        for column in self.shown_columns:
+            self.add_column(
+                self._header(column.label), width=max(column.width, len(column.label) + MARK), key=column.label
+            )
+        self.add_column(self._header(COMMAND), width=self.command_width, key=COMMAND)
+
+    def _header(self, label: str) -> str:
+        """A column's label, with the sort mark when it is the sort column."""
+        return label + ((" ▼" if self.sort_reverse else " ▲") if label == self.sort_by else "")
 
     @property
     def selected(self) -> GpuProcess | None:
@@ -76,6 +106,7 @@ class ProcessTable(DataTable[Cell]):
         if not self.is_mounted:
             return  # on_mount draws with the query as it is then
         if sort_changed:
+            self._fit()
             self.clear(columns=True)
             self._add_columns()
             self.rows_shown = None
@@ -88,7 +119,7 @@ class ProcessTable(DataTable[Cell]):
             for p in ordered(self.processes, query.sort_by, query.sort_reverse, self.now)
             if matches(p, query.filter_text)
         ]
-        rows = tuple(cells(p, self.now) for p in listed)
+        rows = tuple(cells(p, self.now, self.shown_columns) for p in listed)
         if rows == self.rows_shown:
             return
         keys = [row_key(p) for p in listed]
@@ -104,7 +135,7 @@ class ProcessTable(DataTable[Cell]):
             self.add_row(*row, key=key)
         if not rows:
             note = "no process matches the filter" if self.processes else "no GPU processes reported"
-            self.add_row(*(["-"] * len(COLUMNS)), note)
+            self.add_row(*(["-"] * len(self.shown_columns)), note)
         if keep is not None:
             for index, proc in enumerate(listed):
                 if row_key(proc) == row_key(keep):
@@ -115,7 +146,7 @@ class ProcessTable(DataTable[Cell]):
         """Change cells in place and repaint only their rows (DataTable.update_cell repaints the whole table,
         which at 120x40 cost more bytes than everything else on the screen)."""
         old = self.rows_shown or ()
-        labels = [*(c.label for c in COLUMNS), COMMAND]
+        labels = [*(c.label for c in self.shown_columns), COMMAND]
         for index, (before, after) in enumerate(zip(old, rows, strict=True)):
             if before == after:
                 continue
