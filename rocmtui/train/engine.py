@@ -13,9 +13,11 @@ from torch import nn
 from rocmtui.config import TrainConfig, train_options
 from rocmtui.errors import UsageError
 from rocmtui.gpu.host import read_cpu_name
-from rocmtui.train import models
+from rocmtui.train import fused, models
 from rocmtui.train.data import Arrays
 from rocmtui.train.distributed import SINGLE, Ranks, shard_size, wrap
+from rocmtui.train.fused import OFF as FUSED_OFF
+from rocmtui.train.fused import Plan as FusedPlan
 from rocmtui.train.gpudata import (
     Augmentation,
     DeviceData,
@@ -132,6 +134,8 @@ class Engine:
     """Images this rank trains on per epoch (its shard)."""
     data_print: dict[str, str | int] | None = None
     """The data's fingerprint for checkpoints (``state.data_fingerprint``), once taken."""
+    fused: FusedPlan = FUSED_OFF
+    """Whether the step runs compiled kernels from the cache (``train.fused``), and the run's line about it."""
 
     @property
     def scheduled(self) -> bool:
@@ -176,8 +180,13 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         return out.contiguous(memory_format=torch.channels_last) if config.channels_last else out
 
     trained: nn.Module = wrap(model, device) if ranks.several else model
-    train_model: Any = torch.compile(trained) if config.compile else trained
-    eval_model: Any = train_model if not ranks.several else torch.compile(model) if config.compile else model
+    shape = (data.channels, data.size, data.size)
+    fused_plan = FUSED_OFF if ranks.several else fused.plan(config, device, shape, len(data.classes))
+    train_model: Any = torch.compile(trained) if config.compile else fused.compiled(trained, fused_plan)
+    # evaluation stays eager with fused kernels: a compile for the test shapes would cost seconds per run
+    eval_model: Any = (
+        train_model if config.compile and not ranks.several else torch.compile(model) if config.compile else model
+    )
     count = shard_size(int(data.train_y.shape[0]), ranks.world)
     steps = math.ceil(count / config.batch_size)
     if config.max_steps_per_epoch is not None:
@@ -217,6 +226,7 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         flip_base,
         ranks,
         count,
+        fused=fused_plan,
     )
 
 
@@ -230,7 +240,8 @@ def capture_graph(engine: Engine) -> None:
         lr = group["lr"]
         if not isinstance(lr, torch.Tensor) or lr.device != engine.device:
             group["lr"] = torch.tensor(float(lr), device=engine.device)
-    engine.step = GraphStep(engine.eager, engine.data.train_x[idx], engine.data.train_y[idx])
+    x, y = engine.data.train_x[idx], engine.data.train_y[idx]
+    engine.step = fused.capture(engine, lambda: GraphStep(engine.eager, x, y))
 
 
 def resumed_config(config: TrainConfig, saved: TrainConfig) -> TrainConfig:

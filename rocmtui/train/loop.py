@@ -37,7 +37,7 @@ from rocmtui.run.files import is_disk_full, write_json
 from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
 from rocmtui.run.session import RunSession
-from rocmtui.train import models, runs
+from rocmtui.train import fused, models, runs
 from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
 from rocmtui.train.distributed import (
     SINGLE,
@@ -267,6 +267,8 @@ class _Run:
             )  # fmt: skip
         if source.notice:
             self.send(LogMessage(source.notice, "warning"))
+        if engine.fused.notice:
+            self.send(LogMessage(engine.fused.notice))
         if self.progress.global_step:
             self.send(LogMessage(f"Resumed at epoch {self.progress.epoch + 1}, step {self.progress.global_step}"))
         self.clock = _Clock(self.progress.elapsed_s)
@@ -488,6 +490,7 @@ class _Run:
         self.send(finished)
         if self.ranks.leader:
             write_json(self.run_dir / "summary.json", event_to_dict(finished))
+            fused.build_later(self.engine.fused)  # for later runs, in a process of its own
         return RunSummary(finished, self.run_dir)
 
     def _failed(self, failed: RunFailed) -> RunSummary:
