@@ -1,7 +1,7 @@
 """Fused kernels for the training step: ``torch.compile``'s Triton kernels, loaded from an on-disk cache.
 
-Compiling fastnet takes 25 s (Inductor's default mode, H200) and loading the compiled step from a warm cache
-still 12 s, so a run never compiles in its own time: until a cache is ready it trains with eager kernels,
+Compiling fastnet takes about 25 s (Inductor's default mode, H200) and a run's engine and capture from a warm cache
+still take 8 s, so a run never compiles in its own time: until a cache is ready it trains with eager kernels,
 and at its end starts ``python -m rocmtui.train.fused_build FOLDER`` in a session of its own to build it for
 later runs. The folder's name is a hash of everything that shapes the compiled graph (torch, CUDA and Triton
 versions, the GPU, the model and its input, the code of the model), so a different torch, GPU or recipe never
