@@ -183,3 +183,13 @@ def test_the_random_images_have_the_runs_shape() -> None:
 
 def test_the_fast_recipe_asks_for_fused_kernels_and_a_quarter_of_the_tta() -> None:
     assert FAST.fused_kernels and FAST.tta_share == 0.25 and FAST.cuda_graph
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the build captures a CUDA graph: run on the H200 instead")
+def test_a_build_on_a_gpu_makes_a_cache_the_next_run_loads(tmp_path: Path) -> None:
+    config = dataclasses.replace(FAST, device="cuda")
+    missing = fused.plan(config, CUDA, (3, 32, 32), 10)
+    process = fused.build_later(missing)
+    assert process is not None and process.wait() == 0
+    assert fused.plan(config, CUDA, (3, 32, 32), 10).state == "ready"
