@@ -76,10 +76,13 @@ def convert(data: Any, type_: Any, *, what: str | None = None) -> Any:
         raise _error(what or _name(type_), err) from None
 
 
-def encode_json(obj: Any, *, indent: int = 0) -> bytes:
+_SORTED = msgspec.json.Encoder(enc_hook=_enc_hook, order="sorted")
+
+
+def encode_json(obj: Any, *, indent: int = 0, sort_keys: bool = False) -> bytes:
     """JSON for ``obj``: compact, or indented by ``indent`` spaces (Paths as strings; NaN and infinity
-    become null)."""
-    data = _ENCODER.encode(obj)
+    become null); ``sort_keys`` for a canonical form (a hash of settings)."""
+    data = (_SORTED if sort_keys else _ENCODER).encode(obj)
     return msgspec.json.format(data, indent=indent) if indent else data
 
 

@@ -50,6 +50,10 @@ def fraction(text: str) -> float:
     return _number(text, float, "it must be at least 0 and below 1", lambda v: 0.0 <= v < 1.0)
 
 
+def share(text: str) -> float:
+    return _number(text, float, "give a share above 0 and at most 1, such as 0.25", lambda v: 0.0 < v <= 1.0)
+
+
 def interval(text: str) -> float:
     low, high = MonitorConfig.MIN_INTERVAL_S, MonitorConfig.MAX_INTERVAL_S
     return _number(text, float, f"give {low:g} to {high:g} seconds", lambda v: low <= v <= high)

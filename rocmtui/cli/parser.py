@@ -7,6 +7,7 @@ import re
 import shutil
 import textwrap
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from rocmtui.base.text import plain
@@ -107,6 +108,7 @@ examples:
   rocmtui bench                 the guide's loop against rocmtui's engine, 5 epochs each
   rocmtui bench --quick         one short epoch each, for a first look
   rocmtui bench --json          one JSON object, to share or compare
+  rocmtui bench --anchor a.json print another program's times (a JSON written by any script) beside them
   rocmtui bench --recipe none   leave out the fast recipe's run (on a GPU: its time to 94%)
 """
 
@@ -247,6 +249,14 @@ def _add_bench_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         type=argtypes.choice((*RECIPES, "none"), "recipe"),
         default=None,
         help="then run this recipe and report its time to 94%% (default: fast on a GPU, none on the CPU)",
+    )
+    bench.add_argument(
+        "--anchor",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help='print another program\'s figures beside the recipe\'s: a JSON {"name": ..., "times_s": [...], '
+        '"accuracies": [...]} written by any script',
     )
 
 

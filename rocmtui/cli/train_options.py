@@ -28,6 +28,7 @@ PARSERS: dict[ParseAs, Callable[[str], Any]] = {
     "positive_float": argtypes.positive_float,
     "non_negative_float": argtypes.non_negative_float,
     "fraction": argtypes.fraction,
+    "share": argtypes.share,
 }
 """The argparse type function for each way of reading a value (``choice`` and ``dataset`` are built)."""
 

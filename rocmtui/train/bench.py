@@ -16,6 +16,7 @@ from rocmtui.config import RECIPES, ModelName, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.milestones import accuracy_times, first_reached
 from rocmtui.train import reference
+from rocmtui.train.anchor import load_anchor
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import describe_device, resolve_device
 from rocmtui.train.loop import train
@@ -39,6 +40,8 @@ class BenchOptions:
     recipe: str | None = None
     """A recipe to run after the two, reporting its time to ``TARGET_ACC``: default ``fast`` on a GPU, none on
     the CPU (``none`` leaves it out)."""
+    anchor: Path | None = None
+    """A JSON of another program's times (``anchor.load_anchor``), printed beside the recipe's."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ class BenchResult:
     """A recipe run's training time until its test accuracy first reached ``TARGET_ACC`` (None: not reached)."""
     tta: bool = False
     """Whether ``test_acc`` is the final pass with test-time augmentation."""
+    result_s: float | None = None
+    """Time to result, at airbench's boundaries: the training and the final test pass (with TTA where the
+    model has it); the per-epoch test passes left out."""
 
     def line(self) -> str:
         vram, temp = fmt_bytes(self.peak_vram_bytes), fmt_temp(self.peak_temp_c)
@@ -71,12 +77,15 @@ class BenchResult:
         if self.run.startswith("recipe"):  # its accuracy is the final test-time-augmented pass's, where it has one
             reached = self.time_to_target_s
             line += f" | {TARGET_ACC:.0%} " + ("not reached" if reached is None else f"at {reached:.2f} s")
+            if self.result_s is not None:
+                line += f" | result in {self.result_s:.2f} s"
         return line
 
 
 def run_bench(options: BenchOptions) -> int:
     """Run both loops in this process and print the results; 0 when both finished, 1 otherwise."""
     epochs = 1 if options.quick else options.epochs
+    anchor = load_anchor(options.anchor) if options.anchor is not None else None  # refused before any run
     config = TrainConfig(model=options.model, epochs=epochs, device=options.device, data_dir=options.data_dir)
     device = resolve_device(config)
     source = resolve_source(config)
@@ -106,13 +115,20 @@ def run_bench(options: BenchOptions) -> int:
     speedup = guide.seconds / ours.seconds if ours.seconds > 0 else float("inf")
     if options.json:
         out = {"guide": asdict(guide), "rocmtui": asdict(ours), "speedup": round(speedup, 2)}
-        print(encode_json(out | ({"recipe": asdict(cooked)} if cooked else {})).decode())
+        out |= {"recipe": asdict(cooked)} if cooked else {}
+        out |= {"anchor": asdict(anchor) | {"median_s": anchor.median_s}} if anchor else {}
+        print(encode_json(out).decode())
     else:
         print(guide.line())
         print(ours.line())
         print(f"speedup: {speedup:.1f}x (rocmtui {'fastest settings' if options.fast else 'default settings'})")
         if cooked is not None:
             print(cooked.line())
+        if anchor is not None:
+            print(anchor.line())
+            if cooked is not None and cooked.result_s:
+                print(f"time to result: {cooked.run} {cooked.result_s:.2f} s against {anchor.median_s:.2f} s "
+                      f"({anchor.median_s / cooked.result_s:.2f}x)")  # fmt: skip
     return 0
 
 
@@ -160,4 +176,10 @@ def _timed_run(run: str, config: TrainConfig, common: dict[str, str], watch: Tem
         peak_vram_bytes=event.peak_memory_bytes, peak_temp_c=watch.peak(t0, time.time()),
         test_acc=event.tta_test_acc or event.final_test_acc or 0.0, tta=event.tta_test_acc is not None,
         time_to_target_s=first_reached(accuracy_times(epochs, event), TARGET_ACC),
+        result_s=event.total_s + final_pass_s(event, epochs),
     )  # fmt: skip
+
+
+def final_pass_s(finished: RunFinished, epochs: list[EpochCompleted]) -> float:
+    """Seconds of the run's last test pass (with TTA where it has one): all passes less the epochs' own."""
+    return max(0.0, finished.eval_s - sum(e.eval_s for e in epochs))

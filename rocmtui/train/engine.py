@@ -11,9 +11,11 @@ import torch
 from torch import nn
 
 from rocmtui.config import TrainConfig
-from rocmtui.train import models
+from rocmtui.train import fused, models
 from rocmtui.train.data import Arrays
 from rocmtui.train.distributed import SINGLE, Ranks, shard_size, wrap
+from rocmtui.train.fused import OFF as FUSED_OFF
+from rocmtui.train.fused import Plan as FusedPlan
 from rocmtui.train.gpudata import (
     Augmentation,
     DeviceData,
@@ -109,6 +111,8 @@ class Engine:
     ranks: Ranks = SINGLE
     data_print: dict[str, str | int] | None = None
     """The data's fingerprint for checkpoints (``state.data_fingerprint``), once taken."""
+    fused: FusedPlan = FUSED_OFF
+    """Whether the step runs compiled kernels from the cache (``train.fused``), and the run's line about it."""
 
     @property
     def model(self) -> nn.Module:
@@ -158,8 +162,13 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         return out.contiguous(memory_format=torch.channels_last) if config.channels_last else out
 
     trained: nn.Module = wrap(model, device) if ranks.several else model
-    train_model: Any = torch.compile(trained) if config.compile else trained
-    eval_model: Any = train_model if not ranks.several else torch.compile(model) if config.compile else model
+    shape = (data.channels, data.size, data.size)
+    fused_plan = FUSED_OFF if ranks.several else fused.plan(config, device, shape, len(data.classes))
+    train_model: Any = torch.compile(trained) if config.compile else fused.compiled(trained, fused_plan)
+    # evaluation stays eager with fused kernels: a compile for the test shapes would cost seconds per run
+    eval_model: Any = (
+        train_model if config.compile and not ranks.several else torch.compile(model) if config.compile else model
+    )
     count = shard_size(int(data.train_y.shape[0]), ranks.world)
     steps = math.ceil(count / config.batch_size)
     if config.max_steps_per_epoch is not None:
@@ -183,6 +192,7 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         augmenter=Augmenter(augmentation, aug_gen, flip_base),
         stats=Stats(device),
         ranks=ranks,
+        fused=fused_plan,
     )
 
 
@@ -206,4 +216,5 @@ def capture_graph(engine: Engine) -> None:
         lr = group["lr"]
         if not isinstance(lr, torch.Tensor) or lr.device != engine.device:
             group["lr"] = torch.tensor(float(lr), device=engine.device)
-    engine.optimisation.step = GraphStep(engine.eager, engine.data.train_x[idx], engine.data.train_y[idx])
+    x, y = engine.data.train_x[idx], engine.data.train_y[idx]
+    engine.optimisation.step = fused.capture(engine, lambda: GraphStep(engine.eager, x, y))

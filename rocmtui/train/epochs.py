@@ -10,7 +10,7 @@ import torch
 from rocmtui.base.clock import RunClock
 from rocmtui.events import Emit, LogMessage, RunControl, RunFinished
 from rocmtui.run.ranks import RankWriter
-from rocmtui.train import models
+from rocmtui.train import fused, models
 from rocmtui.train.boundary import Boundary
 from rocmtui.train.checkpoints import LAST
 from rocmtui.train.distributed import shard, sum_all
@@ -139,6 +139,8 @@ class EpochLoop:
             eval_s=self.clock.set_aside_s,
         )
         self.reporter.send(finished)  # the leader's session writes it to the stream and summary.json
+        if self.saver.leader:
+            fused.build_later(engine.fused)  # for later runs, in a process of its own
         return RunSummary(finished, run_dir)
 
     def _tta_acc(self) -> float | None:

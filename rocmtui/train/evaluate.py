@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -43,7 +44,7 @@ def evaluate(engine: Engine, tta: bool = False) -> EvalResult:
         x = engine.eager.prepare(data.test_x[start : start + batch_size])
         y = data.test_y[start : start + batch_size]
         with autocast(engine.device, engine.config.amp):
-            logits = _logits(model, x, tta)
+            logits = _logits(model, x, tta, engine.config.tta_share)
         loss_sum += nn.functional.cross_entropy(logits.float(), y, reduction="sum")
         hits += torch.bincount(y[logits.argmax(1) == y], minlength=num_classes)
     engine.model.train(was_training)
@@ -56,16 +57,32 @@ def evaluate(engine: Engine, tta: bool = False) -> EvalResult:
     return EvalResult(loss=values[0] / total, acc=sum(class_hits) / total, per_class=per_class)
 
 
-def _logits(model: nn.Module, x: torch.Tensor, tta: bool) -> torch.Tensor:
+def _logits(model: nn.Module, x: torch.Tensor, tta: bool, share: float = 1.0) -> torch.Tensor:
     """Plain logits, or fastnet's test-time augmentation: the mean over the image and its mirror, blended
-    half and half with the same over copies shifted one pixel up-left and down-right (reflect padding)."""
+    half and half with the same over copies shifted one pixel up-left and down-right (reflect padding).
+
+    With ``share`` below 1, only that share of the batch (the images whose two best plain logits are closest)
+    sees the other five views; the rest keep their plain logits. The five views go through the model as one
+    batch."""
+    plain: torch.Tensor = model(x)
     if not tta:
-        return model(x)  # type: ignore[no-any-return]
-
-    def mirrored(images: torch.Tensor) -> torch.Tensor:
-        return (model(images) + model(images.flip(-1))) / 2  # type: ignore[no-any-return]
-
+        return plain
+    chosen = None
+    if share < 1.0:
+        top2 = plain.float().topk(2, dim=1).values
+        chosen = (top2[:, 0] - top2[:, 1]).topk(max(1, math.ceil(share * x.shape[0])), largest=False).indices
+        x = x[chosen]
     h, w = x.shape[-2:]
     padded = nn.functional.pad(x, (1, 1, 1, 1), mode="reflect")
-    shifted = (mirrored(padded[..., :h, :w]) + mirrored(padded[..., 2:, 2:])) / 2
-    return (mirrored(x) + shifted) / 2
+    up, down = padded[..., :h, :w], padded[..., 2:, 2:]
+    views = torch.cat((x.flip(-1), up, up.flip(-1), down, down.flip(-1)))
+    out: torch.Tensor = model(views)
+    flip, up_plain, up_flip, down_plain, down_flip = out.view(5, x.shape[0], -1)
+    first = plain if chosen is None else plain[chosen]
+    shifted = ((up_plain + up_flip) / 2 + (down_plain + down_flip) / 2) / 2
+    augmented: torch.Tensor = ((first + flip) / 2 + shifted) / 2
+    if chosen is None:
+        return augmented
+    mixed = plain.clone()
+    mixed[chosen] = augmented.to(mixed.dtype)
+    return mixed

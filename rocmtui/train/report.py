@@ -61,6 +61,8 @@ def send_started(
         rank_log.write(RankStarted(ranks.rank, ranks.world, pid, host, str(device), name, uuid, bus))
     if source.notice:
         send(LogMessage(source.notice, "warning"))
+    if engine.fused.notice:
+        send(LogMessage(engine.fused.notice))
     if progress.global_step:
         send(LogMessage(f"Resumed at epoch {progress.epoch + 1}, step {progress.global_step}"))
 

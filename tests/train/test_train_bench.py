@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from rocmtui.errors import UsageError
 from rocmtui.train import bench
 from rocmtui.train.bench import BenchOptions, BenchResult, run_bench
 from rocmtui.train.telemetry import TemperatureWatch
@@ -41,7 +42,25 @@ def test_a_recipe_run_follows_with_its_time_to_94_percent(capsys: pytest.Capture
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4
     assert lines[3].startswith("recipe fast: fastnet on cifar10 (sample) | ")
-    assert lines[3].endswith("| 94% not reached")  # one capped epoch on the sample
+    assert "| 94% not reached | result in " in lines[3]  # one capped epoch on the sample
+    assert lines[3].endswith(" s")
+
+
+@pytest.mark.slow
+def test_an_anchor_is_printed_beside_the_recipe(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    anchor = tmp_path / "anchor.json"
+    anchor.write_text(json.dumps({"name": "other", "times_s": [2.0, 1.0, 3.0], "accuracies": [0.9, 0.8, 0.7]}))
+    assert run_bench(options(recipe="fast", anchor=anchor)) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[4] == "anchor other: 3 run(s) | median 2.00 s (1.00 to 3.00) | mean acc 80.00%"
+    assert lines[5].startswith("time to result: recipe fast ") and lines[5].endswith("x)")
+
+
+def test_a_bad_anchor_is_refused_before_any_run(tmp_path) -> None:
+    anchor = tmp_path / "anchor.json"
+    anchor.write_text('{"name": "x", "times_s": []}')
+    with pytest.raises(UsageError, match=r"^--anchor .*: times_s needs 1 to "):
+        run_bench(options(anchor=anchor, quick=False, epochs=50))
 
 
 @pytest.mark.slow  # trains for more than a second on the 2-core box

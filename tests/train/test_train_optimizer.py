@@ -10,9 +10,10 @@ import pytest
 import torch
 from torch import nn
 
-from rocmtui.train.optimizer import FunctionalOptimizer, orthogonalized
+from rocmtui.train.optimizer import FunctionalOptimizer, orthogonalized, orthogonalized_batch
 
 KINDS = ("adam", "adamw", "sgd")
+MUON: dict[str, Any] = {"lr": 0.1, "weight_decay": 0.0, "fused": False}
 
 
 def model_pair() -> tuple[nn.Module, nn.Module]:
@@ -135,3 +136,29 @@ def test_a_muon_step_renormalises_the_filter_then_subtracts_the_orthogonalised_n
         optimizer.step()
     assert torch.allclose(weight.detach(), expected, atol=1e-6)
     assert torch.allclose(optimizer.state[weight]["momentum_buffer"], buffer, atol=1e-6)
+
+
+def test_batched_newton_schulz_over_padded_filters_matches_one_per_filter() -> None:
+    gen = torch.Generator().manual_seed(2)
+    shapes = ((64, 216), (64, 576), (256, 576), (256, 2304), (300, 40))  # fastnet's filters, and a tall one
+    matrices = [torch.randn(*shape, generator=gen) for shape in shapes]
+    for matrix, batched in zip(matrices, orthogonalized_batch(matrices), strict=True):
+        single = orthogonalized(matrix)
+        assert batched.shape == matrix.shape
+        assert ((batched - single).norm() / single.norm()) < 1e-5  # rounding only: the padding stays zero
+
+
+def test_a_batched_muon_step_is_the_per_filter_step() -> None:
+    torch.manual_seed(3)
+    weights = [nn.Parameter(torch.randn(8, 3, 3, 3)), nn.Parameter(torch.randn(16, 8, 3, 3))]
+    copies = [nn.Parameter(w.detach().clone()) for w in weights]
+    batched = FunctionalOptimizer("muon", [{"params": weights, "muon": True, "momentum": 0.6}], **MUON)
+    single = FunctionalOptimizer("muon", [{"params": copies, "muon": True, "momentum": 0.6, "batched": False}], **MUON)
+    for _ in range(3):
+        for a, b in zip(weights, copies, strict=True):
+            a.grad = torch.randn_like(a)
+            b.grad = a.grad.clone()
+        batched.step()
+        single.step()
+    for a, b in zip(weights, copies, strict=True):
+        assert torch.allclose(a, b, atol=1e-5)

@@ -1,0 +1,89 @@
+"""An anchor's figures for ``rocmtui bench --anchor FILE``: a JSON of times written by any script.
+
+The file is one object: ``name`` (text), ``times_s`` (each run's time to result in seconds, at least one),
+and optionally ``accuracies`` (each run's final accuracy, 0 to 1) and ``note`` (text, e.g. the machine and
+the command). It is read as untrusted input: a regular file opened without following a link or blocking,
+at most ``MAX_BYTES``, every value checked; anything else is one ``UsageError`` line.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rocmtui.codec import CodecError, decode_json
+from rocmtui.errors import UsageError
+
+MAX_BYTES = 1 << 20
+MAX_RUNS = 100_000
+MAX_TEXT = 200
+
+
+@dataclass(frozen=True)
+class Anchor:
+    name: str
+    times_s: list[float]
+    accuracies: list[float] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.times_s)
+
+    def line(self) -> str:
+        """``anchor NAME: N runs | median 1.28 s (1.26 to 1.29) | mean acc 94.12%``, text only."""
+        text = (
+            f"anchor {_printable(self.name)}: {len(self.times_s)} run(s) | median {self.median_s:.2f} s "
+            f"({min(self.times_s):.2f} to {max(self.times_s):.2f})"
+        )
+        if self.accuracies:
+            text += f" | mean acc {100 * statistics.mean(self.accuracies):.2f}%"
+        return text + (f" | {_printable(self.note)}" if self.note else "")
+
+
+def load_anchor(path: Path) -> Anchor:
+    """The anchor in ``path``; UsageError with one line when it cannot be used."""
+    where = f"--anchor {path}"
+    anchor = _decoded(_read(path, where), where)
+    if not anchor.times_s or len(anchor.times_s) > MAX_RUNS or len(anchor.accuracies) > MAX_RUNS:
+        raise UsageError(f"{where}: times_s needs 1 to {MAX_RUNS:,} times (and accuracies at most as many)")
+    if not all(math.isfinite(t) and t > 0 for t in anchor.times_s):
+        raise UsageError(f"{where}: every time in times_s must be a positive number of seconds")
+    if not all(math.isfinite(a) and 0 <= a <= 1 for a in anchor.accuracies):
+        raise UsageError(f"{where}: every accuracy must be a fraction from 0 to 1")
+    if len(anchor.name) > MAX_TEXT or len(anchor.note) > MAX_TEXT:
+        raise UsageError(f"{where}: name and note must be at most {MAX_TEXT} characters")
+    return anchor
+
+
+def _read(path: Path, where: str) -> bytes:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as err:
+        raise UsageError(f"{where}: cannot open it ({err.strerror or err}); give a JSON file of times") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{where}: not a regular file; give a JSON file of times")
+        if info.st_size > MAX_BYTES:
+            raise UsageError(f"{where}: larger than {MAX_BYTES // 1024} KiB; give a JSON file of times")
+        return os.read(fd, MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
+def _decoded(data: bytes, where: str) -> Anchor:
+    try:
+        return decode_json(data, Anchor, what=where)
+    except CodecError as err:
+        raise UsageError(str(err).splitlines()[0]) from None
+
+
+def _printable(text: str) -> str:
+    """Control characters and escapes shown, never sent to the terminal."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)

@@ -1,0 +1,219 @@
+"""Fused kernels for the training step: ``torch.compile``'s Triton kernels, loaded from an on-disk cache.
+
+Compiling fastnet takes about 25 s (Inductor's default mode, H200) and a run's engine and capture from a warm cache
+still take 8 s, so a run never compiles in its own time: until a cache is ready it trains with eager kernels,
+and at its end starts ``python -m rocmtui.train.fused_build FOLDER`` in a session of its own to build it for
+later runs. The folder's name is a hash of everything that shapes the compiled graph (torch, CUDA and Triton
+versions, the GPU, the model and its input, the code of the model), so a different torch, GPU or recipe never
+loads a stale one. ``ready.json`` lists every file with its SHA-256: a damaged cache is found before it is
+used, and the run trains eagerly with one line in its log. A build that failed leaves ``failed.json``, and no
+run tries again until the folder is removed. On ROCm the lever is skipped (not measured there).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import torch
+from torch import nn
+
+from rocmtui.codec import CodecError, decode_json, encode_json
+from rocmtui.config import TrainConfig
+from rocmtui.errors import UsageError, first_line
+from rocmtui.run.files import read_small
+from rocmtui.run.format import write_record
+from rocmtui.train.data import cache_dir
+
+if TYPE_CHECKING:
+    from rocmtui.train.engine import Engine
+    from rocmtui.train.step import GraphStep
+
+FORMAT = 1
+READY, FAILED, REQUEST, LOG, LOCK = "ready.json", "failed.json", "request.json", "build.log", "build.lock"
+CODE = ("models.py",)
+"""The modules (beside this one) whose source is part of the key: they define the compiled graph."""
+State = Literal["off", "skipped", "ready", "missing", "broken", "failed"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run does about fused kernels; ``notice``: one line for the run's log, or None."""
+
+    state: State
+    folder: Path | None = None
+    notice: str | None = None
+    request: dict[str, Any] | None = None
+    """What the background build needs (the run's settings and input shape), for ``missing`` and ``broken``."""
+
+
+OFF = Plan("off")
+
+
+def cache_root() -> Path:
+    return cache_dir() / "compiled"
+
+
+def identity(config: TrainConfig, device: torch.device, shape: tuple[int, ...], classes: int) -> dict[str, Any]:
+    """Everything the compiled graph depends on, as plain values."""
+    here = Path(__file__).parent
+    code = hashlib.sha256(b"".join((here / name).read_bytes() for name in CODE)).hexdigest()
+    return {
+        "format": FORMAT,
+        "torch": str(torch.__version__),
+        "cuda": torch.version.cuda,
+        "triton": _version("triton"),
+        "gpu": torch.cuda.get_device_name(device),
+        "capability": list(torch.cuda.get_device_capability(device)),
+        "model": config.model,
+        "batch_size": config.batch_size,
+        "amp": config.amp,
+        "channels_last": config.channels_last,
+        "input": list(shape),
+        "classes": classes,
+        "code": code,
+    }
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    return hashlib.sha256(encode_json(parts, sort_keys=True)).hexdigest()[:20]
+
+
+def plan(config: TrainConfig, device: torch.device, shape: tuple[int, ...], classes: int) -> Plan:
+    """Whether this run loads fused kernels (``ready``), and what it tells the user when it cannot."""
+    if not config.fused_kernels or not config.cuda_graph or device.type != "cuda":
+        return OFF
+    if getattr(torch.version, "hip", None):
+        return Plan("skipped", notice="fused kernels: not used on ROCm (measured on CUDA only); eager kernels")
+    parts = identity(config, device, shape, classes)
+    folder = cache_root() / cache_key(parts)
+    request = {"identity": parts, "config": config.to_dict()}
+    if (folder / FAILED).exists():
+        why = _read_json(folder / FAILED).get("error", "unknown error")
+        return Plan("failed", folder, f"fused kernels: the build failed ({why}); eager kernels (see {folder})")
+    if not (folder / READY).exists():
+        note = (
+            f"fused kernels: none cached for this GPU and recipe yet; eager kernels, built after this run in {folder}"
+        )
+        return Plan("missing", folder, note, request)
+    problem = damage(folder, parts)
+    if problem:
+        note = f"fused kernels: the cache in {folder} is damaged ({problem}); eager kernels, rebuilt after this run"
+        return Plan("broken", folder, note, request)
+    return Plan("ready", folder)
+
+
+def damage(folder: Path, parts: dict[str, Any]) -> str | None:
+    """Why the cache in ``folder`` cannot be used, or None: ``ready.json`` must name these ``parts`` and
+    every file it lists must be there with its SHA-256."""
+    ready = _read_json(folder / READY)
+    if ready.get("identity") != parts or not isinstance(ready.get("files"), dict):
+        return "its ready.json does not match"
+    for name, digest in ready["files"].items():
+        path = folder / str(name)
+        if not path.is_file() or path.is_symlink() or _digest(path) != digest:
+            return f"{name} is missing or changed"
+    return None
+
+
+def manifest(folder: Path) -> dict[str, str]:
+    """Every cached file under ``folder`` (the build's own files aside) with its SHA-256."""
+    skip = {READY, FAILED, REQUEST, LOG, LOCK}
+    return {
+        str(path.relative_to(folder)): _digest(path)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not path.is_symlink() and path.name not in skip
+    }
+
+
+def use_cache(folder: Path) -> None:
+    """Point Inductor and Triton at ``folder`` (read when they first compile or load)."""
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "inductor")
+    os.environ["TRITON_CACHE_DIR"] = str(folder / "triton")
+
+
+def compiled(model: nn.Module, fused: Plan) -> nn.Module:
+    """``model`` through ``torch.compile`` over the ready cache, or ``model`` itself."""
+    if fused.state != "ready" or fused.folder is None:
+        return model
+    use_cache(fused.folder)
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # a warm cache needs no pool of compilers
+    return torch.compile(model, dynamic=False)  # type: ignore[return-value]
+
+
+def capture(engine: Engine, make: Callable[[], GraphStep]) -> GraphStep:
+    """``make()`` the captured step; if the compiled model fails there, train eagerly instead: the model's
+    tensors as they were, the failure recorded in the folder and told in one line (``engine.fused``)."""
+    if engine.fused.state != "ready":
+        return make()
+    saved = {key: value.clone() for key, value in engine.model.state_dict().items()}
+    try:
+        return make()
+    except Exception as err:
+        engine.model.load_state_dict(saved)
+        engine.optimizer.zero_grad(set_to_none=True)
+        engine.eager.model = engine.model
+        engine.fused = failed(engine.fused, err)
+        return make()
+
+
+def failed(fused: Plan, err: BaseException) -> Plan:
+    """Record a failure in the cache folder so no later run tries it again; the plan's one line."""
+    why = first_line(err, with_type=True)
+    if fused.folder is not None:
+        try:
+            write_record(fused.folder / FAILED, {"error": why})
+            (fused.folder / READY).unlink(missing_ok=True)
+        except OSError:
+            pass
+    return Plan("failed", fused.folder, f"fused kernels failed ({why}); eager kernels")
+
+
+def build_later(fused: Plan) -> subprocess.Popen[bytes] | None:
+    """Start the background build for a ``missing`` or ``broken`` cache, in a session of its own (it outlives
+    the run); None when there is nothing to build or it could not start."""
+    if fused.state not in ("missing", "broken") or fused.folder is None or fused.request is None:
+        return None
+    try:
+        if fused.state == "broken":
+            shutil.rmtree(fused.folder, ignore_errors=True)
+        fused.folder.mkdir(parents=True, exist_ok=True)
+        write_record(fused.folder / REQUEST, fused.request)
+        with open(fused.folder / LOG, "ab") as log:
+            return subprocess.Popen(
+                [sys.executable, "-m", "rocmtui.train.fused_build", str(fused.folder)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+                close_fds=True,
+            )
+    except OSError:
+        return None
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = decode_json(read_small(path), Any)
+    except (OSError, CodecError, UsageError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None

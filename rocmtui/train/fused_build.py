@@ -1,0 +1,83 @@
+"""``python -m rocmtui.train.fused_build FOLDER``: build a fused-kernel cache for later runs (see ``fused``).
+
+Reads ``request.json`` (the run's settings and input shape), holds ``build.lock`` (a second builder leaves at
+once), builds the same engine over random images of that shape, compiles its model and captures the step
+as a run would, then writes ``ready.json`` with every cached file's SHA-256, last and atomically. A failure
+writes ``failed.json`` with its one line. Exit status: 0 built or already building, 1 failed, 2 bad request.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from rocmtui.config import TrainConfig
+from rocmtui.errors import first_line
+from rocmtui.run.format import write_record
+from rocmtui.train import fused
+from rocmtui.train.data import Arrays
+from rocmtui.train.engine import build_engine, capture_graph
+
+
+def random_arrays(shape: list[int], classes: int, count: int) -> Arrays:
+    """``count`` random NHWC images of the run's channels x size x size (the compiled graph sees only shapes)."""
+    channels, height, width = shape
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (count, height, width, channels), dtype=np.uint8)
+    labels = (np.arange(count) % classes).astype(np.int64)
+    names = tuple(str(i) for i in range(classes))
+    return Arrays(images, labels, images[: min(count, 1000)], labels[: min(count, 1000)], names)
+
+
+def build(folder: Path) -> float:
+    """Compile and capture as the run would; the seconds it took."""
+    request = fused._read_json(folder / fused.REQUEST)
+    config = replace(TrainConfig.from_dict(request["config"]), fused_kernels=False, resume=None, epochs=1)
+    parts = request["identity"]
+    fused.use_cache(folder)
+    started = time.perf_counter()
+    device = torch.device("cuda")
+    if fused.identity(config, device, tuple(parts["input"]), int(parts["classes"])) != parts:
+        raise ValueError("this machine's torch, GPU or code differ from the request's")
+    arrays = random_arrays(parts["input"], int(parts["classes"]), max(config.batch_size, 5000))
+    engine = build_engine(config, arrays, device)
+    engine.eager.model = torch.compile(engine.model, dynamic=False)  # type: ignore[assignment]
+    capture_graph(engine)
+    x, y = engine.data.train_x[: config.batch_size], engine.data.train_y[: config.batch_size]
+    engine.optimisation.step(x, y, engine.stats)
+    torch.cuda.synchronize()
+    write_record(folder / fused.READY, {"identity": parts, "files": fused.manifest(folder)})
+    return time.perf_counter() - started
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or not (Path(argv[0]) / fused.REQUEST).is_file():
+        print("usage: python -m rocmtui.train.fused_build FOLDER (a folder holding request.json)", file=sys.stderr)
+        return 2
+    folder = Path(argv[0])
+    with open(folder / fused.LOCK, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"already building in {folder}", file=sys.stderr)
+            return 0
+        if (folder / fused.READY).exists():
+            return 0
+        try:
+            seconds = build(folder)
+        except Exception as err:  # any failure is recorded once, so no later run tries again
+            write_record(folder / fused.FAILED, {"error": first_line(err, with_type=True)})
+            print(f"fused kernels: build failed: {first_line(err, with_type=True)}", file=sys.stderr)
+            return 1
+    print(f"fused kernels: built in {seconds:.1f} s in {folder}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

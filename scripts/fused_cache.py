@@ -1,0 +1,41 @@
+"""Build the fast recipe's fused-kernel cache as a run's background build does, then load it as a run does.
+
+Prints the cache's state before, the build's seconds (``python -m rocmtui.train.fused_build``, waited for),
+the seconds a run's engine build and graph capture take from the warm cache, and the captured step's time
+(CUDA events). Random images of CIFAR-10's shape: the compiled graph depends only on shapes.
+
+    python scripts/fused_cache.py
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+from fast_levers import gpu_ms, random_arrays
+
+from rocmtui.config import RECIPES, TrainConfig
+from rocmtui.train import fused
+from rocmtui.train.engine import build_engine, capture_graph
+
+
+def main() -> int:
+    config = TrainConfig(**{**RECIPES["fast"].settings, "device": "cuda"})
+    plan = fused.plan(config, torch.device("cuda"), (3, 32, 32), 10)
+    print(f"before: {plan.state} ({plan.notice})", flush=True)
+    start = time.perf_counter()
+    process = fused.build_later(plan)
+    code = process.wait() if process is not None else None
+    print(f"build: exit {code}, {time.perf_counter() - start:.1f} s", flush=True)
+    start = time.perf_counter()
+    engine = build_engine(config, random_arrays(), torch.device("cuda"))
+    capture_graph(engine)
+    torch.cuda.synchronize()
+    print(f"engine and capture: {time.perf_counter() - start:.1f} s, {engine.fused.state} ({engine.fused.notice})")
+    x, y = engine.data.train_x[:2000], engine.data.train_y[:2000]
+    print(f"step: {gpu_ms(lambda: engine.optimisation.step(x, y, engine.stats), repeats=20):.3f} ms", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

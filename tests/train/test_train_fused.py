@@ -1,0 +1,196 @@
+"""The fused-kernel cache: keyed by everything that shapes the compiled graph, checked before use, built in
+the background, and eager kernels with one line whenever it cannot be used.
+
+The compile itself needs a CUDA GPU (the build captures a CUDA graph): it is measured on the H200
+(``scripts/fast_levers.py``, BENCHMARKS.md), not here; these tests cover every decision around it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from rocmtui.config import RECIPES, TrainConfig
+from rocmtui.run.format import write_record
+from rocmtui.train import fused, fused_build
+
+FAST = TrainConfig(**RECIPES["fast"].settings)
+CUDA = torch.device("cuda")
+PARTS: dict[str, Any] = {"torch": "2.11.0", "gpu": "NVIDIA H200", "batch_size": 2000, "code": "abc"}
+
+
+@pytest.fixture
+def parts(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """This machine as an H200 for ``fused.identity`` (the one call that needs a GPU)."""
+    monkeypatch.setattr(fused, "identity", lambda *_args: dict(PARTS))
+    return PARTS
+
+
+def planned() -> fused.Plan:
+    return fused.plan(FAST, CUDA, (3, 32, 32), 10)
+
+
+def ready_cache(folder: Path) -> None:
+    (folder / "inductor").mkdir(parents=True)
+    (folder / "inductor" / "graph.py").write_text("kernels")
+    write_record(folder / fused.READY, {"identity": PARTS, "files": fused.manifest(folder)})
+
+
+def test_the_key_changes_with_torch_the_gpu_and_the_recipe() -> None:
+    keys = {
+        fused.cache_key(PARTS),
+        fused.cache_key(PARTS | {"torch": "2.12.0"}),
+        fused.cache_key(PARTS | {"gpu": "NVIDIA H100"}),
+        fused.cache_key(PARTS | {"batch_size": 1000}),
+    }
+    assert len(keys) == 4
+    assert fused.cache_key(dict(reversed(list(PARTS.items())))) == fused.cache_key(PARTS)
+
+
+def test_off_without_the_option_a_graph_or_a_gpu() -> None:
+    assert fused.plan(FAST, torch.device("cpu"), (3, 32, 32), 10) is fused.OFF
+    assert fused.plan(dataclasses.replace(FAST, fused_kernels=False), CUDA, (3, 32, 32), 10) is fused.OFF
+    assert fused.plan(dataclasses.replace(FAST, cuda_graph=False), CUDA, (3, 32, 32), 10) is fused.OFF
+
+
+def test_skipped_on_rocm_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.version, "hip", "6.2", raising=False)
+    result = planned()
+    assert result.state == "skipped" and result.notice is not None and "ROCm" in result.notice
+
+
+def test_missing_then_ready(parts: dict[str, Any]) -> None:
+    missing = planned()
+    assert missing.state == "missing" and missing.folder is not None
+    assert missing.folder.parent == fused.cache_root() and missing.folder.name == fused.cache_key(parts)
+    assert missing.request is not None and missing.request["identity"] == parts
+    assert missing.notice is not None and "eager kernels" in missing.notice
+    ready_cache(missing.folder)
+    ready = planned()
+    assert ready.state == "ready" and ready.notice is None
+
+
+def test_a_damaged_cache_is_found_before_use(parts: dict[str, Any]) -> None:
+    folder = planned().folder
+    assert folder is not None
+    ready_cache(folder)
+    (folder / "inductor" / "graph.py").write_text("kernelz")  # same size, other bytes
+    damaged = planned()
+    assert damaged.state == "broken" and damaged.notice is not None
+    assert "inductor/graph.py is missing or changed" in damaged.notice and "\n" not in damaged.notice
+    (folder / fused.READY).write_text("{not json")
+    assert planned().state == "broken"
+
+
+def test_a_cache_for_another_identity_is_not_used(parts: dict[str, Any]) -> None:
+    folder = planned().folder
+    assert folder is not None
+    ready_cache(folder)
+    ready = json.loads((folder / fused.READY).read_text())
+    write_record(folder / fused.READY, ready | {"identity": PARTS | {"torch": "2.10"}})
+    assert fused.damage(folder, parts) == "its ready.json does not match"
+
+
+def test_a_failed_build_is_not_tried_again(parts: dict[str, Any]) -> None:
+    folder = planned().folder
+    assert folder is not None
+    folder.mkdir(parents=True)
+    write_record(folder / fused.FAILED, {"error": "RuntimeError: no Triton"})
+    result = planned()
+    assert result.state == "failed" and result.notice is not None and "RuntimeError: no Triton" in result.notice
+    assert fused.build_later(result) is None
+
+
+class FakeEngine:
+    """The parts of an Engine that ``fused.capture`` touches."""
+
+    def __init__(self, plan: fused.Plan) -> None:
+        self.model = torch.nn.Linear(3, 2)
+        self.optimizer = torch.optim.SGD(self.model.parameters())
+        self.eager = type("Eager", (), {"model": "compiled"})()
+        self.fused = plan
+
+
+def test_a_compiled_step_that_fails_falls_back_to_eager_once(parts: dict[str, Any]) -> None:
+    folder = planned().folder
+    assert folder is not None
+    ready_cache(folder)
+    engine = FakeEngine(planned())
+    before = {k: v.clone() for k, v in engine.model.state_dict().items()}
+    calls = []
+
+    def make() -> str:
+        calls.append(engine.eager.model)
+        if len(calls) == 1:
+            with torch.no_grad():
+                engine.model.weight.add_(1.0)  # a warm-up that got halfway
+            raise RuntimeError("inductor: bad cache\nmore detail")
+        return "eager step"
+
+    assert fused.capture(engine, make) == "eager step"  # type: ignore[arg-type]
+    assert calls == ["compiled", engine.model]
+    assert all(torch.equal(v, before[k]) for k, v in engine.model.state_dict().items())
+    assert engine.fused.state == "failed"
+    assert engine.fused.notice == "fused kernels failed (RuntimeError: inductor: bad cache); eager kernels"
+    assert not (folder / fused.READY).exists() and planned().state == "failed"
+
+
+def test_the_build_starts_in_a_session_of_its_own(parts: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[dict[str, Any]] = []
+
+    def popen(args: list[str], **kwargs: Any) -> str:
+        started.append({"args": args, **kwargs})
+        return "process"
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    missing = planned()
+    assert fused.build_later(missing) == "process"
+    assert missing.folder is not None
+    assert started[0]["args"][1:] == ["-m", "rocmtui.train.fused_build", str(missing.folder)]
+    assert started[0]["start_new_session"] is True
+    request = json.loads((missing.folder / fused.REQUEST).read_text())
+    assert request["identity"] == parts and request["config"]["model"] == "fastnet"
+    assert fused.build_later(fused.OFF) is None
+
+
+def test_the_builder_refuses_a_folder_without_a_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert fused_build.main([str(tmp_path)]) == 2
+    assert fused_build.main([]) == 2
+    assert capsys.readouterr().err.count("usage: ") == 2
+
+
+def test_a_build_that_fails_records_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_record(tmp_path / fused.REQUEST, {"identity": PARTS, "config": FAST.to_dict()})
+
+    def broken(_folder: Path) -> float:
+        raise RuntimeError("CUDA unavailable\nstack")
+
+    monkeypatch.setattr(fused_build, "build", broken)
+    assert fused_build.main([str(tmp_path)]) == 1
+    assert json.loads((tmp_path / fused.FAILED).read_text()) == {"error": "RuntimeError: CUDA unavailable"}
+
+
+def test_the_random_images_have_the_runs_shape() -> None:
+    arrays = fused_build.random_arrays([3, 32, 32], 10, 2000)
+    assert arrays.train_images.shape == (2000, 32, 32, 3) and arrays.train_images.dtype.name == "uint8"
+    assert set(arrays.train_labels.tolist()) == set(range(10)) and len(arrays.classes) == 10
+
+
+def test_the_fast_recipe_asks_for_fused_kernels_and_a_quarter_of_the_tta() -> None:
+    assert FAST.fused_kernels and FAST.tta_share == 0.25 and FAST.cuda_graph
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the build captures a CUDA graph: run on the H200 instead")
+def test_a_build_on_a_gpu_makes_a_cache_the_next_run_loads(tmp_path: Path) -> None:
+    config = dataclasses.replace(FAST, device="cuda")
+    missing = fused.plan(config, CUDA, (3, 32, 32), 10)
+    process = fused.build_later(missing)
+    assert process is not None and process.wait() == 0
+    assert fused.plan(config, CUDA, (3, 32, 32), 10).state == "ready"
