@@ -25,7 +25,7 @@ from rocmtui.events import Emit, RunControl
 from rocmtui.gpu.tail_source import TailSource
 from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
-from rocmtui.ui.compare import OtherSource, run_labels
+from rocmtui.ui.state.compare import OtherSource, run_labels
 from rocmtui.ui.train_app import TrainApp, create_train_app
 
 

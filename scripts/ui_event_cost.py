@@ -26,7 +26,7 @@ from textual.geometry import Size
 
 from rocmtui.config import TrainConfig
 from rocmtui.events import MetricsLogged, RunStarted, StepsCompleted, TrackStarted, TrainEvent
-from rocmtui.ui.run_state import RunState
+from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.widgets.accuracy_plot import AccuracyPlot
 from rocmtui.ui.widgets.loss_plot import LossPlot
 

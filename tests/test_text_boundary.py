@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rocmtui.base.text import DEFAULT_LIMIT, ELLIPSIS, REPLACEMENT, one_line, plain
 from rocmtui.events import LogMessage, RunFailed
 from rocmtui.gpu.sample import GpuProcess
-from rocmtui.ui.safe_text import cleaned, safe_text
+from rocmtui.ui.look.safe_text import cleaned, safe_text
 
 OSC52 = "\x1b]52;c;cHduZWQ=\x1b\\"
 HOSTILE = [
@@ -168,7 +168,7 @@ def test_widgets_are_never_fed_raw_strings() -> None:
 
 
 def test_compared_runs_folder_names_are_plain_labels() -> None:
-    from rocmtui.ui.compare import run_labels
+    from rocmtui.ui.state.compare import run_labels
 
     labels = run_labels([f"/runs/20261201-101500-{OSC52}", "/runs/20261201-101600-b"])
     assert _is_safe("".join(labels)) and "\\x1b" in labels[0]

@@ -4,7 +4,7 @@ Process names and command lines, users, GPU names, run names and paths, metric n
 output, exception messages and settings values are drawn, printed or served only after ``plain``. It makes
 every control character visible as an escape (``ESC`` shows as ``\\x1b``, so ``ESC ] 52`` can never reach a
 terminal as a clipboard write), shows invalid UTF-8 and lone surrogates as U+FFFD, and bounds the length.
-What it returns is still a ``str``: a widget must draw it as text, never as markup (``rocmtui.ui.safe_text``).
+What it returns is still a ``str``: a widget must draw it as text, never as markup (``rocmtui.ui.look.safe_text``).
 """
 
 from __future__ import annotations

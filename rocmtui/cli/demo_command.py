@@ -62,7 +62,7 @@ def build_demo_app(speed: float, loop: bool, run_dir: Path = DEMO_RUN) -> DemoAp
     from rocmtui.run.format import GPU
     from rocmtui.run.pacing import Pace, recorded_events
     from rocmtui.ui.demo_app import create_demo_app
-    from rocmtui.ui.demo_samples import PacedSamples
+    from rocmtui.ui.state.demo_samples import PacedSamples
 
     try:
         events = recorded_events(run_dir)

@@ -90,8 +90,8 @@ def _run_train(args: argparse.Namespace) -> int:
     from rocmtui.cli.run_commands import print_lines
     from rocmtui.cli.trainer_launch import LaunchedTrainer
     from rocmtui.run.samples import LateSampleTail
+    from rocmtui.ui.look.themes import check_theme  # without Textual: the trainer starts before the UI imports it
     from rocmtui.ui.signals import stop_on_signals
-    from rocmtui.ui.themes import check_theme  # without Textual: the trainer starts before the UI imports it
 
     check_theme(args.theme)  # one line, before the trainer starts and the terminal is taken
     telemetry = monitor_config(args)
@@ -187,9 +187,9 @@ def _run_monitor_ui(args: argparse.Namespace, config: MonitorConfig) -> int:
     from rocmtui.gpu.detect import DetectingSampler
     from rocmtui.gpu.recorder import Recorder
     from rocmtui.gpu.replay import load_replay
-    from rocmtui.ui import settings as saved
     from rocmtui.ui.app import run_monitor_app
-    from rocmtui.ui.themes import check_theme
+    from rocmtui.ui.look.themes import check_theme
+    from rocmtui.ui.state import settings as saved
 
     settings_path = saved.default_path()
     settings, problem = saved.load(settings_path)

@@ -91,7 +91,7 @@ def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.run.follow import follow
     from rocmtui.run.listing import find_run
     from rocmtui.run.samples import SampleTail
-    from rocmtui.ui.compare import run_labels
+    from rocmtui.ui.state.compare import run_labels
     from rocmtui.ui.train_app import create_train_app, run_train_app
 
     specs: list[str | None] = list(args.run) or [None]

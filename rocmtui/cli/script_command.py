@@ -115,7 +115,7 @@ def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[st
     from rocmtui.config import TrainConfig
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.samples import SampleTail
-    from rocmtui.ui.themes import check_theme
+    from rocmtui.ui.look.themes import check_theme
     from rocmtui.ui.train_app import create_train_app, run_train_app
 
     check_theme(args.theme)

@@ -1,7 +1,7 @@
 """A run's state folded from its events: the one fold that every viewer and the writer's status use.
 
 ``RunFold.apply`` takes each event in stream order (a resumed run's steps and epochs trained again replace
-the earlier ones). The training screen adds its series on top (``rocmtui.ui.run_state``); the session
+the earlier ones). The training screen adds its series on top (``rocmtui.ui.state.run_state``); the session
 writes ``status.json`` from it, the exporter its gauges, the headless printer its lines. Plain Python:
 no torch, no Textual, and O(1) per event apart from an epoch trained again after a resume.
 """

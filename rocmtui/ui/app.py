@@ -24,13 +24,13 @@ from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ReplaySource
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.source import TelemetrySource
+from rocmtui.ui.look.safe_text import cleaned
+from rocmtui.ui.look.themes import check_theme
 from rocmtui.ui.messages import GpuSampled, SampleRelay
-from rocmtui.ui.peaks import Peaks
-from rocmtui.ui.safe_text import cleaned
 from rocmtui.ui.screens.monitor import MonitorScreen, next_interval
-from rocmtui.ui.settings import MonitorSettings
-from rocmtui.ui.settings import save as save_settings
-from rocmtui.ui.themes import check_theme
+from rocmtui.ui.state.peaks import Peaks
+from rocmtui.ui.state.settings import MonitorSettings
+from rocmtui.ui.state.settings import save as save_settings
 
 
 @runtime_checkable

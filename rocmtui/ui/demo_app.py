@@ -12,10 +12,10 @@ from textual.theme import Theme
 from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, RunControl, RunFinished, TrainEvent
 from rocmtui.run.pacing import Pace, paced_follow
-from rocmtui.ui.demo_card import ClosingCard, share_line
-from rocmtui.ui.demo_samples import PacedSamples
 from rocmtui.ui.screens.train import TrainScreen
+from rocmtui.ui.state.demo_samples import PacedSamples
 from rocmtui.ui.train_app import TrainApp
+from rocmtui.ui.widgets.demo_card import ClosingCard, share_line
 from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
 HOLD_S = 15.0

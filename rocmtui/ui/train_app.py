@@ -25,16 +25,16 @@ from rocmtui.events import Emit, FailureKind, RunControl, RunFailed, RunFinished
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.outcome import exit_code, result_lines
 from rocmtui.ui.app import MonitorApp
-from rocmtui.ui.compare import OtherRunEvent, OtherSource
+from rocmtui.ui.look.safe_text import cleaned
+from rocmtui.ui.look.themes import check_theme
 from rocmtui.ui.messages import TrainEventMessage
-from rocmtui.ui.run_state import RunState
-from rocmtui.ui.safe_text import cleaned
 from rocmtui.ui.screens.finished import SummaryCard, summary_lines
 from rocmtui.ui.screens.help import TRAIN_KEYS, HelpScreen
 from rocmtui.ui.screens.quit_confirm import QuitChoice, QuitConfirm
 from rocmtui.ui.screens.train import TrainScreen
 from rocmtui.ui.signals import HANGUP, detach_from_terminal, exit_watchdog, stop_on_signals
-from rocmtui.ui.themes import check_theme
+from rocmtui.ui.state.compare import OtherRunEvent, OtherSource
+from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
 RunSource = Callable[[TrainConfig, Emit, RunControl], object]

@@ -174,7 +174,7 @@ def test_a_value_that_is_not_a_number_is_refused_at_its_call_and_the_run_goes_on
 def test_the_smoothed_line_a_viewer_draws_is_tensorboards_over_every_step(tmp_path: Path) -> None:
     """600 noisy steps logged through track(), read back as a viewer does: at every weight the smoothed value
     at the last step equals TensorBoard's debiased EMA computed here from the raw values, within 1e-6."""
-    from rocmtui.ui.run_state import SMOOTHING_WEIGHTS, RunState
+    from rocmtui.ui.state.run_state import SMOOTHING_WEIGHTS, RunState
 
     rng = np.random.default_rng(0)
     raw = [float(x) for x in 0.45 + 2.0 * np.exp(-np.arange(600) / 120) + rng.normal(0, 0.2, 600)]

@@ -17,8 +17,8 @@ from rocmtui.gpu.tail_source import TailSource
 from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.stream import EventWriter
-from rocmtui.ui.compare import run_labels
 from rocmtui.ui.screens.finished import SummaryCard
+from rocmtui.ui.state.compare import run_labels
 from rocmtui.ui.train_app import TrainApp, create_train_app
 
 H200_RUN = DATA / "h200-fastnet-run"

@@ -99,7 +99,7 @@ def test_the_first_frame_loads_no_vendor_library_and_no_psutil() -> None:
     detection, psutil and the kill dialog wait until the sampler's thread or the first signal needs them, the
     GPU cards, graphs and the process table (a DataTable) until the first GPU sample."""
     loaded = modules_loaded_by(
-        "from rocmtui.cli import main; from rocmtui.ui import app, settings; "
+        "from rocmtui.cli import main; from rocmtui.ui import app; from rocmtui.ui.state import settings; "
         "from rocmtui.gpu import detect, recorder, replay; "
         "from rocmtui.config import MonitorConfig; detect.DetectingSampler(MonitorConfig())"
     )

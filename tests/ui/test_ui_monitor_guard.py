@@ -21,7 +21,7 @@ from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.app import create_monitor_app
 from rocmtui.ui.screens.help import HelpScreen
 from rocmtui.ui.screens.signal_confirm import SignalConfirm
-from rocmtui.ui.settings import MonitorSettings, load
+from rocmtui.ui.state.settings import MonitorSettings, load
 
 
 async def test_readonly_shows_no_kill_key_and_k_does_nothing() -> None:

@@ -19,8 +19,8 @@ from rocmtui.gpu.proc_stats import ProcessStats
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.app import create_monitor_app
-from rocmtui.ui.process_rows import COLUMNS, SORTS, fitting, fmt_elapsed, matches, one_line, ordered
 from rocmtui.ui.screens.signal_confirm import SignalConfirm
+from rocmtui.ui.state.process_rows import COLUMNS, SORTS, fitting, fmt_elapsed, matches, one_line, ordered
 
 
 def proc(pid: int, **fields: object) -> GpuProcess:

@@ -9,7 +9,7 @@ from ui_helpers import synthetic_gpu_sets
 
 from rocmtui.gpu import throttle
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.ui.severity import ecc_level, power_level, temp_level, throttle_level
+from rocmtui.ui.look.severity import ecc_level, power_level, temp_level, throttle_level
 from rocmtui.ui.widgets.gpu_card import full_fields, full_lines
 
 WIDTH = 76

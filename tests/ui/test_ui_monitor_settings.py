@@ -11,7 +11,7 @@ from ui_helpers import monitor_sampled, synthetic_gpu_sets
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.app import create_monitor_app
-from rocmtui.ui.settings import MonitorSettings, default_path, load, save
+from rocmtui.ui.state.settings import MonitorSettings, default_path, load, save
 
 
 def test_saved_settings_load_back(tmp_path: Path) -> None:

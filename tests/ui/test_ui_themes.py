@@ -6,7 +6,7 @@ import pytest
 from textual.theme import BUILTIN_THEMES
 
 from rocmtui.errors import UsageError
-from rocmtui.ui.themes import THEME_NAMES, check_theme
+from rocmtui.ui.look.themes import THEME_NAMES, check_theme
 
 
 def test_the_names_are_textuals_built_in_themes() -> None:
@@ -20,7 +20,7 @@ def test_an_unknown_theme_is_one_line_naming_the_choices() -> None:
 
 
 def test_a_theme_newer_than_the_list_is_looked_up_in_textual(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rocmtui.ui import themes
+    from rocmtui.ui.look import themes
 
     monkeypatch.setattr(themes, "THEME_NAMES", frozenset({"nord"}))
     check_theme("dracula")  # Textual has it: accepted

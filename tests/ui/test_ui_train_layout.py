@@ -16,9 +16,9 @@ from ui_helpers import ReplayTrainer, recorded_config, recorded_events
 
 from rocmtui.events import LogMessage, RunStarted
 from rocmtui.gpu.replay import ManualReplay
-from rocmtui.ui.run_state import ACC_VIEW, RunState
 from rocmtui.ui.screens.finished import SummaryCard
 from rocmtui.ui.screens.train import COMPACT_HEIGHT, COMPACT_WIDTH
+from rocmtui.ui.state.run_state import ACC_VIEW, RunState
 from rocmtui.ui.train_app import create_train_app
 from rocmtui.ui.widgets.epoch_table import COLUMNS
 from rocmtui.ui.widgets.log_panel import wrap

@@ -13,12 +13,12 @@ from ui_helpers import recorded_events, synthetic_gpu_sets
 from rocmtui.base.series import SeriesView
 from rocmtui.events import EpochCompleted, RunFailed, RunFinished, RunStarted, StepsCompleted
 from rocmtui.gpu.sample import BackendStatus, HostSample, SampleSet
-from rocmtui.ui.format import bar, fmt_duration, fmt_span, fmt_used_total, meter
+from rocmtui.ui.look.format import bar, fmt_duration, fmt_span, fmt_used_total, meter
 from rocmtui.ui.messages import SampleRelay
-from rocmtui.ui.peaks import Peaks
-from rocmtui.ui.run_state import EMA_BETA, SMOOTHING_WEIGHTS, RunState, new_series
 from rocmtui.ui.screens.finished import summary_lines
 from rocmtui.ui.signals import stop_on_signals
+from rocmtui.ui.state.peaks import Peaks
+from rocmtui.ui.state.run_state import EMA_BETA, SMOOTHING_WEIGHTS, RunState, new_series
 from rocmtui.ui.widgets import accuracy_plot, loss_plot
 from rocmtui.ui.widgets.gpu_card import compact_line, full_lines
 from rocmtui.ui.widgets.gpu_panel import no_gpu_text, util_history

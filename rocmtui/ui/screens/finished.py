@@ -7,10 +7,10 @@ import statistics
 from textual.widgets import Static
 
 from rocmtui.milestones import time_to_accuracy
-from rocmtui.ui.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span, fmt_temp
-from rocmtui.ui.peaks import Peaks
-from rocmtui.ui.run_state import RunState
-from rocmtui.ui.safe_text import safe_text
+from rocmtui.ui.look.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span, fmt_temp
+from rocmtui.ui.look.safe_text import safe_text
+from rocmtui.ui.state.peaks import Peaks
+from rocmtui.ui.state.run_state import RunState
 
 
 def tracked_summary(state: RunState, peaks: Peaks) -> list[str]:

@@ -16,9 +16,9 @@ from textual.widgets import Input, Static
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import TIMEBASES_S, timebase_label
 from rocmtui.gpu.sample import SampleSet
-from rocmtui.ui.process_rows import NUMERIC_FIRST_DESCENDING, SORTS, ProcessQuery
-from rocmtui.ui.safe_text import safe_text
-from rocmtui.ui.settings import MonitorSettings
+from rocmtui.ui.look.safe_text import safe_text
+from rocmtui.ui.state.process_rows import NUMERIC_FIRST_DESCENDING, SORTS, ProcessQuery
+from rocmtui.ui.state.settings import MonitorSettings
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
 from rocmtui.ui.widgets.graph_view import GRAPHS
 from rocmtui.ui.widgets.key_bar import KeyBar

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rocmtui.gpu.sample import GpuProcess
-from rocmtui.ui.safe_text import safe_text
+from rocmtui.ui.look.safe_text import safe_text
 
 
 class SignalConfirm(ModalScreen[bool]):

@@ -30,9 +30,9 @@ from rocmtui.events import (
 )
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.run.format import RANKS
-from rocmtui.ui.compare import ComparedRun
-from rocmtui.ui.format import fmt_acc
-from rocmtui.ui.run_state import RunState
+from rocmtui.ui.look.format import fmt_acc
+from rocmtui.ui.state.compare import ComparedRun
+from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.widgets.accuracy_plot import AccuracyPlot
 from rocmtui.ui.widgets.epoch_table import EpochTable
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
@@ -291,7 +291,7 @@ class TrainScreen(Screen[None]):
             self.relayout()
 
     def action_next_series(self) -> None:
-        """The second plot shows the run's next series (``rocmtui.ui.scalars``: any run, trained or tracked)."""
+        """The second plot shows the run's next series (``rocmtui.ui.state.scalars``: any run, trained or tracked)."""
         self.accuracy_plot.next_series()
 
     def action_toggle_log(self) -> None:

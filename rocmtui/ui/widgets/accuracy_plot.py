@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rocmtui.ui.compare import ComparedRun, run_color
-from rocmtui.ui.run_state import ACC_VIEW, RunState
+from rocmtui.ui.state.compare import ComparedRun, run_color
+from rocmtui.ui.state.run_state import ACC_VIEW, RunState
 from rocmtui.ui.widgets.scalar_plot import draw_series, series_legend, view_key
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
@@ -13,7 +13,7 @@ COLORS = {"train": "orange", "test": "green+"}
 
 
 class AccuracyPlot(ThrottledPlot):
-    """The second plot: one of the run's views (``rocmtui.ui.scalars``) at a time, cycled by ``next_series``.
+    """The second plot: one of the run's views (``rocmtui.ui.state.scalars``) at a time, cycled by ``next_series``.
 
     A train run's views start with train and test accuracy per epoch (%), then its other series (lr and
     images/s at each report, per-epoch images/s, time and losses); a tracked script's, its series other than

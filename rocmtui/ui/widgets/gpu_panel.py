@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from rocmtui.gpu.history import GpuHistory
 from rocmtui.gpu.sample import BackendStatus, SampleSet
-from rocmtui.ui.safe_text import safe_text
+from rocmtui.ui.look.safe_text import safe_text
 from rocmtui.ui.widgets.graph_view import GraphView
 from rocmtui.ui.widgets.host_card import HostCard
 

@@ -19,7 +19,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from rocmtui.gpu.history import Point
-from rocmtui.ui.braille import BLANK, FIRST, SECOND, dot_level, picture
+from rocmtui.ui.look.braille import BLANK, FIRST, SECOND, dot_level, picture
 
 AXIS = 3
 """Owner of the axis labels' cells."""

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from textual.reactive import reactive
 
 from rocmtui.base.series import SeriesView
-from rocmtui.ui.compare import ComparedRun, run_color
-from rocmtui.ui.run_state import SMOOTHING_WEIGHTS, RunState
+from rocmtui.ui.state.compare import ComparedRun, run_color
+from rocmtui.ui.state.run_state import SMOOTHING_WEIGHTS, RunState
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
 COLORS = {"EMA": "cyan+", "step": "gray", "train": "orange", "test": "magenta+"}

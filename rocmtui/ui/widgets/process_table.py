@@ -1,7 +1,7 @@
 """Processes using the GPUs: a sortable, filterable table with a row cursor (the monitor's kill keys act on it).
 
 Imported with the first GPU sample (a DataTable is the dearest widget to load and set up); what it shows is
-decided in ``rocmtui.ui.process_rows``.
+decided in ``rocmtui.ui.state.process_rows``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
 from rocmtui.gpu.sample import GpuProcess
-from rocmtui.ui.process_rows import (
+from rocmtui.ui.state.process_rows import (
     COLUMNS,
     COMMAND,
     MARK,

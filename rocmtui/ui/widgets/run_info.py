@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from rocmtui.config import TrainConfig
 from rocmtui.events import RunStarted, TrackStarted
-from rocmtui.ui.safe_text import safe_text
+from rocmtui.ui.look.safe_text import safe_text
 
 
 def run_line(config: TrainConfig, started: RunStarted | None) -> str:

@@ -1,4 +1,4 @@
-"""Drawing a run's scalar series (``rocmtui.ui.scalars``) for the two plots.
+"""Drawing a run's scalar series (``rocmtui.ui.state.scalars``) for the two plots.
 
 For a tracked script (``rocmtui.track()``) the loss plot shows its loss (each logged window, faint, and
 its EMA) with any per-epoch losses, against the step. For any run the second plot shows one view at a
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from rocmtui.base.series import Series
-from rocmtui.ui.scalars import GROUP, Scalars
+from rocmtui.ui.state.scalars import GROUP, Scalars
 from rocmtui.ui.widgets.loss_plot import drawn_xs, envelope
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 

@@ -15,7 +15,7 @@ from textual.markup import escape
 from textual_plotext import PlotextPlot
 
 from rocmtui.base.text import plain
-from rocmtui.ui.run_state import EMA_BETA
+from rocmtui.ui.state.run_state import EMA_BETA
 
 PLOT_PERIOD_S = 2.0
 LABEL_MIN_HEIGHT = 14

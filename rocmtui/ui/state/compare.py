@@ -17,7 +17,7 @@ from textual.message import Message
 
 from rocmtui.base.text import plain
 from rocmtui.events import Emit, RunControl, TrainEvent
-from rocmtui.ui.run_state import RunState
+from rocmtui.ui.state.run_state import RunState
 
 OtherSource = Callable[[Emit, RunControl], object]
 """Follows one other run: emits its events until it ends or ``control.leave`` is set."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from rocmtui.base.series import Series
 from rocmtui.events import EpochMetrics, MetricsLogged
-from rocmtui.ui.run_state import new_series
+from rocmtui.ui.state.run_state import new_series
 
 
 def _named(kept: dict[str, Series], name: str) -> Series:

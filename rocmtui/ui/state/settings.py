@@ -76,7 +76,7 @@ def checked(settings: MonitorSettings, path: Path) -> tuple[MonitorSettings, str
 def _usable(settings: MonitorSettings) -> dict[str, bool]:
     from rocmtui.config import MonitorConfig
     from rocmtui.gpu.history import TIMEBASES_S
-    from rocmtui.ui.process_rows import SORTS
+    from rocmtui.ui.state.process_rows import SORTS
 
     interval = settings.interval_s
     return {
@@ -91,7 +91,7 @@ def _usable(settings: MonitorSettings) -> dict[str, bool]:
 
 def _known_theme(theme: str) -> bool:
     from rocmtui.errors import UsageError
-    from rocmtui.ui.themes import check_theme
+    from rocmtui.ui.look.themes import check_theme
 
     try:
         check_theme(theme)

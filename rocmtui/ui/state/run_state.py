@@ -24,7 +24,7 @@ from rocmtui.events import (
 from rocmtui.run.fold import Phase, RunFold
 
 if TYPE_CHECKING:
-    from rocmtui.ui.scalars import Scalars
+    from rocmtui.ui.state.scalars import Scalars
 
 __all__ = ["Phase", "RunState"]
 EMA_BETA = 0.98
@@ -46,7 +46,7 @@ def new_series() -> Series:
 
 
 def _scalars() -> Scalars:
-    from rocmtui.ui.scalars import Scalars  # scalars builds on new_series, defined above
+    from rocmtui.ui.state.scalars import Scalars  # scalars builds on new_series, defined above
 
     return Scalars()
 
@@ -58,7 +58,7 @@ class RunState(RunFold):
     loss: Series = field(default_factory=new_series)
     """Every step's loss against fractional epochs; also the scalars' ``loss`` (one series, kept once)."""
     scalars: Scalars = field(default_factory=_scalars)
-    """The series a tracked script logs (``rocmtui.ui.scalars``)."""
+    """The series a tracked script logs (``rocmtui.ui.state.scalars``)."""
     clock: Callable[[], float] = time.monotonic
     """Where the running clock reads the time (tests give a fake one)."""
     _clocked_at: float | None = None

@@ -1,0 +1,1 @@
+"""What the screens know, folded from events and samples: plain Python that widgets read."""
