@@ -47,6 +47,7 @@ async def test_every_gpu_gets_a_card_and_small_terminals_go_compact(gpus, size, 
         assert screen.has_class("-compact") is compact
         assert all(c.region.height == 1 if compact else c.region.height >= CARD_HEIGHT for c in cards)
         assert all(c.region.bottom <= size[1] - 1 for c in cards)  # every GPU is on screen, above the footer
+        assert screen.processes is not None
         assert screen.processes.row_count == gpus
 
 
