@@ -72,7 +72,7 @@ def test_the_recorded_run_loads_and_writes_back_the_same_objects() -> None:
     assert isinstance(events[0], RunStarted) and isinstance(events[-1], RunFinished)
     assert events[0].world_size == 1  # recorded before runs of several ranks: one rank
     written = [json.loads(json.dumps(event_to_dict(e))) for e in events]
-    added_since = {  # fields added after the recording, written back at their defaults
+    added_since: dict[str, dict[str, object]] = {  # fields added after the recording, written back at their defaults
         "RunStarted": {"world_size": 1},
         "EpochCompleted": {"eval_s": 0.0, "elapsed_s": 0.0},
         "RunFinished": {"tta_test_acc": None, "eval_s": 0.0},
@@ -110,7 +110,7 @@ def test_unknown_or_absent_event_names_are_refused(data: dict[str, Any]) -> None
 
 
 def test_a_non_object_is_refused() -> None:
-    assert "JSON object" in one_line_error(["RunFailed"])  # type: ignore[arg-type]  # the bad input under test
+    assert "JSON object" in one_line_error(["RunFailed"])  # the bad input under test
 
 
 def test_a_bad_literal_is_refused() -> None:

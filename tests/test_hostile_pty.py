@@ -43,7 +43,7 @@ def _spawn(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, int
 CSI = re.compile(rb"\x1b\[[0-9;?<>=$]*[ -/]*[@-~]")
 
 
-def _text(seen: bytes) -> bytes:
+def _text(seen: bytes | bytearray) -> bytes:
     """What the terminal shows, roughly: the bytes less the app's own CSI sequences (colours, moves)."""
     return CSI.sub(b"", seen)
 

@@ -31,6 +31,7 @@ async def test_a_pass_ends_on_a_card_beside_the_curves_not_a_dialog_over_them() 
         shared = app.shared or ""
         assert "cifar10 fastnet on NVIDIA H200: 93.57% test accuracy" in shared
         assert "10 epochs in 3.44s" in shared
+        assert app.card is not None
         card, plot = app.card.region, app.train_screen.loss_plot.region
         assert card.height > 0 and not card.overlaps(plot)
         assert app.sampler.history()[-1].gpus[0].name == "NVIDIA H200"  # the real NVML samples, paced

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rocmtui.cli.demo_command import DEMO_RUN
-from rocmtui.events import RunControl, RunFinished, RunStarted, StepsCompleted
+from rocmtui.events import RunControl, RunFinished, RunStarted, StepsCompleted, TrainEvent
 from rocmtui.run.pacing import Pace, paced_follow, recorded_events
 
 
@@ -63,7 +63,7 @@ def test_the_shipped_recording_is_the_real_h200_run_in_time_order() -> None:
 
 def test_paced_follow_emits_everything_in_order_and_returns_the_final_event() -> None:
     events = recorded_events(DEMO_RUN)
-    emitted = []
+    emitted: list[TrainEvent] = []
     pace = Pace(events[0][0], 1e6)
     final = paced_follow(events, emitted.append, RunControl(), pace)
     assert emitted == [event for _, event in events]
@@ -73,7 +73,7 @@ def test_paced_follow_emits_everything_in_order_and_returns_the_final_event() ->
 def test_paced_follow_returns_none_when_the_viewer_leaves() -> None:
     events = recorded_events(DEMO_RUN)
     control = RunControl()
-    emitted = []
+    emitted: list[TrainEvent] = []
     pace = Pace(events[0][0], 1e-6)  # the second event would come after days
 
     def emit(event):

@@ -160,7 +160,12 @@ def test_no_runs_folder_at_all_samples(tmp_path, samplers) -> None:
 def test_export_command_opens_no_sampler_beside_a_live_run(runs, monkeypatch) -> None:
     run_dir = recording(runs, NEWER)
     opened: list[object] = []
-    monkeypatch.setattr(detect, "open_sampler", lambda config: opened.append(config) or ManualReplay([]))
+
+    def open_sampler(config: object) -> ManualReplay:
+        opened.append(config)
+        return ManualReplay([])
+
+    monkeypatch.setattr(detect, "open_sampler", open_sampler)
     stop = threading.Event()
     stop.set()
     args = build_parser().parse_args(["export", "--port", "0", "--runs-dir", str(runs)])

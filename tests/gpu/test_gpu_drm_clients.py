@@ -60,7 +60,7 @@ def test_sysfs_backend_lists_processes_per_card(tmp_path: Path, monkeypatch: pyt
     add_drm_client(proc, PID + 1, 6, (GPU1, 5), "1024 KiB")
     assert len(backend.processes(1)) == 1  # one scan serves every card of a tick
     later = time.monotonic() + 60
-    monkeypatch.setattr(drm_clients.time, "monotonic", lambda: later)
+    monkeypatch.setattr(time, "monotonic", lambda: later)
     assert [p.pid for p in backend.processes(1)] == [PID, PID + 1]
     assert drm_clients.pci_address(tmp_path / "sys" / "class" / "drm" / "card1" / "device") == GPU1
     assert drm_clients.pci_address(tmp_path) is None  # not a PCI device folder
@@ -74,7 +74,7 @@ def test_gpu_percent_from_gfx_time_between_two_scans(tmp_path: Path, monkeypatch
     add_drm_client(proc, PID + 1, 3, (GPU0, 3), "1024 KiB", gfx_ns=5_000_000_000)
     add_drm_client(proc, PID + 2, 4, (GPU0, 4), "1024 KiB", gfx_ns=None)  # no engine counter
     clock = [1000.0]
-    monkeypatch.setattr(drm_clients.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
     scan = drm_clients.ProcessScan(proc)
 
     def util() -> dict[int, float | None]:

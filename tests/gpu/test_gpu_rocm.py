@@ -15,7 +15,7 @@ from fakes.proc_tree import add_drm_client
 from fakes.sysfs_tree import build_card
 
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu import rocm
+from rocmtui.gpu import amdgpu_files, rocm
 from rocmtui.gpu.amdsmi_extras import to_celsius
 from rocmtui.gpu.backend import UNKNOWN_GPU, BackendUnavailable
 
@@ -218,7 +218,7 @@ def test_a_failure_after_initialising_releases_both_libraries(monkeypatch, tmp_p
     def broken_scan(_root: Path) -> list[Path]:
         raise OSError("EIO")
 
-    monkeypatch.setattr(rocm.files, "find_cards", broken_scan)
+    monkeypatch.setattr(amdgpu_files, "find_cards", broken_scan)
     with pytest.raises(OSError, match="EIO"):
         rocm.open_backend(_config(tmp_path))
     assert amd.shut_down and "shutdown" in rocml.calls

@@ -136,7 +136,7 @@ def test_the_control_channel_is_private_and_reaches_the_run(tmp_path: Path) -> N
     control = RunControl()
     reader = CommandReader(tmp_path)
     for command in ("pause", "save"):
-        send_command(tmp_path, command)  # type: ignore[arg-type]
+        send_command(tmp_path, command)
     assert reader.apply(control) == ["pause", "save"]
     assert control.paused and control.take_save_request()
     send_command(tmp_path, "stop")

@@ -170,6 +170,7 @@ def test_json_is_parsed_and_written_only_by_the_format_module() -> None:
         for node in ast.walk(tree):
             imported = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if "json" in imported or (isinstance(node, ast.ImportFrom) and node.module == "json"):
+                assert isinstance(node, (ast.Import, ast.ImportFrom))
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
 

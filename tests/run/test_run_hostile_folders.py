@@ -50,6 +50,16 @@ def link_to_victim(path: Path, victim: Path) -> None:
     path.symlink_to(victim)
 
 
+def folder_in_place(path: Path, _victim: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+def device_link_in_place(path: Path, _victim: Path) -> None:
+    path.unlink()
+    path.symlink_to("/dev/zero")
+
+
 def within(seconds: float, call: Callable[[], object]) -> object:
     """Run ``call`` on a thread; fail if it has not returned after ``seconds`` (it would hang for ever)."""
     box: list[object] = []
@@ -81,8 +91,8 @@ BAD_STATUS: dict[str, Callable[[Path, Path], object]] = {
     "2 MiB": lambda p, _v: p.write_bytes(b" " * (2 << 20)),
     "a FIFO": lambda p, _v: fifo(p),
     "a link": link_to_victim,
-    "a folder": lambda p, _v: (p.unlink(), p.mkdir()),
-    "a device": lambda p, _v: (p.unlink(), p.symlink_to("/dev/zero")),
+    "a folder": folder_in_place,
+    "a device": device_link_in_place,
 }
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.run import lines as lines_module
 from rocmtui.run.lines import LineTailer, LineWriter, last_line, set_aside_torn_tail
 
 
@@ -52,7 +51,7 @@ def test_a_write_that_fails_part_way_is_cut_back(tmp_path: Path, monkeypatch: py
             return real_write(fd, bytes(data)[:3])
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(lines_module.os, "write", half_then_full)
+    monkeypatch.setattr(os, "write", half_then_full)
     with pytest.raises(OSError) as err:
         writer.append(b"second line\n")
     monkeypatch.undo()

@@ -27,11 +27,13 @@ def test_the_tail_keeps_each_ranks_latest_progress_and_finds_late_ranks(tmp_path
     zero.write(started(0))
     zero.write(RankProgress(0, 0, 10, 5000.0, 1.0))
     assert tail.poll()
+    assert tail.views[0].progress is not None
     assert tail.views[0].started == started(0) and tail.views[0].progress.step == 10
     one = RankWriter(tmp_path, 1)
     one.write(started(1))
     zero.write(RankProgress(0, 0, 20, 5100.0, 2.0))
     assert tail.poll()
+    assert tail.views[0].progress is not None
     assert tail.views[0].progress.step == 20 and tail.views[1].progress is None
     assert not tail.poll()  # nothing new
     one.write(RankFailed(1, "out of GPU memory", "oom"))

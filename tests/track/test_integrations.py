@@ -92,7 +92,9 @@ def test_a_viewers_save_is_lightnings_own_checkpoint_in_the_run_folder(tmp_path:
 
     reporter = RocmtuiCallback("tiny")
 
-    class AskOnce(pl.Callback):  # the viewer's s, as the session hands it to the run's control
+    from lightning.pytorch import Callback
+
+    class AskOnce(Callback):  # the viewer's s, as the session hands it to the run's control
         def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
             if trainer.global_step == 2 and reporter.run is not None:
                 reporter.run._sink.control.request_save()
@@ -116,7 +118,9 @@ def test_a_viewers_save_is_the_hugging_face_trainers_own(tmp_path: Path) -> None
 
     reporter = RocmtuiCallback("hf")
 
-    class AskOnce(transformers.TrainerCallback):
+    from transformers import TrainerCallback
+
+    class AskOnce(TrainerCallback):
         def on_step_begin(self, args, state, control, **kwargs) -> None:
             if state.global_step == 2 and reporter.run is not None:
                 reporter.run._sink.control.request_save()

@@ -88,7 +88,12 @@ def test_stop_and_pause_from_a_viewer_reach_the_loop(tmp_path: Path) -> None:
         send_command(run.run_dir, "pause")
         wait_for(lambda: run._sink.control.paused)
         logged = threading.Event()
-        worker = threading.Thread(target=lambda: (run.log(loss=1.0), logged.set()))
+
+        def log_once() -> None:
+            run.log(loss=1.0)
+            logged.set()
+
+        worker = threading.Thread(target=log_once)
         worker.start()
         assert not logged.wait(0.3)  # blocked while paused
         send_command(run.run_dir, "resume")
@@ -198,7 +203,12 @@ def test_the_smoothed_line_a_viewer_draws_is_tensorboards_over_every_step(tmp_pa
 
 def test_a_save_reaches_the_scripts_own_save_and_a_script_without_one_says_so(tmp_path: Path) -> None:
     saved: list[int] = []
-    with rocmtui.track("saver", runs_dir=tmp_path / "a", on_save=lambda: saved.append(run.step) or "here.pt") as run:
+
+    def save() -> str:
+        saved.append(run.step)
+        return "here.pt"
+
+    with rocmtui.track("saver", runs_dir=tmp_path / "a", on_save=save) as run:
         run.log(step=1, loss=1.0)
         run._sink.control.request_save()  # the viewer's s, as the session hands it on
         run.log(step=2, loss=0.5)

@@ -74,7 +74,7 @@ def test_eight_threads_logging_at_once_lose_nothing(tmp_path: Path) -> None:
         def worker(n: int) -> None:
             go.wait()
             for i in range(calls):
-                run.log(**{f"t{n}_{i % 7}": float(i), "shared": 1.0})
+                run.log(None, **{f"t{n}_{i % 7}": float(i), "shared": 1.0})
                 if i % 50 == 0:
                     run.flush()
 

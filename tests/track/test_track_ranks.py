@@ -59,6 +59,7 @@ def test_torchrun_ranks_report_into_rank_zeros_folder(tmp_path: Path) -> None:
     for rank, view in tail.views.items():
         assert view.started is not None and view.started.world_size == 2 and view.started.rank == rank
         assert view.progress is not None and view.progress.step > 0 and view.progress.steps_per_s > 0
+    assert tail.views[0].started is not None and tail.views[1].started is not None
     assert tail.views[0].started.pid != tail.views[1].started.pid
 
 

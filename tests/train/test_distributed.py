@@ -13,7 +13,8 @@ from rocmtui.train.distributed import SINGLE, Ranks, ranks_from_env, shard, shar
 def test_a_shard_is_what_distributed_sampler_gives_that_rank(n: int, world: int) -> None:
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(n * world))
     for rank in range(world):
-        sampler = DistributedSampler(range(n), num_replicas=world, rank=rank, shuffle=False)
+        # A range stands for a dataset of n items: the sampler only takes its len().
+        sampler: DistributedSampler[int] = DistributedSampler(range(n), num_replicas=world, rank=rank, shuffle=False)  # type: ignore[arg-type]
         expected = [int(perm[i]) for i in sampler]  # the sampler's indices, taken through the same order
         assert shard(perm, Ranks(rank, world, rank)).tolist() == expected
         assert len(expected) == shard_size(n, world)

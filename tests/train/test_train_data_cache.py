@@ -156,10 +156,10 @@ def test_a_changed_source_rebuilds_its_cache(small, tmp_path: Path, private_cach
     folder_in = tmp_path / "d"
     folder_in.mkdir()
     expected = reference(data.SAMPLE_PATH)
-    np.savez(folder_in / "cifar10.npz", **expected)
+    np.savez(folder_in / "cifar10.npz", **expected)  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
     data.load_arrays(data.resolve_source(small(data_dir=folder_in)))
     changed = {**expected, "train_labels": (expected["train_labels"] + 1) % 10}
-    np.savez(folder_in / "cifar10.npz", **changed)
+    np.savez(folder_in / "cifar10.npz", **changed)  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
     os.utime(folder_in / "cifar10.npz", ns=(1, 1))  # a new mtime even on a coarse clock
     loaded = data.load_arrays(data.resolve_source(small(data_dir=folder_in)))
     assert np.array_equal(loaded.train_labels, changed["train_labels"])
@@ -183,7 +183,7 @@ def test_a_failed_write_leaves_the_previous_cache_and_no_temporary_folder(
             raise OSError(errno.ENOSPC, "No space left on device")
         real_save(*args, **kwargs)
 
-    monkeypatch.setattr(arraycache.np, "save", crash_after_two)
+    monkeypatch.setattr(np, "save", crash_after_two)
     with pytest.raises(OSError):
         arraycache.write(folder, {k: np.zeros(3, np.uint8) for k in KEYS}, {"x": 1})
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
@@ -235,7 +235,7 @@ def test_a_writer_killed_mid_write_leaves_nothing_that_loads_and_its_leftovers_g
 def test_caches_of_sources_that_are_gone_are_pruned(small, tmp_path: Path, private_cache: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
-    np.savez(gone / "cifar10.npz", **reference(data.SAMPLE_PATH))
+    np.savez(gone / "cifar10.npz", **reference(data.SAMPLE_PATH))  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
     data.load_arrays(data.resolve_source(small(data_dir=gone)))
     (gone / "cifar10.npz").unlink()
     data.load_arrays(data.resolve_source(small()))  # writing another entry prunes the orphan

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from rocmtui.cli.main import main
-from rocmtui.run import lines as lines_module
 
 pytestmark = pytest.mark.slow  # functional tier: trains on the CPU
 
@@ -88,7 +87,7 @@ def test_an_injected_enospc_mid_run_keeps_the_stream_whole(
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(lines_module.os, "write", fill_up)
+    monkeypatch.setattr(os, "write", fill_up)
     code = main(headless(tmp_path / "runs"))
     monkeypatch.undo()
     out, err = capsys.readouterr()

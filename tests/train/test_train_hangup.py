@@ -40,15 +40,15 @@ def test_losing_the_ui_leaves_the_run_training(how: str, tmp_path: Path, capsys:
 
     assert main(["stop", str(run_dir)]) == 0
     assert "stopped at epoch" in capsys.readouterr().out
-    status = read_status(run_dir)
-    assert status is not None and status.state == "stopped"
+    stopped = read_status(run_dir)
+    assert stopped is not None and stopped.state == "stopped"
     assert (run_dir / "checkpoint-last.pt").is_file()
     wait_until(lambda: not pid_alive(trainer_pid), 10, "the trainer to exit")
 
     assert main(["runs", "--runs-dir", str(runs), "--json"]) == 0
     [listed] = json.loads(capsys.readouterr().out)
     assert listed["state"] == "stopped"
-    done = status.epoch
+    done = stopped.epoch
     argv = ["train", "cifar", "--resume", str(run_dir), "--epochs", str(done + 1), "--headless"]
     assert main(argv) == 0  # the folder the lost UI left is resumed in place
     final = read_status(run_dir)
@@ -99,7 +99,12 @@ def test_a_watcher_losing_its_terminal_leaves_the_run_training(
         run_dir, status = first_epoch(runs, master, "of the headless run")
         watcher, screen = start_in_pty("watch", str(run_dir))
         try:
-            wait_until(lambda: (drain(screen), is_locked(run_dir))[1], 30, "the watcher to draw")
+
+            def drained_and_locked() -> bool:
+                drain(screen)
+                return is_locked(run_dir)
+
+            wait_until(drained_and_locked, 30, "the watcher to draw")
             trains_on(run_dir, status.epoch + 1, "the watcher started")
         finally:
             os.close(screen)  # the watcher's terminal hangs up

@@ -100,7 +100,6 @@ def test_progress_lines_are_throttled() -> None:
     printer(step)
     assert out.getvalue() == ""
     printer.every_s = 0.0
-    printer.epochs = 2
     printer(step)
     assert out.getvalue() == "  epoch 1/2  step 5/10  loss 1.5000  1,000 img/s  1.0s\n"
 

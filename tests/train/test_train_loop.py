@@ -27,9 +27,10 @@ from rocmtui.run.stream import read_events
 from rocmtui.train import checkpoints
 from rocmtui.train.loop import train
 from rocmtui.train.step import EagerStep
+from rocmtui.train.summary import RunSummary
 
 
-def run(config, control: RunControl | None = None, on_event=None) -> tuple[list[TrainEvent], object]:
+def run(config, control: RunControl | None = None, on_event=None) -> tuple[list[TrainEvent], RunSummary]:
     events: list[TrainEvent] = []
     control = control or RunControl()
 
@@ -72,6 +73,7 @@ def test_events_come_in_order_with_consistent_contents(small) -> None:
 
 def test_metrics_log_holds_every_event_and_the_run_folder_is_complete(small) -> None:
     events, summary = run(small())
+    assert summary.run_dir is not None
     folder = Path(summary.run_dir)
     assert folder.parent == small().runs_dir and folder.name.endswith("-cifar10-simplecnn")
     lines = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
@@ -108,6 +110,7 @@ def test_stop_mid_epoch_writes_a_checkpoint_and_finishes_stopped(small) -> None:
     finished = events[-1]
     assert isinstance(finished, RunFinished) and finished.reason == "stopped" and finished.epochs_completed == 0
     assert not any(isinstance(e, StepsCompleted) and e.step > 3 for e in events)
+    assert summary.run_dir is not None
     state = checkpoints.load_checkpoint(Path(summary.run_dir) / checkpoints.LAST)
     assert (state["epoch"], state["epoch_step"], state["global_step"]) == (0, 3, 3)
 
@@ -159,7 +162,8 @@ def test_save_request_writes_a_checkpoint_at_the_next_step(small) -> None:
     saved = [e for e in events if isinstance(e, LogMessage) and e.message.startswith("Checkpoint saved")]
     assert len(saved) == 1 and checkpoints.LAST in saved[0].message
     i = events.index(saved[0])
-    assert isinstance(events[i - 1], StepsCompleted) and events[i - 1].step == 2
+    before_save = events[i - 1]
+    assert isinstance(before_save, StepsCompleted) and before_save.step == 2
 
 
 def test_exploding_loss_fails_with_the_step_named(small) -> None:
@@ -170,6 +174,7 @@ def test_exploding_loss_fails_with_the_step_named(small) -> None:
     assert failed.step is not None and f"step {failed.step}" in failed.message
     assert all(e.step < failed.step for e in events if isinstance(e, StepsCompleted))
     assert summary.event == failed
+    assert summary.run_dir is not None
     lines = (Path(summary.run_dir) / "metrics.jsonl").read_text().splitlines()
     assert json.loads(lines[-1])["event"] == "RunFailed"
     assert all(json.loads(line) for line in lines)  # every line written so far is intact

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 import torch
@@ -17,6 +18,7 @@ from rocmtui.train.models import FastNet, build_model
 
 def test_simplecnn_is_exactly_the_guides_model() -> None:
     model = build_model("simplecnn", 3, 32, 10)
+    assert isinstance(model, nn.Sequential)
     assert [type(m) for m in model] == [nn.Conv2d, nn.ReLU, nn.Flatten, nn.Linear]
     conv, linear = model[0], model[3]
     assert (conv.in_channels, conv.out_channels, conv.kernel_size, conv.padding) == (3, 32, (3, 3), (0, 0))
@@ -26,6 +28,7 @@ def test_simplecnn_is_exactly_the_guides_model() -> None:
 
 def test_resnet18_has_a_cifar_stem() -> None:
     model = build_model("resnet18", 3, 32, 10)
+    assert isinstance(model.conv1, nn.Conv2d)
     assert model.conv1.kernel_size == (3, 3) and model.conv1.stride == (1, 1)
     assert isinstance(model.maxpool, nn.Identity)
     assert model(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
@@ -44,6 +47,7 @@ def test_fastnet_whitening_decorrelates_patches() -> None:
     base = torch.randn(64, 1, 32, 32)
     images = torch.cat((base, 0.9 * base + 0.3 * torch.randn_like(base), torch.randn_like(base)), dim=1)
     model.init_whitening(images)
+    assert isinstance(model[0], nn.Conv2d) and model[0].bias is not None
     out = model[0](images)[:, :12] - model[0].bias[:12].view(1, -1, 1, 1)
     flat = out.permute(0, 2, 3, 1).reshape(-1, 12)
     cov = flat.T @ flat / flat.shape[0]
@@ -137,7 +141,7 @@ def test_schedules() -> None:
         ({"device": "cuda"}, "torch sees no GPU"),
     ],
 )
-def test_gpu_only_settings_are_refused_on_the_cpu(changes: dict[str, object], message: str) -> None:
+def test_gpu_only_settings_are_refused_on_the_cpu(changes: dict[str, Any], message: str) -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     with pytest.raises(UsageError, match=message):

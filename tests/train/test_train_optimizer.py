@@ -16,7 +16,7 @@ KINDS = ("adam", "adamw", "sgd")
 MUON: dict[str, Any] = {"lr": 0.1, "weight_decay": 0.0, "fused": False}
 
 
-def model_pair() -> tuple[nn.Module, nn.Module]:
+def model_pair() -> tuple[nn.Sequential, nn.Sequential]:
     torch.manual_seed(0)
     a = nn.Sequential(nn.Linear(6, 5), nn.BatchNorm1d(5), nn.Linear(5, 3))
     b = nn.Sequential(nn.Linear(6, 5), nn.BatchNorm1d(5), nn.Linear(5, 3))
@@ -24,14 +24,14 @@ def model_pair() -> tuple[nn.Module, nn.Module]:
     return a, b
 
 
-def groups(model: nn.Module) -> list[dict[str, Any]]:
+def groups(model: nn.Sequential) -> list[dict[str, Any]]:
     """Two groups, the second with its own learning-rate scale and weight decay (as fastnet's BatchNorm biases)."""
     norm = list(model[1].parameters())
     rest = [p for p in model.parameters() if all(p is not q for q in norm)]
     return [{"params": rest, "lr_scale": 1.0}, {"params": norm, "lr_scale": 8.0, "weight_decay": 1e-4, "lr": 0.08}]
 
 
-def torch_optimizer(kind: str, model: nn.Module) -> torch.optim.Optimizer:
+def torch_optimizer(kind: str, model: nn.Sequential) -> torch.optim.Optimizer:
     if kind == "sgd":
         return torch.optim.SGD(groups(model), lr=0.01, momentum=0.9, nesterov=True, weight_decay=5e-3, fused=True)
     cls = torch.optim.AdamW if kind == "adamw" else torch.optim.Adam

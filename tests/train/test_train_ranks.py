@@ -66,7 +66,11 @@ def test_two_gloo_ranks_train_one_run_then_resume_it_in_place(tmp_path: Path) ->
     assert steps[-1].step == 16  # optimizer steps taken together by both ranks
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
     assert "completed: 2 epoch(s)" in out
-    assert (run / "checkpoint-last.pt").is_file() and read_status(run).state == "finished"
+    assert (
+        (run / "checkpoint-last.pt").is_file()
+        and (status := read_status(run)) is not None
+        and status.state == "finished"
+    )
 
     views = rank_views(run)
     assert sorted(views) == [0, 1]
@@ -98,7 +102,7 @@ def test_stop_reaches_every_rank_through_the_folder_and_leaves_no_process(tmp_pa
     assert stop.returncode == 0, stop_err
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    assert "stopped:" in out and read_status(run).state == "stopped"
+    assert "stopped:" in out and (status := read_status(run)) is not None and status.state == "stopped"
     assert (run / "checkpoint-last.pt").is_file()
     for pid in pids:  # the ranks are gone
         with pytest.raises(ProcessLookupError):
@@ -113,7 +117,11 @@ def test_ctrl_c_stops_the_ranks_with_a_checkpoint(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGINT, err
-    assert read_status(run).state == "stopped" and (run / "checkpoint-last.pt").is_file()
+    assert (
+        (status := read_status(run)) is not None
+        and status.state == "stopped"
+        and (run / "checkpoint-last.pt").is_file()
+    )
 
 
 def test_bad_input_with_nproc_fails_in_one_line_before_any_rank_starts(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ def six_passes(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """airbench's TTA written out: the image and its mirror, blended with both one-pixel shifts of each."""
 
     def mirrored(images: torch.Tensor) -> torch.Tensor:
-        return (model(images) + model(images.flip(-1))) / 2  # type: ignore[no-any-return]
+        return (model(images) + model(images.flip(-1))) / 2
 
     padded = nn.functional.pad(x, (1, 1, 1, 1), mode="reflect")
     return (mirrored(x) + (mirrored(padded[..., :32, :32]) + mirrored(padded[..., 2:, 2:])) / 2) / 2
@@ -42,7 +42,7 @@ def test_a_share_augments_only_the_least_certain_images() -> None:
     assert torch.equal(_logits(model, x, False, share=0.25), plain)
 
 
-def test_the_share_is_read_from_the_command_line_and_checked(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_share_is_read_from_the_command_line_and_checked(capsys) -> None:
     import pytest
 
     from rocmtui.cli.parser import build_parser

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -43,7 +43,7 @@ class KeysApp(App[None]):
         return True
 
 
-def bar_text(app: App[object]) -> str:
+def bar_text(app: App[Any]) -> str:
     return app.screen.query_one(KeyBar).render().plain
 
 

@@ -30,8 +30,10 @@ async def test_no_gpu_is_one_line_and_w_shows_each_backends_reason(host_source) 
         await pilot.press("w")
         await pilot.pause()
         statuses = host_source.history()[-1].statuses
-        assert app.screen.keys == tuple((s.name, s.reason) for s in statuses if not s.available)
-        assert len(app.screen.keys) == 3
+        reasons = app.screen
+        assert isinstance(reasons, HelpScreen)
+        assert reasons.keys == tuple((s.name, s.reason) for s in statuses if not s.available)
+        assert len(reasons.keys) == 3
         await pilot.press("escape")
         assert app.screen is screen
 
@@ -53,6 +55,7 @@ async def test_every_gpu_gets_a_card_and_small_terminals_go_compact(gpus, size, 
         assert screen.has_class("-compact") is compact
         assert all(c.region.height == 1 if compact else c.region.height >= CARD_HEIGHT for c in cards)
         assert all(c.region.bottom <= size[1] - 1 for c in cards)  # every GPU is on screen, above the footer
+        assert screen.processes is not None
         assert screen.processes.row_count == gpus
 
 

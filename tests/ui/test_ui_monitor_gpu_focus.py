@@ -15,6 +15,7 @@ async def test_eight_gpus_at_80x24_graph_the_selected_one_and_the_keys_move_the_
         assert len(cards) == 8 and all(card.has_class("-compact") for card in cards)
         graph = panel.focus_graph
         assert graph is not None and graph.display and graph.region.height >= 4
+        assert screen.processes is not None
         assert graph.region.bottom <= screen.processes.region.y  # above the process table, not over it
         assert screen.processes.region.height >= 5
         assert graph.border_title == "GPU 0 · AMD Instinct MI300X (synthetic)"
@@ -53,4 +54,5 @@ async def test_a_click_on_a_gpu_line_selects_it() -> None:
         await pilot.click(cards[5].readout)
         await pilot.pause()
         assert app.monitor_screen.panel.selected == 5 and cards[5].has_class("-selected")
-        assert str(app.monitor_screen.panel.focus_graph.border_title).startswith("GPU 5 ")
+        focus = app.monitor_screen.panel.focus_graph
+        assert focus is not None and str(focus.border_title).startswith("GPU 5 ")

@@ -176,6 +176,7 @@ async def test_a_real_recording_fills_the_table_and_updates_cells_in_place() -> 
             source.step()
         await pilot.pause()
         table = app.monitor_screen.processes
+        assert table is not None
         assert len(table.listed) == 1 and table.listed[0].user == "root"
         first = table.get_row_at(0)
         for _ in range(20):
@@ -183,6 +184,7 @@ async def test_a_real_recording_fills_the_table_and_updates_cells_in_place() -> 
         await pilot.pause()
         later = table.get_row_at(0)
         assert later[0] == first[0]  # the same process, its row kept
+        assert isinstance(later[6], str)
         assert later[5] != "N/A" and later[6].endswith("MiB")  # CPU % known from the second reading; RSS
         gpu = app.monitor_screen.last.gpus[0] if app.monitor_screen.last else None
         assert gpu is not None and gpu.temp_crit_c == 89.0
@@ -197,6 +199,7 @@ async def test_gpu_percent_per_process_is_shown_and_n_a_where_the_backend_cannot
         source.step()
         await pilot.pause()
         table = app.monitor_screen.processes
+        assert table is not None
         gpu_pct = {table.get_row_at(i)[0]: table.get_row_at(i)[4] for i in range(2)}
         assert gpu_pct == {"4100": "75%", "4101": "N/A"}
 

@@ -69,6 +69,7 @@ async def test_changes_in_the_app_are_saved_and_restored(tmp_path: Path) -> None
         screen = app.monitor_screen
         assert screen.panel.view.span_s == 3600.0 and screen.panel.view.fixed
         assert screen.panel.view.metrics == ("power", "temp")
+        assert screen.processes is not None
         assert screen.processes.sort_by == "GPU%"
         assert app.theme == settings.theme
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import msgspec
+from rich.text import Text
 from ui_helpers import ReplayTrainer, recorded_config, recorded_events, synthetic_gpu_sets
 
 from rocmtui.config import MonitorConfig
@@ -35,11 +36,13 @@ async def test_a_hostile_command_line_and_gpu_name_are_drawn_as_text() -> None:
         table = app.monitor_screen.processes
         assert table is not None and len(table.listed) == 1
         command = table.get_row_at(0)[-1]
+        assert isinstance(command, Text)
         assert "[@click=app.quit]x[/]" in command.plain and "\\x1b]52;c;" in command.plain
         assert not command.spans  # no markup became style
         await pilot.click(table, offset=(60, 1))  # a click on the command is no action link
         await pilot.pause()
         assert app.is_running
+        assert app.monitor_screen.processes is not None
         app.monitor_screen.processes.focus()
         await pilot.press("T")  # the kill dialog shows the command too
         await pilot.pause()

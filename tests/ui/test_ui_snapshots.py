@@ -16,7 +16,7 @@ from ui_helpers import ReplayTrainer, host_recording, recorded_config, recorded_
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.ui.app import MonitorApp, create_monitor_app
-from rocmtui.ui.train_app import create_train_app
+from rocmtui.ui.train_app import TrainApp, create_train_app
 
 pytestmark = pytest.mark.snapshot
 UI_DATA = Path(__file__).resolve().parent / "data"
@@ -30,14 +30,14 @@ def stopped_clock() -> float:
 NEVER = 3600.0
 
 
-def train_app(hold_at: int | None, theme: str = "textual-dark") -> tuple[MonitorApp, ReplayTrainer, ManualReplay]:
+def train_app(hold_at: int | None, theme: str = "textual-dark") -> tuple[TrainApp, ReplayTrainer, ManualReplay]:
     trainer = ReplayTrainer(recorded_events(), hold_at=hold_at)
     source = ManualReplay(host_recording())
     app = create_train_app(recorded_config(), trainer, source, theme=theme, plot_period_s=NEVER, clock=stopped_clock)
     return app, trainer, source
 
 
-def settle(app: MonitorApp, source: ManualReplay, ready, samples: int = 8):
+def settle(app: TrainApp, source: ManualReplay, ready, samples: int = 8):
     """A run_before that waits for the trainer, plays some telemetry and draws the plots once."""
 
     async def run_before(pilot) -> None:

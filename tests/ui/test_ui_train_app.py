@@ -172,6 +172,7 @@ async def test_smoothing_and_zoom_keys_redraw_the_loss_plot_at_once(held_trainer
         text = plot.render()
         assert isinstance(text, Text) and "cannot draw" not in text.plain
         await pilot.press("z")
+        assert app.train_screen.state.last_steps is not None
         spe = app.train_screen.state.last_steps.steps_per_epoch
         assert plot.window == 100 / spe and "Loss (last 100 steps, log)" in str(plot.border_title)
         text = plot.render()

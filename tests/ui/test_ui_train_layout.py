@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.text import Text
@@ -34,7 +35,7 @@ PATH = "/home/someone/experiments/cifar/runs/20261201-101500-cifar10-simplecnn/c
 async def mid_run(host_source: ManualReplay, size: tuple[int, int], theme: str | None = None):
     """The training screen of the recorded run, held mid-run and drawn: (app, pilot)."""
     trainer = ReplayTrainer(recorded_events(), hold_at=36)
-    themed = {} if theme is None else {"theme": theme}
+    themed: dict[str, Any] = {} if theme is None else {"theme": theme}
     app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER, **themed)
     async with app.run_test(size=size) as pilot:
         assert await asyncio.to_thread(trainer.holding.wait, 10)

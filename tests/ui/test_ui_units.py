@@ -38,6 +38,7 @@ def test_run_state_folds_the_recorded_run() -> None:
     assert state.scalars.steps["loss"] is state.loss  # the loss is kept once
     best = state.best_epoch
     assert best is not None and best.test_acc == max(e.test_acc for e in state.epochs)
+    assert state.finished is not None
     assert state.elapsed_s == state.finished.total_s  # from the events, not the wall clock
 
 
@@ -68,6 +69,7 @@ def test_eta_from_the_step_rate() -> None:
     assert steps is not None and state.started is not None
     remaining = 3 * 30 - steps.epoch_step
     expected = remaining * state.started.config.batch_size / steps.images_per_s
+    assert state.eta_s is not None
     assert abs(state.eta_s - expected) < 1e-9
 
 

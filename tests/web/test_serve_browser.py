@@ -50,7 +50,12 @@ def shoot(page, shots: Path) -> str:
 def showing(page, shots: Path, wanted: str, timeout: float = 30) -> str:
     """Screenshots until one shows ``wanted``; returns its text."""
     seen: list[str] = []
-    wait_until(lambda: wanted in (seen.append(shoot(page, shots)) or seen[-1]), timeout, repr(wanted))
+
+    def shows_it() -> bool:
+        seen.append(shoot(page, shots))
+        return wanted in seen[-1]
+
+    wait_until(shows_it, timeout, repr(wanted))
     return seen[-1]
 
 

@@ -107,14 +107,14 @@ def served(tmp_path: Path):
     process.wait(timeout=30)
 
 
-async def _first_bytes(ws: aiohttp.ClientWebSocketResponse) -> bytes:
+async def _first_bytes(ws: aiohttp.ClientWebSocketResponse[bool]) -> bytes:
     async for message in ws:
         if message.type == aiohttp.WSMsgType.BINARY:
             return bytes(message.data)
     return b""
 
 
-async def _pong(ws: aiohttp.ClientWebSocketResponse) -> object:
+async def _pong(ws: aiohttp.ClientWebSocketResponse[bool]) -> object:
     async for message in ws:
         if message.type == aiohttp.WSMsgType.TEXT and message.data.startswith('["pong"'):
             return json.loads(message.data)
