@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmtui.base.files import open_regular
 from rocmtui.codec import CodecError
 from rocmtui.errors import first_line
 from rocmtui.events import (
@@ -31,7 +32,6 @@ from rocmtui.events import (
     TrackStarted,
     TrainEvent,
 )
-from rocmtui.run.files import open_regular
 from rocmtui.run.format import MAX_LINE_BYTES, OUTPUT, STDERR, decode_event
 from rocmtui.run.lines import last_line
 from rocmtui.run.samples import SampleLog

@@ -28,12 +28,12 @@ from __future__ import annotations
 import io
 import itertools
 import os
-import stat
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from rocmtui.base.files import UnsafeFileError, open_regular
 from rocmtui.codec import CodecError
 from rocmtui.gpu.codec import loads
 from rocmtui.gpu.feed import Feed
@@ -121,20 +121,18 @@ MAX_LINE_BYTES = 1024**2
 
 
 def open_recording(path: Path) -> io.BufferedReader:
-    """``path`` opened for reading if it is a regular file within the size cap; OSError, or ValueError in one
-    line, otherwise. Opened without blocking, so a FIFO or a device is refused at once."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    """``path`` opened for reading if it is a regular file within the size cap; OSError, UnsafeFileError or
+    ValueError in one line otherwise. Opened without blocking, so a FIFO or a device is refused at once; a link
+    the user made to their own recording is followed."""
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{path}: not a regular file (a recording is a file written by --record)")
-        if info.st_size > MAX_RECORDING_BYTES:
-            raise ValueError(f"{path}: {info.st_size / 1024**2:.0f} MiB, over the cap of {_mib(MAX_RECORDING_BYTES)}")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
+        fd = open_regular(path, follow_links=True)
+    except UnsafeFileError as err:
+        raise ValueError(f"{err} (a recording is a file written by --record)") from None
+    size = os.fstat(fd).st_size
+    if size > MAX_RECORDING_BYTES:
         os.close(fd)
-        raise
+        raise ValueError(f"{path}: {size / 1024**2:.0f} MiB, over the cap of {_mib(MAX_RECORDING_BYTES)}")
+    return os.fdopen(fd, "rb")
 
 
 def _mib(size: int) -> str:

@@ -19,11 +19,12 @@ from typing import Any, Literal, TypeVar, get_args
 
 import msgspec
 
+from rocmtui.base.files import read_small
 from rocmtui.codec import CodecError, convert, decode_json, decoder, encode_json, to_builtins
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
 from rocmtui.events import FailureKind, RunFailed, RunFinished, TrainEvent, event_class
-from rocmtui.run.files import atomic_write, read_small
+from rocmtui.run.files import atomic_write
 
 T = TypeVar("T")
 
@@ -307,7 +308,7 @@ def write_record(path: Path, record: Any) -> None:
 
 def read_record(path: Path, type_: type[T]) -> T:
     """A small file's record, validated by type. FileNotFoundError when there is none; CodecError (naming
-    the file) when it does not fit; RunFileError for a link, a FIFO or an oversized file."""
+    the file) when it does not fit; UnsafeFileError for a link, a FIFO or an oversized file."""
     return decode_json(read_small(path), type_, what=f"{path}")
 
 

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
-from rocmtui.run.files import open_regular
+from rocmtui.base.files import open_regular
 
 CHUNK = 1 << 16
 MAX_LINE = 1 << 20

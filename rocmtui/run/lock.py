@@ -13,8 +13,8 @@ import socket
 import time
 from pathlib import Path
 
+from rocmtui.base.files import UnsafeFileError, open_regular
 from rocmtui.errors import UsageError
-from rocmtui.run.files import RunFileError, open_regular
 from rocmtui.run.format import LOCK
 
 ACQUIRE_TRIES = 5
@@ -75,7 +75,7 @@ def is_locked(run_dir: Path) -> bool:
     """True while some process holds the folder's lock (a live writer on this machine)."""
     try:
         fd = open_regular(run_dir / LOCK)
-    except (OSError, RunFileError):
+    except (OSError, UnsafeFileError):
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rocmtui.base.files import open_regular
 from rocmtui.codec import CodecError
 from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, TrainEvent
-from rocmtui.run.files import open_regular
 from rocmtui.run.format import EVENTS, MAX_LINE_BYTES, check_header, decode_event_line
 
 POLL_S = 0.1
@@ -72,7 +72,7 @@ def recorded_events(run_dir: Path) -> list[tuple[float, TrainEvent]]:
     """A run folder's readable events with the writer's time ``t``, in stream order.
 
     Lines without a time (a version 1 stream) take the previous line's. OSError when there is no stream;
-    RunFileError when it is not a regular file; FormatError for a newer format.
+    UnsafeFileError when it is not a regular file; FormatError for a newer format.
     """
     out: list[tuple[float, TrainEvent]] = []
     t = 0.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rocmtui.run.files import read_small
+from rocmtui.base.files import read_small
 from rocmtui.run.format import GPU, GPU_PREVIOUS
 from rocmtui.run.lines import LineTailer, LineWriter
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from rocmtui.base.files import open_regular
 from rocmtui.codec import CodecError
 from rocmtui.events import TrainEvent
-from rocmtui.run.files import open_regular
 from rocmtui.run.format import (
     EVENTS,
     TORN,

@@ -9,12 +9,12 @@ at most ``MAX_BYTES``, every value checked; anything else is one ``UsageError`` 
 from __future__ import annotations
 
 import math
-import os
-import stat
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocmtui.base.files import read_small
+from rocmtui.base.text import plain
 from rocmtui.codec import CodecError, decode_json
 from rocmtui.errors import UsageError
 
@@ -61,20 +61,13 @@ def load_anchor(path: Path) -> Anchor:
 
 
 def _read(path: Path, where: str) -> bytes:
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    """The file's bytes: a regular file (no link, FIFO or device), at most MAX_BYTES; one line otherwise."""
     try:
-        fd = os.open(path, flags)
+        return read_small(path, MAX_BYTES)
     except OSError as err:
         raise UsageError(f"{where}: cannot open it ({err.strerror or err}); give a JSON file of times") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"{where}: not a regular file; give a JSON file of times")
-        if info.st_size > MAX_BYTES:
-            raise UsageError(f"{where}: larger than {MAX_BYTES // 1024} KiB; give a JSON file of times")
-        return os.read(fd, MAX_BYTES + 1)
-    finally:
-        os.close(fd)
+    except UsageError as err:
+        raise UsageError(f"{where}: {err}; give a JSON file of times") from None
 
 
 def _decoded(data: bytes, where: str) -> Anchor:
@@ -86,4 +79,4 @@ def _decoded(data: bytes, where: str) -> Anchor:
 
 def _printable(text: str) -> str:
     """Control characters and escapes shown, never sent to the terminal."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return plain(text)

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import torch
 from torch import nn
 
+from rocmtui.base.files import read_small
 from rocmtui.codec import CodecError, decode_json, encode_json
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError, first_line
-from rocmtui.run.files import read_small
 from rocmtui.run.format import write_record
 from rocmtui.train.data import cache_dir
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from rocmtui.base.files import UnsafeFileError, read_small
 from rocmtui.cli.main import main
 from rocmtui.events import LogMessage, RunControl, RunFinished
 from rocmtui.run import format as fmt
-from rocmtui.run.files import RunFileError, read_small
 from rocmtui.run.follow import follow
 from rocmtui.run.listing import list_runs
 from rocmtui.run.lock import RunLock
@@ -143,9 +143,9 @@ def test_a_stream_that_is_not_a_regular_file_is_refused_at_once(make: Callable[[
     run_dir = finished_run(tmp_path / "runs", "run")
     make(run_dir / fmt.EVENTS)
     start = time.monotonic()
-    with pytest.raises(RunFileError, match=r"metrics\.jsonl is (not a regular file|a symbolic link)"):
+    with pytest.raises(UnsafeFileError, match=r"metrics\.jsonl is (not a regular file|a symbolic link)"):
         within(5, lambda: read_events(run_dir))
-    with pytest.raises(RunFileError):
+    with pytest.raises(UnsafeFileError):
         within(5, lambda: follow(run_dir, lambda _e: None, RunControl(), writer_alive=lambda: True))
     assert time.monotonic() - start < 2
 
@@ -155,7 +155,7 @@ def test_a_resume_never_writes_through_a_linked_lock_or_stream(tmp_path: Path) -
     for name in (fmt.LOCK, fmt.EVENTS):
         victim = tmp_path / f"victim-{name}"
         link_to_victim(run_dir / name, victim)
-        with pytest.raises(RunFileError, match="symbolic link"):
+        with pytest.raises(UnsafeFileError, match="symbolic link"):
             RunSession(run_dir, RunControl(), name="again")
         assert victim.read_bytes() == VICTIM
         (run_dir / name).unlink()
@@ -166,7 +166,7 @@ def test_a_linked_lock_refuses_a_train_resume_in_one_line(tmp_path: Path, capsys
     run_dir = finished_run(tmp_path / "runs", "run")
     victim = tmp_path / "victim"
     link_to_victim(run_dir / fmt.LOCK, victim)
-    with pytest.raises(RunFileError):
+    with pytest.raises(UnsafeFileError):
         RunLock.acquire(run_dir)
     assert victim.read_bytes() == VICTIM
 
@@ -203,7 +203,7 @@ def test_a_small_file_reader_caps_the_size(tmp_path: Path) -> None:
     path = tmp_path / "big"
     path.write_bytes(b"x" * 100)
     assert read_small(path, 100) == b"x" * 100
-    with pytest.raises(RunFileError, match="larger than 99 bytes"):
+    with pytest.raises(UnsafeFileError, match="larger than 99 bytes"):
         read_small(path, 99)
 
 

@@ -49,7 +49,7 @@ def test_not_json_a_link_a_folder_or_a_huge_file_is_refused(tmp_path: Path) -> N
         load_anchor(bad)
     link = tmp_path / "link.json"
     link.symlink_to(write(tmp_path, {"name": "x", "times_s": [1.0]}))
-    with pytest.raises(UsageError, match="cannot open it"):
+    with pytest.raises(UsageError, match="symbolic link"):
         load_anchor(link)
     with pytest.raises(UsageError, match="not a regular file"):
         load_anchor(tmp_path)
