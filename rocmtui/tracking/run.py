@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
+from rocmtui.base.clock import RunClock
 from rocmtui.errors import first_line
 from rocmtui.events import (
     EpochMetrics,
@@ -68,8 +69,7 @@ class Run:
         self.epochs = 0
         """``log_epoch`` calls so far."""
         self._window = Window()
-        self._start = time.perf_counter()
-        self._paused_s = 0.0
+        self._clock = RunClock()
         self._next_flush = time.monotonic() + FLUSH_S
         self._broken = False
         self._ended = False
@@ -91,7 +91,7 @@ class Run:
     @property
     def elapsed_s(self) -> float:
         """Seconds since the run started, pauses excluded."""
-        return time.perf_counter() - self._start - self._paused_s
+        return self._clock.now()
 
     def log(self, step: int | None = None, **scalars: Scalar) -> None:
         """Record ``scalars`` at ``step`` (default: the last step + 1). Blocks while a viewer has paused the run.
@@ -205,11 +205,10 @@ class Run:
     def _wait_while_paused(self) -> None:
         self.flush()
         self._emit(LogMessage("Paused"))
-        paused_at = time.perf_counter()
         control = self._sink.control
-        while control.paused and not control.stop.is_set():
-            control.wait_while_paused(PAUSE_POLL_S)
-        self._paused_s += time.perf_counter() - paused_at
+        self._clock.hold(
+            lambda: control.paused and not control.stop.is_set(), lambda: control.wait_while_paused(PAUSE_POLL_S)
+        )
         self._emit(LogMessage("Resumed"))
 
     def _emit(self, event: TrainEvent) -> None:
