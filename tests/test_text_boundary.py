@@ -172,3 +172,18 @@ def test_compared_runs_folder_names_are_plain_labels() -> None:
 
     labels = run_labels([f"/runs/20261201-101500-{OSC52}", "/runs/20261201-101600-b"])
     assert _is_safe("".join(labels)) and "\\x1b" in labels[0]
+
+
+def test_headless_lines_and_doctor_show_escapes_as_text() -> None:
+    import io
+
+    from rocmtui.doctor.checks import WARN, Check
+    from rocmtui.doctor.report import format_checks
+    from rocmtui.events import LogMessage
+    from rocmtui.train.headless import LinePrinter
+
+    out = io.StringIO()
+    LinePrinter(out)(LogMessage(f"data from /tmp/{OSC52}"))
+    assert "\x1b" not in out.getvalue() and plain(OSC52) in out.getvalue()
+    text = format_checks([Check("GPU", WARN, f"card {OSC52}", fix=f"do {OSC52}")])
+    assert "\x1b" not in text and text.count(plain(OSC52)) == 2

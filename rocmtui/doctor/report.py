@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from rocmtui.base.text import plain
 from rocmtui.codec import encode_json
 from rocmtui.config import MonitorConfig
 from rocmtui.doctor.amd_libs import amd_library_checks
@@ -64,10 +65,10 @@ def collect(machine: Machine, torch_reader: Callable[[], TorchInfo] = read_torch
 def format_checks(checks: list[Check]) -> str:
     width = max(len(c.name) for c in checks)
     lines = ["rocmtui doctor"]
-    for c in checks:
-        lines.append(f"{c.status:<4}  {c.name:<{width}}  {c.detail}")
+    for c in checks:  # GPU names, versions and library messages are outside text: shown, never sent raw
+        lines.append(f"{c.status:<4}  {plain(c.name):<{width}}  {plain(c.detail, lines=True)}")
         if c.fix and c.status in (WARN, FAIL):
-            lines.append(f"      {'':<{width}}  fix: {c.fix}")
+            lines.append(f"      {'':<{width}}  fix: {plain(c.fix, lines=True)}")
     failed = sum(c.status == FAIL for c in checks)
     warned = sum(c.status == WARN for c in checks)
     lines.append(f"{failed} failed, {warned} warnings" if failed or warned else "all checks passed")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TextIO
 
+from rocmtui.base.text import plain
 from rocmtui.base.units import fmt_acc, fmt_bytes
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import (
@@ -50,7 +51,7 @@ class LinePrinter:
             return
         stream = self.err if isinstance(event, RunFailed) else self.out
         try:
-            stream.write(line + "\n")
+            stream.write(plain(line, lines=True) + "\n")  # paths and messages may hold outside text
             stream.flush()
         except OSError:  # the reader went away (``| head``): keep training and saving, stop printing
             self.closed = True
