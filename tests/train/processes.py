@@ -55,6 +55,21 @@ class Terminal:
         return bytes(self.drawn)
 
 
+class UiProcess:
+    """A UI started in a pty, its screen drained while waiting; ``ended`` gets its exit code once it exits."""
+
+    def __init__(self, pid: int, master: int) -> None:
+        self.pid, self.terminal = pid, Terminal(master)
+        self.ended: list[int] = []
+
+    def exited(self) -> bool:
+        self.terminal.read()
+        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        if pid:
+            self.ended.append(os.waitstatus_to_exitcode(status))
+        return bool(pid)
+
+
 def first_epoch(runs: Path, ui_fd: int, where: str) -> tuple[Path, RunStatus]:
     """Wait, reading what the UI draws on ``ui_fd``, until the one run under ``runs`` has trained an epoch."""
 

@@ -7,7 +7,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from processes import Terminal, start_tui, wait_until
+from processes import UiProcess, start_tui, wait_until
 from test_train_tui_start import trainers_for
 
 pytestmark = pytest.mark.slow  # functional tier: real processes and a pty
@@ -17,15 +17,8 @@ pytestmark = pytest.mark.slow  # functional tier: real processes and a pty
 def test_sigterm_during_the_start_leaves_no_trainer_running(tmp_path: Path, moment: str) -> None:
     runs = tmp_path / "runs"
     ui_pid, master = start_tui(runs, "--epochs", "1")
-    terminal = Terminal(master)
-    ended: list[int] = []
-
-    def exited() -> bool:
-        terminal.read()
-        pid, status = os.waitpid(ui_pid, os.WNOHANG)
-        if pid:
-            ended.append(os.waitstatus_to_exitcode(status))
-        return bool(pid)
+    ui = UiProcess(ui_pid, master)
+    ended, exited = ui.ended, ui.exited
 
     try:
         if moment == "trainer started":

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from processes import Terminal, start_tui, wait_until
+from processes import UiProcess, start_tui, wait_until
 
 pytestmark = pytest.mark.slow  # functional tier: real processes and a pty
 
@@ -31,15 +31,8 @@ def test_a_data_error_is_one_line_exit_2_and_leaves_no_trainer_running(tmp_path:
     runs, empty = tmp_path / "runs", tmp_path / "no-data"
     empty.mkdir()
     ui_pid, master = start_tui(runs, "--data-dir", str(empty))
-    terminal = Terminal(master)
-    ended: list[int] = []
-
-    def exited() -> bool:
-        terminal.read()
-        pid, status = os.waitpid(ui_pid, os.WNOHANG)
-        if pid:
-            ended.append(os.waitstatus_to_exitcode(status))
-        return bool(pid)
+    ui = UiProcess(ui_pid, master)
+    terminal, ended, exited = ui.terminal, ui.ended, ui.exited
 
     try:
         wait_until(exited, 60, "the CLI to exit")
