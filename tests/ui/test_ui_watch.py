@@ -76,18 +76,22 @@ async def test_a_run_resumed_in_its_folder_shows_the_curves_from_step_0(tmp_path
         assert any("the run stopped; resumed later" in line for line in app.train_screen.log_view.messages)
 
 
-async def test_leaving_a_live_run_never_stops_it(tmp_path: Path) -> None:
-    """q, then d: the watcher leaves; nothing is sent to the run (its control channel stays empty)."""
-    events = recorded_events()
-    run_dir = write_folder(tmp_path, events[:20])  # no final event: the run is still going
+def live_watcher(run_dir: Path) -> TrainApp:
+    """``rocmtui watch`` of a live run's folder, as the CLI builds it, with the run's private control channel."""
     (run_dir / "control").write_bytes(b"")
     (run_dir / "control").chmod(0o600)
 
     def source(config, emit, control) -> object:
         return follow(run_dir, emit, control, writer_alive=lambda: True, poll_s=0.01)
 
-    samples = TailSource(SampleTail(run_dir).poll)
-    app = create_train_app(recorded_config(), source, samples, detachable=True)
+    return create_train_app(recorded_config(), source, TailSource(SampleTail(run_dir).poll), detachable=True)
+
+
+async def test_leaving_a_live_run_never_stops_it(tmp_path: Path) -> None:
+    """q, then d: the watcher leaves; nothing is sent to the run (its control channel stays empty)."""
+    events = recorded_events()
+    run_dir = write_folder(tmp_path, events[:20])  # no final event: the run is still going
+    app = live_watcher(run_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("q")
@@ -100,13 +104,7 @@ async def test_leaving_a_live_run_never_stops_it(tmp_path: Path) -> None:
 
 async def test_stop_from_the_watcher_reaches_the_run_through_its_channel(tmp_path: Path) -> None:
     run_dir = write_folder(tmp_path, recorded_events()[:20])
-    (run_dir / "control").write_bytes(b"")
-    (run_dir / "control").chmod(0o600)
-
-    def source(config, emit, control) -> object:
-        return follow(run_dir, emit, control, writer_alive=lambda: True, poll_s=0.01)
-
-    app = create_train_app(recorded_config(), source, TailSource(SampleTail(run_dir).poll), detachable=True)
+    app = live_watcher(run_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("p")
@@ -169,13 +167,7 @@ async def test_s_on_a_script_says_whether_it_can_save(tmp_path: Path, saves: boo
     run_dir = write_folder(
         tmp_path, [TrackStarted("script", str(tmp_path), saves=saves), MetricsLogged(5, {"loss": 1.0}, 1.0)]
     )
-    (run_dir / "control").write_bytes(b"")
-    (run_dir / "control").chmod(0o600)
-
-    def source(config, emit, control) -> object:
-        return follow(run_dir, emit, control, writer_alive=lambda: True, poll_s=0.01)
-
-    app = create_train_app(recorded_config(), source, TailSource(SampleTail(run_dir).poll), detachable=True)
+    app = live_watcher(run_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.1)
         await pilot.press("s")
