@@ -7,11 +7,13 @@ later runs. The folder's name is a hash of everything that shapes the compiled g
 versions, the GPU, the model and its input, the code of the model), so a different torch, GPU or recipe never
 loads a stale one. ``ready.json`` lists every file with its SHA-256: a damaged cache is found before it is
 used, and the run trains eagerly with one line in its log. A build that failed leaves ``failed.json``, and no
-run tries again until the folder is removed. On ROCm the lever is skipped (not measured there).
+run tries again until the folder is removed. After a build, all but the most recently used few caches are
+removed (``fused_prune``). On ROCm the lever is skipped (not measured there).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -108,6 +110,7 @@ def plan(config: TrainConfig, device: torch.device, shape: tuple[int, ...], clas
     if problem:
         note = f"fused kernels: the cache in {folder} is damaged ({problem}); eager kernels, rebuilt after this run"
         return Plan("broken", folder, note, request)
+    _mark_used(folder)
     return Plan("ready", folder)
 
 
@@ -198,6 +201,12 @@ def build_later(fused: Plan) -> subprocess.Popen[bytes] | None:
             )
     except OSError:
         return None
+
+
+def _mark_used(folder: Path) -> None:
+    """Stamp the cache as used now, so that pruning (``fused_prune``) keeps the caches in use."""
+    with contextlib.suppress(OSError):
+        os.utime(folder / READY)
 
 
 def _digest(path: Path) -> str:

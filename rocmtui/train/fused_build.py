@@ -2,8 +2,9 @@
 
 Reads ``request.json`` (the run's settings and input shape), holds ``build.lock`` (a second builder leaves at
 once), builds the same engine over random images of that shape, compiles its model and captures the step
-as a run would, then writes ``ready.json`` with every cached file's SHA-256, last and atomically. A failure
-writes ``failed.json`` with its one line. Exit status: 0 built or already building, 1 failed, 2 bad request.
+as a run would, then writes ``ready.json`` with every cached file's SHA-256, last and atomically, and removes
+the caches least recently used beyond a few (``fused_prune``). A failure writes ``failed.json`` with its one
+line. Exit status: 0 built or already building, 1 failed, 2 bad request.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import torch
 from rocmtui.config import TrainConfig
 from rocmtui.errors import first_line
 from rocmtui.run.format import write_record
-from rocmtui.train import fused
+from rocmtui.train import fused, fused_prune
 from rocmtui.train.data import Arrays
 from rocmtui.train.engine import build_engine, capture_graph
 
@@ -76,6 +77,8 @@ def main(argv: list[str]) -> int:
             print(f"fused kernels: build failed: {first_line(err, with_type=True)}", file=sys.stderr)
             return 1
     print(f"fused kernels: built in {seconds:.1f} s in {folder}", file=sys.stderr)
+    for old in fused_prune.prune(folder.parent, folder):
+        print(f"fused kernels: removed the unused cache {old}", file=sys.stderr)
     return 0
 
 

@@ -8,7 +8,9 @@ The compile itself needs a CUDA GPU (the build captures a CUDA graph): it is mea
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ import torch
 
 from rocmtui.config import RECIPES, TrainConfig
 from rocmtui.run.format import write_record
-from rocmtui.train import fused, fused_build
+from rocmtui.train import fused, fused_build, fused_prune
 
 FAST = TrainConfig(**RECIPES["fast"].settings)
 CUDA = torch.device("cuda")
@@ -194,3 +196,46 @@ def test_a_build_on_a_gpu_makes_a_cache_the_next_run_loads(tmp_path: Path) -> No
     process = fused.build_later(missing)
     assert process is not None and process.wait() == 0
     assert fused.plan(config, CUDA, (3, 32, 32), 10).state == "ready"
+
+
+def aged_cache(root: Path, name: str, age_s: float) -> Path:
+    folder = root / name
+    ready_cache(folder)
+    stamp = 1_700_000_000 - age_s
+    os.utime(folder / fused.READY, (stamp, stamp))
+    return folder
+
+
+def key(n: int) -> str:
+    return f"{n:020x}"
+
+
+def test_pruning_keeps_the_newest_caches_and_the_one_just_built(tmp_path: Path) -> None:
+    caches = [aged_cache(tmp_path, key(i), age_s=i * 3600.0) for i in range(6)]  # key(0) newest
+    removed = fused_prune.prune(tmp_path, caches[5], count=3)
+    assert sorted(removed) == caches[2:5]
+    assert sorted(tmp_path.iterdir()) == [caches[0], caches[1], caches[5]]
+
+
+def test_pruning_spares_a_running_build_links_and_what_is_not_a_cache(tmp_path: Path) -> None:
+    root, elsewhere = tmp_path / "compiled", tmp_path / "elsewhere"
+    old = aged_cache(root, key(1), age_s=9000.0)
+    busy = aged_cache(root, key(2), age_s=8000.0)
+    outside = aged_cache(elsewhere, key(3), age_s=7000.0)
+    (root / key(4)).symlink_to(outside, target_is_directory=True)
+    other = aged_cache(root, "not-a-cache", age_s=6000.0)
+    new = aged_cache(root, key(5), age_s=0.0)
+    with open(busy / fused.LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        removed = fused_prune.prune(root, new, count=1)
+    assert removed == [old]
+    assert busy.is_dir() and new.is_dir() and outside.is_dir() and other.is_dir() and (root / key(4)).is_symlink()
+
+
+def test_loading_a_ready_cache_stamps_it_as_used(parts: dict[str, Any]) -> None:
+    folder = planned().folder
+    assert folder is not None
+    ready_cache(folder)
+    os.utime(folder / fused.READY, (1_000_000, 1_000_000))
+    assert planned().state == "ready"
+    assert fused_prune.last_used(folder) > 1_000_000

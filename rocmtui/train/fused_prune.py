@@ -1,0 +1,66 @@
+"""Old fused-kernel caches removed: each is tens of megabytes, and a new torch, GPU or recipe makes a new one.
+
+A folder's last use is its ``ready.json``'s modification time (``fused.plan`` touches it when a run loads the
+cache). After each successful build the newest ``KEEP`` folders stay; older ones go, but never a folder whose
+build is running (its ``build.lock`` is held), and nothing but plain folders named as caches are.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+from pathlib import Path
+
+from rocmtui.train.fused import LOCK, READY
+
+CACHE_NAME = re.compile(r"[0-9a-f]{20}")
+"""A cache folder's name (``fused.cache_key``); nothing else under the root is touched."""
+
+KEEP = 4
+"""Caches kept: a machine that switches between a few torch versions or recipes keeps each one warm."""
+
+
+def last_used(folder: Path) -> float:
+    """When a run last loaded this cache (or it was built, or the build began)."""
+    for path in (folder / READY, folder):
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            continue
+    return 0.0
+
+
+def building(folder: Path) -> bool:
+    """Whether a builder holds this folder's lock now."""
+    try:
+        fd = os.open(folder / LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def prune(root: Path, keep: Path, count: int = KEEP) -> list[Path]:
+    """Remove all but the ``count`` most recently used caches under ``root`` (``keep`` always stays);
+    the folders removed."""
+    try:
+        entries = [p for p in root.iterdir() if CACHE_NAME.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return []
+    entries.sort(key=last_used, reverse=True)
+    stays = {keep.resolve()} | {p.resolve() for p in entries[: max(count - 1, 0)]}
+    removed = []
+    for folder in entries:
+        if folder.resolve() in stays or building(folder):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            removed.append(folder)
+    return removed
