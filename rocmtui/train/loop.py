@@ -137,6 +137,7 @@ class _Run:
         resume = plan.resume
         if resume.state is not None and resume.checkpoint is not None:
             self.progress = restore(engine, resume.state, resume.checkpoint)
+            resume.release_state()
         if config.cuda_graph:
             capture_graph(engine)
         if ranks.leader:

@@ -30,6 +30,12 @@ class ResumePlan:
     run_dir: Path | None
     """The folder to continue in (the checkpoint is that run's newest), or None: create a new folder."""
 
+    def release_state(self) -> None:
+        """Let go of the checkpoint's contents once they are restored: the model's and the optimizer's copy
+        would otherwise stay in host memory for the whole run (its tensors, for a large model, are gigabytes)."""
+        if self.state is not None:
+            self.state.clear()
+
     def check_data(self, arrays: Arrays) -> None:
         """CheckpointError (one line) unless ``arrays`` are the data the checkpoint was trained on.
 

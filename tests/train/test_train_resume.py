@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,7 @@ from rocmtui.errors import CheckpointError
 from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished, StepsCompleted, TrainEvent
 from rocmtui.train import checkpoints
 from rocmtui.train.loop import train
+from rocmtui.train.plan import plan_run
 from rocmtui.train.resume import prepare_resume
 from rocmtui.train.state import Progress
 
@@ -102,6 +105,20 @@ def test_resume_with_more_epochs_continues_the_run(small) -> None:
     short = run(dataclasses.replace(config, epochs=1, runs_dir=config.runs_dir / "b"))
     run(dataclasses.replace(config, resume=short / checkpoints.LAST))
     assert_same_epochs(epochs_of(short), epochs_of(whole))
+
+
+@pytest.mark.slow  # two runs
+def test_a_resumed_run_lets_go_of_the_checkpoint_once_restored(small) -> None:
+    config = small(epochs=1)
+    done = run(config)
+    plan = plan_run(dataclasses.replace(config, epochs=2, resume=done))
+    assert plan.resume.state is not None
+    saved = weakref.ref(plan.resume.state["model"]["0.weight"])
+    summary = train(plan, lambda _event: None, RunControl())
+    assert isinstance(summary.event, RunFinished)
+    gc.collect()
+    assert plan.resume.state == {}
+    assert saved() is None  # the model's weights as saved are no longer held anywhere
 
 
 def test_resuming_a_finished_run_without_more_epochs_is_refused(small) -> None:
