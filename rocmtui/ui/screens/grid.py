@@ -108,9 +108,11 @@ class GridScreen(Screen[None]):
         """Give each cell its series of the page (a pool of one per place), then redraw the stale ones."""
         columns, rows = (1, 1) if self.grid.enlarged else self.grid.shape
         self.cells_box.styles.grid_size_columns, self.cells_box.styles.grid_size_rows = columns, rows
-        while len(self.cells) < self.grid.per_page:
-            self.cells.append(SeriesCell(self.state))
-            self.cells_box.mount(self.cells[-1])
+        added = [SeriesCell(self.state) for _ in range(self.grid.per_page - len(self.cells))]
+        if added:
+            self.cells += added
+            self.cells_box.mount_all(added)
+            self.call_after_refresh(self.redraw)  # drawn once laid out, not at the next frame
         for extra in self.cells[self.grid.per_page :]:
             extra.remove()
         del self.cells[self.grid.per_page :]

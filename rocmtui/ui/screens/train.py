@@ -356,8 +356,16 @@ class TrainScreen(Screen[None]):
                 self.loss_plot.redraw_if_dirty()
                 self.accuracy_plot.redraw_if_dirty()
 
+    @property
+    def second_plot_wanted(self) -> bool:
+        """The second plot has something to show: a train run's accuracy, or a script's series beside its loss."""
+        state = self.state
+        tracked = state.tracked is not None or (state.started is None and state.scalars.any)
+        return not tracked or bool(state.scalars.others())
+
     def flush_text(self) -> None:
         """Progress lines, epoch rows, log lines and GPU readings that changed since the last flush."""
+        self.set_class(not self.second_plot_wanted, "-one-plot")
         if self.progress_seen != self.state.version or self.state.phase == "training":
             self.progress_seen = self.state.version  # while training the clock runs: two cheap lines a frame
             self.progress.refresh()
@@ -368,6 +376,8 @@ class TrainScreen(Screen[None]):
             self.table.show(shown.epochs, key=self.table_run)
         self.log_view.flush()
         self.flush_samples()
+        if not self.state.running:
+            self.gpu_panel.say_no_samples()
 
     def replot_now(self) -> None:
         """Redraw plots and panels now (end of run, tests, screenshots; timers do it otherwise)."""
