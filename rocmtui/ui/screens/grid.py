@@ -79,7 +79,7 @@ class GridScreen(Screen[None]):
             grid.name_filter.text, placeholder="filter: a regular expression or text", id="grid-filter"
         )
         self.filter_input.max_length = FILTER_LIMIT
-        self.filter_input.display = bool(grid.name_filter.text)
+        self.filter_input.display = False
         self.cells_box = Container(id="grid-cells")
         self.cells: list[SeriesCell] = []
 
@@ -145,7 +145,7 @@ class GridScreen(Screen[None]):
         page, pages = self.grid.page_number(shown)
         name_filter = self.grid.name_filter
         parts = [f"{len(shown)} of {len(every)} series" if name_filter.text else f"{len(every)} series"]
-        parts.append(f"page {page}/{pages}")
+        parts.append(f"series {page}/{pages} enlarged" if self.grid.enlarged else f"page {page}/{pages}")
         if name_filter.text:
             parts.append(f"filter: {name_filter.text}")
         line = safe_text(" · ".join(parts))
@@ -183,7 +183,8 @@ class GridScreen(Screen[None]):
         self.update_cells()
 
     def on_input_submitted(self, _: Input.Submitted) -> None:
-        self.filter_input.display = bool(self.filter_input.value)
+        """The filter kept (the status line shows it; ``/`` edits it again), its row given back to the cells."""
+        self.filter_input.display = False
         self.set_focus(None)
         self.refit()
 
@@ -191,7 +192,7 @@ class GridScreen(Screen[None]):
         """Escape undoes the last thing first: the enlarged cell, then the filter, then leaves the grid."""
         if self.grid.enlarged:
             self.action_enlarge()
-        elif self.filter_input.has_focus or self.filter_input.value:
+        elif self.filter_input.has_focus or self.grid.name_filter.text:
             self.filter_input.value = ""  # Input.Changed clears the filter
             self.filter_input.display = False
             self.set_focus(None)
