@@ -79,6 +79,8 @@ def test_y_ranges_fit_the_data_with_a_margin_inside_what_the_series_can_take() -
     assert fitted_range(96.0, 99.9, PERCENT)[1] == 100.0  # never past 100%
     assert fitted_range(2.0, 2.0) == pytest.approx((1.8, 2.2))  # a constant: a span around it
     assert fitted_range(0.0, 0.0, PERCENT) == (0.0, 1.0)
+    assert fitted_range(0.05, 2.0)[0] == 0.0 and fitted_range(-2.0, -0.05)[1] == 0.0  # no margin across zero
+    assert fitted_range(-1.0, 1.0) == pytest.approx((-1.1, 1.1))
     assert accuracy_bounds("val_acc", 0.2, 0.9) == (0.0, 1.0) and accuracy_bounds("Acc", 20, 90) == PERCENT
     assert accuracy_bounds("loss", 0.2, 0.9) is None and accuracy_bounds("acc_delta", -1.0, 3.0) is None
     low, high = log_range(0.01, 100.0)

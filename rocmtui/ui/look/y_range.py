@@ -11,11 +11,13 @@ FRACTION = (0.0, 1.0)
 
 
 def fitted_range(low: float, high: float, bounds: tuple[float, float] | None = None) -> tuple[float, float]:
-    """``low``..``high`` with ``MARGIN`` of the span each side, clamped to ``bounds``; a constant gets a readable
-    span around it (10% of its size, or 1 around zero)."""
+    """``low``..``high`` with ``MARGIN`` of the span each side, not across zero unless the data crosses it, and
+    clamped to ``bounds``; a constant gets a readable span around it (10% of its size, or 1 above zero)."""
     span = high - low
     pad = span * MARGIN if span > 1e-9 * max(1.0, abs(high)) else (abs(high) * 0.1 or 1.0)
     bottom, top = low - pad, high + pad
+    if low >= 0 or high <= 0:  # the margin never crosses zero when the data does not (a loss, a rate)
+        bottom, top = (max(0.0, bottom), top) if low >= 0 else (bottom, min(0.0, top))
     if bounds is not None:  # data inside the bounds: the range stays a span around it
         bottom, top = max(bounds[0], bottom), min(bounds[1], top)
     return bottom, top

@@ -52,7 +52,7 @@ class NameFilter:
         try:
             return cls(text, None, re.compile(text, re.IGNORECASE))
         except re.error as err:
-            return cls(text, f"not a regular expression ({err}): matched as text", None)
+            return cls(text, f"not a regular expression ({err.msg}): matched as text", None)
 
     def matches(self, label: str) -> bool:
         if self.pattern is not None:
