@@ -29,7 +29,8 @@ GRID_KEYS = (
     ("enter", "the selected series enlarged (enter or escape: the grid again)"),
     ("l", "the selected plot: log or linear scale (values at or below zero left out)"),
     ("/", "filter the names: a regular expression or text, any case (enter keeps it, escape clears)"),
-    ("escape, g", "back to the training screen"),
+    ("escape", "one step back: the grid from an enlarged series, no filter, then the training screen"),
+    ("g", "back to the training screen"),
     ("q", "quit"),
     ("?", "this help"),
 )
