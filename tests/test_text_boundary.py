@@ -120,7 +120,7 @@ def test_any_text_comes_out_safe_many_examples(text: str, lines: bool) -> None:
 UI = Path(__file__).resolve().parents[1] / "rocmtui" / "ui"
 MARKUP_CALLS = {"Static", "Label", "update", "notify", "add_row", "add_column"}
 """Textual calls that parse a ``str`` as markup (``notify`` only when its ``markup`` is not False)."""
-SAFE_WRAPPERS = {"safe_text", "Text", "escape", "plain", "help_text", "rank_lines", "help_grid"}
+SAFE_WRAPPERS = {"safe_text", "Text", "escape", "plain", "help_text", "rank_lines", "help_grid", "status_line"}
 """Calls whose result is safe: the boundary itself, or a ``Text`` built from cleaned values."""
 OWN_TEXT = {
     "sample_set",  # Peaks.update: not a widget

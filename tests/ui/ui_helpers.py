@@ -8,8 +8,10 @@ screenshots in ``screenshots/`` come from real recordings.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import math
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -19,10 +21,21 @@ import msgspec
 from textual.pilot import Pilot
 
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.events import Emit, RunControl, RunFinished, StepsCompleted, TrainEvent, event_from_dict
+from rocmtui.events import (
+    Emit,
+    LogMessage,
+    MetricsLogged,
+    RunControl,
+    RunFinished,
+    StepsCompleted,
+    TrackStarted,
+    TrainEvent,
+    event_from_dict,
+)
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import BackendStatus, GpuProcess, GpuSample, HostSample, SampleSet
 from rocmtui.ui.app import MonitorApp, create_monitor_app
+from rocmtui.ui.train_app import TrainApp, create_train_app
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -176,3 +189,38 @@ async def monitor_shown(gpus: int, samples: int) -> AsyncIterator[tuple[MonitorA
             if cards and cards.first().graph.rows:
                 break
         yield app, pilot
+
+
+def script_events(names: list[str], steps: int = 20) -> list[TrainEvent]:
+    """A tracked script that logged ``names`` at every step (each its own curve), then a log line."""
+    logged = {
+        name: tuple(math.sin(step / 3 + i) * (i + 1) for step in range(1, steps + 1)) for i, name in enumerate(names)
+    }
+    window = MetricsLogged(
+        steps,
+        {name: values[-1] for name, values in logged.items()},
+        1.0,
+        steps=tuple(range(1, steps + 1)),
+        logged=logged,
+    )
+    return [TrackStarted("script", "/runs/script"), window, LogMessage("held here")]
+
+
+@contextlib.asynccontextmanager
+async def held(
+    events: list[TrainEvent], host_source: ManualReplay, size: tuple[int, int] = (80, 24)
+) -> AsyncIterator[tuple[TrainApp, Pilot[int]]]:
+    """The training screen over ``events``, held before the last one, its plots drawn: (app, pilot)."""
+    trainer = ReplayTrainer(events, hold_at=len(events) - 1)
+    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=3600.0)  # the frame draws
+    async with app.run_test(size=size) as pilot:
+        assert await asyncio.to_thread(trainer.holding.wait, 10)
+        await pilot.pause()
+        app.train_screen.replot_now()
+        await pilot.pause()
+        yield app, pilot
+
+
+def mid_run_events() -> list[TrainEvent]:
+    """The recorded run up to mid-epoch 3 (held before event 36, as ``held_trainer``)."""
+    return recorded_events()[:37]

@@ -19,6 +19,7 @@ TRAIN_KEYS = (
     ("[ ]", "loss plot: less or more smoothing (EMA 0, 0.6 ... 0.98 ... 0.995)"),
     ("z", "loss plot: zoom to all, the last 5 epochs, the last epoch, the last 100 steps"),
     ("n", "a script's run (rocmtui run): the next series in the second plot"),
+    ("g", "every series in a grid of small plots: arrows select, enter enlarges, / filters, l log scale"),
     ("↑ ↓", "epoch table: scroll back (PgUp/PgDn, Home); End follows the newest epoch again"),
     ("r", "watch RUN1 RUN2 ...: the epoch table shows the next run (then the summary again)"),
     ("m", "switch to the GPU monitor and back"),

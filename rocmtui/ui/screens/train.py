@@ -32,6 +32,7 @@ from rocmtui.gpu.sample import SampleSet
 from rocmtui.run.format import RANKS
 from rocmtui.ui.look.format import fmt_acc
 from rocmtui.ui.state.compare import ComparedRun
+from rocmtui.ui.state.grid import GridState
 from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.widgets.accuracy_plot import AccuracyPlot
 from rocmtui.ui.widgets.epoch_table import EpochTable
@@ -71,6 +72,7 @@ class TrainScreen(Screen[None]):
         Binding("s", "save_now", "Save"),
         Binding("l", "toggle_log", "Log scale"),
         Binding("z", "zoom", "Zoom"),
+        Binding("g", "grid", "All series"),
         Binding("right_square_bracket", "smoothing(1)", "Smooth", key_display="]"),
         Binding("left_square_bracket", "smoothing(-1)", "Less smooth", key_display="[", show=False),
         Binding("m", "app.toggle_monitor", "Monitor"),
@@ -117,6 +119,8 @@ class TrainScreen(Screen[None]):
         self.plotted_at = time.monotonic()
         self.pending_samples: tuple[SampleSet, Sequence[SampleSet]] | None = None
         """The newest GPU readings and history, painted by the next frame."""
+        self.grid_state = GridState()
+        """The grid of every series (``g``): its filter, selection and log axes, kept between visits."""
 
     def compose(self) -> ComposeResult:
         yield self.info
@@ -294,6 +298,12 @@ class TrainScreen(Screen[None]):
         """The second plot shows the run's next series (``rocmtui.ui.state.scalars``: any run, trained or tracked)."""
         self.accuracy_plot.next_series()
 
+    def action_grid(self) -> None:
+        """Every series of the run in a grid of small plots (``rocmtui.ui.screens.grid``)."""
+        from rocmtui.ui.screens.grid import GridScreen
+
+        self.app.push_screen(GridScreen(self.state, self.grid_state, plot_period_s=self.plot_period_s))
+
     def action_toggle_log(self) -> None:
         self.loss_plot.log_scale = not self.loss_plot.log_scale
 
@@ -346,8 +356,16 @@ class TrainScreen(Screen[None]):
                 self.loss_plot.redraw_if_dirty()
                 self.accuracy_plot.redraw_if_dirty()
 
+    @property
+    def second_plot_wanted(self) -> bool:
+        """The second plot has something to show: a train run's accuracy, or a script's series beside its loss."""
+        state = self.state
+        tracked = state.tracked is not None or (state.started is None and state.scalars.any)
+        return not tracked or bool(state.scalars.others())
+
     def flush_text(self) -> None:
         """Progress lines, epoch rows, log lines and GPU readings that changed since the last flush."""
+        self.set_class(not self.second_plot_wanted, "-one-plot")
         if self.progress_seen != self.state.version or self.state.phase == "training":
             self.progress_seen = self.state.version  # while training the clock runs: two cheap lines a frame
             self.progress.refresh()
@@ -358,6 +376,8 @@ class TrainScreen(Screen[None]):
             self.table.show(shown.epochs, key=self.table_run)
         self.log_view.flush()
         self.flush_samples()
+        if not self.state.running:
+            self.gpu_panel.say_no_samples()
 
     def replot_now(self) -> None:
         """Redraw plots and panels now (end of run, tests, screenshots; timers do it otherwise)."""

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from rocmtui.ui.state.compare import ComparedRun, run_color
 from rocmtui.ui.state.run_state import ACC_VIEW, RunState
-from rocmtui.ui.widgets.scalar_plot import draw_series, series_legend, view_key
+from rocmtui.ui.widgets.scalar_plot import draw_series, fit_percent, series_legend, view_key
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
 COLORS = {"train": "orange", "test": "green+"}
@@ -80,11 +80,13 @@ class AccuracyPlot(ThrottledPlot):
 
     def draw_compared(self) -> None:
         """Each run's test accuracy per epoch, in the run's colour."""
+        drawn: list[float] = []
         for index, run in enumerate(self.runs):
             epochs = run.state.epochs
             if epochs:
                 ex = [float(e.epoch + 1) for e in epochs]
-                self.epoch_line(ex, [100.0 * e.test_acc for e in epochs], run_color(index))
+                drawn += (ys := [100.0 * e.test_acc for e in epochs])
+                self.epoch_line(ex, ys, run_color(index))
         last = max((float(run.state.epochs_done) for run in self.runs), default=0.0)
         self.epoch_axis(max(run.state.total_epochs for run in self.runs), last)
-        self.plt.ylim(0, 100)
+        fit_percent(self, drawn)

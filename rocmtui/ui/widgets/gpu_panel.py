@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
     from rocmtui.ui.widgets.history_graph import HistoryGraph
 
+NO_SAMPLES = "no GPU samples in this run"
 HISTORY_WINDOW = 300
 """Samples looked at for the history bars (wider than any card)."""
 
@@ -97,6 +99,12 @@ class GpuPanel(Vertical):
         """Mounted the first time it is shown."""
         self.focus_rows = 0
         """Rows the monitor gives the selected GPU's graph (0: none)."""
+
+    def say_no_samples(self) -> None:
+        """The run ended before any sample came: say so instead of waiting for one."""
+        if self.last is None and not self.note.has_class("-ended"):
+            self.note.add_class("-ended")
+            self.note.update(Text(NO_SAMPLES))
 
     def compose(self) -> ComposeResult:
         yield self.note  # the cards' row and the host come with the first sample: the first frame shows neither

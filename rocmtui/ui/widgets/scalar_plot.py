@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from rocmtui.base.series import Series
+from rocmtui.ui.look.y_range import PERCENT, fitted_range
 from rocmtui.ui.state.scalars import GROUP, Scalars
 from rocmtui.ui.widgets.loss_plot import drawn_xs, envelope
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
@@ -110,6 +111,12 @@ def draw_compared_losses(plot: ThrottledPlot, runs: list[tuple[Scalars, str]], l
     plot.x_label("step")
 
 
+def fit_percent(plot: ThrottledPlot, values: list[float]) -> None:
+    """A y range that fits percentages drawn (accuracies), with a margin, inside 0..100 (all of it before any)."""
+    low, high = (min(values), max(values)) if values else PERCENT
+    plot.plt.ylim(*fitted_range(low, high, PERCENT))
+
+
 def view_key(scalars: Scalars, index: int) -> str | None:
     """The key of the ``index``-th view of the cycle (it wraps), None when there is none."""
     others = scalars.others()
@@ -124,7 +131,7 @@ def draw_series(plot: ThrottledPlot, scalars: Scalars, index: int) -> None:
             if len(member):
                 _epoch_line(plot, member, color)
         if "%" in key:
-            plot.plt.ylim(0, 100)
+            fit_percent(plot, [value for _, member in scalars.members(key) for value in member.view().last])
     elif key is not None:
         series = scalars.series(key)
         if series is not None and len(series):

@@ -1,0 +1,139 @@
+"""One cell of the grid of every series: a small plot of one series of the run, its y range fitted to it.
+
+A per-step series is drawn as the loss plot draws its loss (each point faint, the EMA over it); a per-epoch one
+as a point at each epoch. On a log axis the values at or below zero are left out and the title says how many.
+The grid assigns each cell a series (``assign``) and redraws it when its data changed (``stale``), at most once
+per ``PLOT_PERIOD_S`` like every other plot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rocmtui.base.series import SeriesView
+from rocmtui.ui.look.y_range import accuracy_bounds, fitted_range, log_range
+from rocmtui.ui.state.grid import EPOCH, key_label
+from rocmtui.ui.state.run_state import RunState
+from rocmtui.ui.widgets.loss_plot import drawn_xs, envelope
+from rocmtui.ui.widgets.scalar_plot import step_ticks
+from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
+
+STEP_COLORS = ("gray", "cyan+")
+"""Each point of a per-step series, and its EMA."""
+EPOCH_COLOR = "green+"
+
+
+@dataclass(frozen=True)
+class Lines:
+    """What a cell draws: (x, y) lines, faint first, and the values they span (None: nothing to draw)."""
+
+    lines: tuple[tuple[list[float], list[float]], ...]
+    span: tuple[float, float] | None
+    left_out: int = 0
+    """Points not drawn: at or below zero on a log axis."""
+
+
+def positive(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
+    pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if y > 0]
+    return [x for x, _ in pairs], [y for _, y in pairs]
+
+
+def cell_lines(view: SeriesView, per_epoch: bool, log_scale: bool) -> Lines:
+    """The lines of one series' view: a per-epoch one its last values, a per-step one its envelope and EMA."""
+    lines = [(view.x, view.last)] if per_epoch else [envelope(view), (view.x, view.smoothed)]
+    left_out = 0
+    if log_scale:
+        kept = [positive(xs, ys) for xs, ys in lines]
+        left_out = len(lines[0][1]) - len(kept[0][1])
+        lines = kept
+    values = [y for _, ys in lines for y in ys]
+    span = (min(values), max(values)) if values else None
+    return Lines(tuple(lines), span, left_out)
+
+
+class SeriesCell(ThrottledPlot):
+    """A small plot of the series ``key`` of ``state``'s scalars (None: an empty cell, hidden)."""
+
+    def __init__(self, state: RunState) -> None:
+        super().__init__(classes="series-cell")
+        self.state = state
+        self.key: str | None = None
+        self.log_scale = False
+        self.drawn: tuple[object, ...] = ()
+        """What the last redraw drew: the key, the axis and the series' length and last point."""
+
+    def assign(self, key: str | None, log_scale: bool, selected: bool) -> None:
+        """Show ``key`` (on a log axis or not); ``selected`` frames the cell."""
+        self.set_class(selected, "-selected")
+        self.display = key is not None
+        if (key, log_scale) != (self.key, self.log_scale):
+            self.key, self.log_scale = key, log_scale
+            self.mark_dirty()
+
+    def signature(self) -> tuple[object, ...]:
+        series = self.state.scalars.series(self.key) if self.key is not None else None
+        if series is None:
+            return (self.key, self.log_scale)
+        return (self.key, self.log_scale, len(series), series.last_x, series.last_value)
+
+    @property
+    def stale(self) -> bool:
+        """Shown, and its data (or what it draws) changed since it was last drawn."""
+        return self.key is not None and (self.dirty or self.signature() != self.drawn)
+
+    def replot(self) -> None:
+        self.drawn = self.signature()
+        self.set_legend(self.title(), {})
+        super().replot()
+
+    def lines(self) -> Lines:
+        series = self.state.scalars.series(self.key) if self.key is not None else None
+        if series is None or not len(series):
+            return Lines((), None)
+        view = series.view(limit=drawn_xs(self.size.width), weight=self.smoothing)
+        return cell_lines(view, bool(self.key and self.key.startswith(EPOCH)), self.log_scale)
+
+    def title(self) -> str:
+        if self.key is None:
+            return ""
+        series = self.state.scalars.series(self.key)
+        last = series.last_value if series is not None else None
+        title = key_label(self.key) + (f" {last:.4g}" if last is not None else "")
+        if not self.log_scale:
+            return title
+        left_out = self.lines().left_out
+        return f"{title} (log, {left_out} ≤ 0 left out)" if left_out else f"{title} (log)"
+
+    def draw(self) -> None:
+        if self.key is None:
+            return
+        drawn = self.lines()
+        if len(drawn.lines) == 1 and drawn.lines[0][0]:
+            self.epoch_line(*drawn.lines[0], EPOCH_COLOR)
+        elif len(drawn.lines) == 2:
+            for (xs, ys), color in zip(drawn.lines, STEP_COLORS, strict=True):
+                if xs:
+                    self.plt.plot(xs, ys, color=color, marker="braille")
+        if drawn.span is not None:
+            self.y_axis(*drawn.span)
+        self.x_axis()
+
+    def y_axis(self, low: float, high: float) -> None:
+        if self.log_scale:
+            self.plt.yscale("log")
+            self.plt.ylim(*log_range(low, high))
+        else:
+            self.plt.ylim(*fitted_range(low, high, accuracy_bounds(self.key or "", low, high)))
+
+    def x_axis(self) -> None:
+        """The run's whole x range, the same in every cell: epochs (a train run) or steps (a script's)."""
+        scalars = self.state.scalars
+        if scalars.x_name == "epoch":
+            self.epoch_axis(self.state.total_epochs, self.state.loss.last_x or float(self.state.epochs_done))
+            return
+        last = scalars.last
+        end = max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
+        self.plt.xlim(0, end * 1.02)
+        ticks = step_ticks(end)
+        self.plt.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
+        self.x_label("step")
