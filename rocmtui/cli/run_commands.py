@@ -61,10 +61,17 @@ def add_run_parsers(sub: Any) -> None:
     runs.description = "List the runs: state, what trains, epochs, best test accuracy, time, GPU and folder."
     runs.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     runs.add_argument("--json", action="store_true", help="one JSON array")
-    runs.add_argument("run", metavar="RUN", nargs="?", default=None, help="with --csv: the run (default: the newest)")
+    runs.add_argument(
+        "run", metavar="RUN", nargs="?", default=None, help="with --csv or --card: the run (default: the newest)"
+    )
     runs.add_argument(
         "--csv", metavar="FILE", nargs="?", const="-", default=None,
         help="every series of RUN as CSV (step, time_s, name, value) to FILE, or to stdout",
+    )  # fmt: skip
+    runs.add_argument(
+        "--card", metavar="FILE", nargs="?", const="", default=None,
+        help="a run card of RUN (one SVG image: curves, best result, recipe, GPU) to FILE "
+        "(default: ./RUN-card.svg)",
     )  # fmt: skip
 
     stop = sub.add_parser("stop", help="stop a live run with a checkpoint, and wait until it has")
@@ -141,10 +148,14 @@ def print_lines(lines: list[str], *, failed: bool) -> None:
 def run_runs(args: argparse.Namespace) -> int:
     from rocmtui.run.listing import find_run, list_runs
 
+    if args.csv is not None and args.card is not None:
+        raise UsageError("--csv and --card write one thing each: give one of them")
     if args.csv is not None:
         return _write_csv(find_run(args.run, args.runs_dir), args.csv)
+    if args.card is not None:
+        return _write_card(find_run(args.run, args.runs_dir), args.card)
     if args.run is not None:
-        raise UsageError("a run is named with --csv only; 'rocmtui runs' alone lists them all")
+        raise UsageError("a run is named with --csv or --card only; 'rocmtui runs' alone lists them all")
     runs = list_runs(args.runs_dir)
     if args.json:
         from rocmtui.codec import encode_json
@@ -221,6 +232,22 @@ def _write_csv(run_dir: Path, where: str) -> int:
     except OSError as err:
         raise UsageError(f"cannot write {plain(path)}: {err.strerror or err}") from None
     print(f"rocmtui: {count:,} values of {plain(run_dir)} in {plain(path)}")
+    return 0
+
+
+def _write_card(run_dir: Path, where: str) -> int:
+    """The run's card as one SVG file (default ``./<run folder>-card.svg``), written whole or not at all."""
+    from rocmtui.export.card_data import read_card
+    from rocmtui.export.card_svg import card_svg
+    from rocmtui.run.files import atomic_write
+
+    svg = card_svg(read_card(run_dir))
+    path = Path(where) if where else Path(f"{run_dir.resolve().name}-card.svg")
+    try:
+        atomic_write(path, svg.encode())
+    except OSError as err:
+        raise UsageError(f"cannot write {plain(path)}: {err.strerror or err}") from None
+    print(f"rocmtui: run card of {plain(run_dir)} in {plain(path)}")
     return 0
 
 
