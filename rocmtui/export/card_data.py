@@ -15,6 +15,7 @@ from typing import TypeVar
 from rocmtui.base.series import Series
 from rocmtui.base.units import fmt_acc, fmt_bytes, fmt_span, fmt_temp
 from rocmtui.codec import CodecError
+from rocmtui.errors import UsageError
 from rocmtui.events import RunFailed, RunFinished, TrainEvent
 from rocmtui.gpu.codec import loads
 from rocmtui.milestones import accuracy_times, first_reached, time_to_accuracy
@@ -121,15 +122,18 @@ def best_of(events: Iterable[TrainEvent], name: str) -> Best:
 
 def gpu_peak(run_dir: Path, device_name: str = "") -> GpuPeak | None:
     """The run's GPU at its peaks: the one named ``device_name``, else the one that used the most memory."""
-    tail = SampleTail(run_dir)
     peaks: dict[str, GpuPeak] = {}
+    try:
+        tail = SampleTail(run_dir)
+    except (OSError, UsageError):  # a gpu.1.jsonl that is a link or a FIFO: the card goes without samples
+        return None
     try:
         read = 0
         while read < MAX_GPU_LINES and (lines := tail.poll()):
             read += len(lines)
             for line in lines:
                 _offer_samples(peaks, line)
-    except (OSError, ValueError):  # an unreadable gpu.jsonl (a link, a FIFO): the card goes without it
+    except (OSError, UsageError):  # a gpu.jsonl that is a link or a FIFO
         pass
     finally:
         tail.close()

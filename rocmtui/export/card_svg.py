@@ -57,7 +57,7 @@ class Frame:
         return round(px, 1), round(py, 1)
 
 
-def nice_ticks(low: float, high: float, count: int = 4) -> list[float]:
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     """About ``count`` round values (1, 2, 2.5 or 5 times a power of ten apart) from ``low`` to ``high``."""
     if not high > low:
         return [low]
