@@ -273,6 +273,13 @@ class TrainApp(MonitorApp):
             self.push_screen("monitor")
         self.call_after_refresh(self.show_latest)
 
+    def picture_places(self) -> list[Path]:
+        """The run's folder first (``screens/``), once known."""
+        from rocmtui.ui.screenshot import run_places
+
+        run_dir = self.train_screen.run_dir
+        return run_places(self.train_screen.folder or (Path(run_dir) if run_dir else None))
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
