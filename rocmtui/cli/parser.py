@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 from rocmtui.base.text import plain
 from rocmtui.cli import argtypes
 from rocmtui.cli.deferred import deferred
+from rocmtui.cli.notify_option import add_notify_flag
 from rocmtui.cli.telemetry_flags import add_telemetry_flags
 from rocmtui.config import MODELS, RECIPES, MonitorConfig
 
@@ -172,6 +173,7 @@ def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--detach", action="store_true", help="with --headless: train on when the terminal goes away (SIGHUP)"
     )
     train.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
+    add_notify_flag(train)
     add_telemetry_flags(train, run=True)
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rocmtui.base.text import plain
 from rocmtui.base.units import fmt_acc, fmt_span
+from rocmtui.cli.notify_option import add_notify_flag, notify_wanted
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
@@ -56,6 +57,7 @@ def add_run_parsers(sub: Any) -> None:
     )
     watch.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     watch.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
+    add_notify_flag(watch)
 
     runs = sub.add_parser("runs", help="list the runs under --runs-dir, newest first")
     runs.description = "List the runs: state, what trains, epochs, best test accuracy, time, GPU and folder."
@@ -96,7 +98,7 @@ def saved_config(run_dir: Path) -> TrainConfig:
 def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
-    from rocmtui.run.listing import find_run
+    from rocmtui.run.listing import find_run, run_info
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.state.compare import run_labels
     from rocmtui.ui.train_app import create_train_app, run_train_app
@@ -132,6 +134,7 @@ def run_watch(args: argparse.Namespace) -> int:
         compare=compare,
         label=labels[0],
         run_dir=run_dir,
+        notify=run_info(run_dir).live and notify_wanted(args),  # a run that had ended before: nothing to tell
     )
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))
