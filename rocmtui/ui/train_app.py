@@ -216,8 +216,12 @@ class TrainApp(MonitorApp):
         text = notice_text(self.final, self.state.name)
         if self.is_web:
             self.notify(text, severity="error" if self.state.failed else "information", markup=False)
+        self.write_to_terminal(terminal_bytes(text, web=self.is_web))
+
+    def write_to_terminal(self, data: str) -> None:
+        """Bytes for the terminal itself, through Textual's driver as ``App.bell`` writes (none when headless)."""
         if not self.is_headless and self._driver is not None:
-            self._driver.write(terminal_bytes(text, web=self.is_web))
+            self._driver.write(data)
 
     def show_finished(self) -> None:
         """The run's summary in a card in place of the epoch table, beside the curves (``rocmtui demo``
