@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,11 @@ async def run_to_the_end(app: TrainApp, monkeypatch: pytest.MonkeyPatch, *, quit
     monkeypatch.setattr(app, "write_to_terminal", written.append)
     async with app.run_test(size=(80, 24)) as pilot:
         if quit_first:
+            trainer = app.source
+            assert isinstance(trainer, ReplayTrainer)
+            assert await asyncio.to_thread(trainer.holding.wait, 10.0)
             app.quitting = True  # the user asked to stop: no word needed for what they did
+            trainer.release.set()
         with contextlib.suppress(WorkerCancelled):  # a quitting app exits at the run's end
             await app.workers.wait_for_complete()
         await pilot.pause()
@@ -103,7 +108,8 @@ async def test_no_notice_when_off_or_when_the_user_ended_the_run(
 ) -> None:
     off = create_train_app(recorded_config(), ReplayTrainer(events), host_source, notify=False)
     assert await run_to_the_end(off, monkeypatch) == []
-    quitting = create_train_app(recorded_config(), ReplayTrainer(events), host_source, notify=True)
+    held = ReplayTrainer(events, hold_at=len(events) - 1)  # parked before its final event
+    quitting = create_train_app(recorded_config(), held, host_source, notify=True)
     assert await run_to_the_end(quitting, monkeypatch, quit_first=True) == []
 
 
