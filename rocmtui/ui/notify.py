@@ -10,8 +10,8 @@ terminal draws no desktop notification, and the app's own toast says the rest.
 from __future__ import annotations
 
 from rocmtui.base.text import one_line
+from rocmtui.base.units import fmt_acc, fmt_span
 from rocmtui.events import RunFailed, RunFinished
-from rocmtui.outcome import result_lines
 
 BEL = "\x07"
 TITLE = "rocmtui"
@@ -20,9 +20,14 @@ NOTICE_LIMIT = 200
 
 
 def notice_text(final: RunFinished | RunFailed | None, name: str) -> str:
-    """``cifar10 fastnet: completed: 10 epoch(s), best test accuracy 93.57%, 3.4s of training``, plain and
-    bounded."""
-    result = result_lines(final, None)[0].removeprefix("rocmtui: ")
+    """``cifar10 fastnet: completed, best test accuracy 93.57%, 3.44s of training``, plain and bounded."""
+    if isinstance(final, RunFinished):
+        best = "" if final.best_test_acc is None else f", best test accuracy {fmt_acc(final.best_test_acc)}"
+        result = f"{final.reason}{best}, {fmt_span(final.total_s)} of training"
+    elif isinstance(final, RunFailed):
+        result = f"failed ({final.kind}): {final.message}"
+    else:
+        result = "ended without a result"
     return one_line(f"{name}: {result}" if name else result, limit=NOTICE_LIMIT)
 
 

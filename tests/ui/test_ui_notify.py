@@ -24,7 +24,7 @@ FAILED = RunFailed("CUDA out of memory", "error", step=12)
 
 def test_the_bytes_of_an_end() -> None:
     text = notice_text(FINISHED, "cifar10 fastnet")
-    assert text == "cifar10 fastnet: completed: 10 epoch(s), best test accuracy 93.57%, 3.4s of training"
+    assert text == "cifar10 fastnet: completed, best test accuracy 93.57%, 3.44s of training"
     assert terminal_bytes(text, web=False) == (f"\x07\x1b]9;rocmtui: {text}\x07\x1b]777;notify;rocmtui;{text}\x07")
 
 
@@ -100,7 +100,7 @@ async def test_the_app_writes_the_notice_through_its_driver_once(
 ) -> None:
     app = create_train_app(recorded_config(), ReplayTrainer(events), host_source, notify=True)
     (notice,) = await run_to_the_end(app, monkeypatch)
-    assert notice.startswith("\x07\x1b]9;rocmtui: cifar10 simplecnn: completed: 3 epoch(s), best test accuracy")
+    assert notice.startswith("\x07\x1b]9;rocmtui: cifar10 simplecnn: completed, best test accuracy")
 
 
 async def test_no_notice_when_off_or_when_the_user_ended_the_run(
