@@ -87,6 +87,7 @@ HOSTILE_SITES = {  # where a hostile value enters (X), and what the one line say
     "--data-dir": (T("--data-dir", "{w}/X"), "does not exist"),
     "watch": (("watch", "X", "--runs-dir", "{w}/runs"), "is not a run folder"),
     "stop": (("stop", "X", "--runs-dir", "{w}/runs"), "is not a run folder"),
+    "runs --card": (("runs", "X", "--card", "{out}/card.svg", "--runs-dir", "{w}/runs"), "is not a run folder"),
     "serve app": (("serve", "X"), "invalid choice"),
     "monitor --backend": (("monitor", "--backend", "X"), "unknown backend"),
 }
@@ -160,6 +161,8 @@ CASES: dict[str, Case] = {
     "runs dir is a file": Case(T("--runs-dir", "{w}/a-file"), "is a file, not a folder"),
     "runs dir under a file": Case(T("--runs-dir", "{w}/a-file/runs"), "is a file, not a folder"),
     "runs dir empty": Case(T("--runs-dir", ""), "an empty path"),
+    "run card under a file": Case(("runs", "{run}", "--card", "{w}/a-file/card.svg"), "cannot write"),
+    "run card into a folder": Case(("runs", "{run}", "--card", "{w}"), "cannot write"),
     # checkpoints that are not ours, broken, or crafted
     "resume missing": Case(R("/no/such/run"), "'/no/such/run' does not exist"),
     "resume empty string": Case(R(""), "an empty path"),

@@ -87,6 +87,7 @@ def _run_train(args: argparse.Namespace) -> int:
 
         gc_pause.resume()
         return run_headless(config, detach=args.detach, telemetry=monitor_config(args))
+    from rocmtui.cli.notify_option import notify_wanted
     from rocmtui.cli.run_commands import print_lines
     from rocmtui.cli.trainer_launch import LaunchedTrainer
     from rocmtui.run.samples import LateSampleTail
@@ -113,6 +114,7 @@ def _run_train(args: argparse.Namespace) -> int:
             detachable=True,
             stop_on_hangup=args.stop_on_hangup,
             theme=args.theme,
+            notify=notify_wanted(args),
         )
         if early:
             return _stop_started(trainer, early[0])

@@ -172,6 +172,9 @@ def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--detach", action="store_true", help="with --headless: train on when the terminal goes away (SIGHUP)"
     )
     train.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
+    from rocmtui.cli.notify_option import add_notify_flag  # the monitor's start loads no other command's module
+
+    add_notify_flag(train)
     add_telemetry_flags(train, run=True)
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rocmtui.base.text import plain
 from rocmtui.base.units import fmt_acc, fmt_span
+from rocmtui.cli.notify_option import add_notify_flag, notify_wanted
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
@@ -56,15 +57,23 @@ def add_run_parsers(sub: Any) -> None:
     )
     watch.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     watch.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
+    add_notify_flag(watch)
 
     runs = sub.add_parser("runs", help="list the runs under --runs-dir, newest first")
     runs.description = "List the runs: state, what trains, epochs, best test accuracy, time, GPU and folder."
     runs.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     runs.add_argument("--json", action="store_true", help="one JSON array")
-    runs.add_argument("run", metavar="RUN", nargs="?", default=None, help="with --csv: the run (default: the newest)")
+    runs.add_argument(
+        "run", metavar="RUN", nargs="?", default=None, help="with --csv or --card: the run (default: the newest)"
+    )
     runs.add_argument(
         "--csv", metavar="FILE", nargs="?", const="-", default=None,
         help="every series of RUN as CSV (step, time_s, name, value) to FILE, or to stdout",
+    )  # fmt: skip
+    runs.add_argument(
+        "--card", metavar="FILE", nargs="?", const="", default=None,
+        help="a run card of RUN (one SVG image: curves, best result, recipe, GPU) to FILE "
+        "(default: ./RUN-card.svg)",
     )  # fmt: skip
 
     stop = sub.add_parser("stop", help="stop a live run with a checkpoint, and wait until it has")
@@ -89,7 +98,7 @@ def saved_config(run_dir: Path) -> TrainConfig:
 def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
-    from rocmtui.run.listing import find_run
+    from rocmtui.run.listing import find_run, run_info
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.state.compare import run_labels
     from rocmtui.ui.train_app import create_train_app, run_train_app
@@ -125,6 +134,7 @@ def run_watch(args: argparse.Namespace) -> int:
         compare=compare,
         label=labels[0],
         run_dir=run_dir,
+        notify=run_info(run_dir).live and notify_wanted(args),  # a run that had ended before: nothing to tell
     )
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))
@@ -141,10 +151,14 @@ def print_lines(lines: list[str], *, failed: bool) -> None:
 def run_runs(args: argparse.Namespace) -> int:
     from rocmtui.run.listing import find_run, list_runs
 
+    if args.csv is not None and args.card is not None:
+        raise UsageError("--csv and --card write one thing each: give one of them")
     if args.csv is not None:
         return _write_csv(find_run(args.run, args.runs_dir), args.csv)
+    if args.card is not None:
+        return _write_card(find_run(args.run, args.runs_dir), args.card)
     if args.run is not None:
-        raise UsageError("a run is named with --csv only; 'rocmtui runs' alone lists them all")
+        raise UsageError("a run is named with --csv or --card only; 'rocmtui runs' alone lists them all")
     runs = list_runs(args.runs_dir)
     if args.json:
         from rocmtui.codec import encode_json
@@ -221,6 +235,22 @@ def _write_csv(run_dir: Path, where: str) -> int:
     except OSError as err:
         raise UsageError(f"cannot write {plain(path)}: {err.strerror or err}") from None
     print(f"rocmtui: {count:,} values of {plain(run_dir)} in {plain(path)}")
+    return 0
+
+
+def _write_card(run_dir: Path, where: str) -> int:
+    """The run's card as one SVG file (default ``./<run folder>-card.svg``), written whole or not at all."""
+    from rocmtui.export.card_data import read_card
+    from rocmtui.export.card_svg import card_svg
+    from rocmtui.run.files import atomic_write
+
+    svg = card_svg(read_card(run_dir))
+    path = Path(where) if where else Path(f"{run_dir.resolve().name}-card.svg")
+    try:
+        atomic_write(path, svg.encode())
+    except OSError as err:
+        raise UsageError(f"cannot write {plain(path)}: {err.strerror or err}") from None
+    print(f"rocmtui: run card of {plain(run_dir)} in {plain(path)}")
     return 0
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.base.text import plain
+from rocmtui.cli.notify_option import add_notify_flag
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig
 from rocmtui.errors import UsageError
@@ -44,6 +45,7 @@ def add_script_parser(sub: Any) -> None:
     parser.add_argument("--name", default=None, help="the run's name (default: the script's file name)")
     parser.add_argument("--runs-dir", type=Path, default=None, help="where the run folder goes (default: runs)")
     parser.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
+    add_notify_flag(parser)
     parser.add_argument("script", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="the command to run")
 
 
@@ -122,7 +124,11 @@ def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[st
     launcher = ScriptLauncher(run_dir, name, command)
     # One GPU poller per run: the supervisor records the samples in the folder; the UI reads them, as watch does.
     sampler = TailSource(SampleTail(run_dir).poll, history_len=3600)
-    app = create_train_app(TrainConfig(), launcher, sampler, detachable=True, theme=args.theme, run_dir=run_dir)
+    from rocmtui.cli.notify_option import notify_wanted
+
+    app = create_train_app(
+        TrainConfig(), launcher, sampler, detachable=True, theme=args.theme, run_dir=run_dir, notify=notify_wanted(args)
+    )
     code, lines = run_train_app(app)
     returncode = launcher.returncode
     if returncode is not None and not app.detached and app.signal_code is None:

@@ -57,7 +57,12 @@ def build_app(args: argparse.Namespace) -> App[Any]:
         def source(config: TrainConfig, emit: Emit, control: RunControl) -> object:
             return follow(run_dir, emit, control)
 
-        return create_train_app(saved_config(run_dir), source, samples, detachable=True, run_dir=run_dir)
+        from rocmtui.cli.notify_option import notify_wanted
+        from rocmtui.run.listing import run_info
+
+        live = run_info(run_dir).live  # the bell (and the app's toast) for a run that ends while watched
+        notify = live and notify_wanted(args)
+        return create_train_app(saved_config(run_dir), source, samples, detachable=True, run_dir=run_dir, notify=notify)
     from rocmtui.config import MonitorConfig
     from rocmtui.gpu.detect import open_sampler
     from rocmtui.ui.app import create_monitor_app

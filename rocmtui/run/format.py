@@ -52,6 +52,8 @@ OUTPUT = "output.log"
 """What a script started by ``rocmtui run`` printed, stdout and stderr."""
 RANKS = "ranks"
 """The folder of per-rank streams (``ranks/rank-N.jsonl``) of a run trained by several processes."""
+SCREENS = "screens"
+"""Pictures of a viewer's screen (``screens/screen-DATE-TIME.svg``), saved with the ``S`` key."""
 
 FORMAT = "rocmtui-events"
 VERSION = 4

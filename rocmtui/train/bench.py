@@ -10,11 +10,11 @@ from pathlib import Path
 
 import torch
 
-from rocmtui.base.units import fmt_bytes, fmt_temp
 from rocmtui.codec import encode_json
 from rocmtui.config import RECIPES, ModelName, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.milestones import accuracy_times, first_reached
+from rocmtui.share_line import share_line
 from rocmtui.train import reference
 from rocmtui.train.anchor import load_anchor
 from rocmtui.train.data import load_arrays, resolve_source
@@ -68,12 +68,11 @@ class BenchResult:
     model has it); the per-epoch test passes left out."""
 
     def line(self) -> str:
-        vram, temp = fmt_bytes(self.peak_vram_bytes), fmt_temp(self.peak_temp_c)
-        line = (
-            f"{self.run}: {self.model} on {self.dataset} | {self.gpu} | torch {self.torch} | {self.epochs} epoch(s) "
-            f"| {self.seconds:.2f} s | {self.images_per_s:,.0f} img/s | peak VRAM {vram} | peak temp {temp} "
-            f"| test acc {100 * self.test_acc:.2f}%{' (TTA)' if self.tta else ''}"
-        )
+        line = share_line(
+            run=self.run, model=self.model, dataset=self.dataset, gpu=self.gpu, torch=self.torch,
+            epochs=self.epochs, seconds=self.seconds, images_per_s=self.images_per_s,
+            peak_vram_bytes=self.peak_vram_bytes, peak_temp_c=self.peak_temp_c, test_acc=self.test_acc, tta=self.tta,
+        )  # fmt: skip
         if self.run.startswith("recipe"):  # its accuracy is the final test-time-augmented pass's, where it has one
             reached = self.time_to_target_s
             line += f" | {TARGET_ACC:.0%} " + ("not reached" if reached is None else f"at {reached:.2f} s")

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
 from rocmtui import gc_pause
+from rocmtui.base.text import plain
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ReplaySource
 from rocmtui.gpu.sample import SampleSet
@@ -50,6 +51,7 @@ class MonitorApp(App[int]):
         Binding("q", "request_quit", "Quit"),
         Binding("ctrl+c", "request_quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("S", "save_screen", "Screenshot", show=False),
     ]
 
     def __init__(
@@ -161,6 +163,24 @@ class MonitorApp(App[int]):
             problem = save_settings(self.settings_path, self.settings)
             if problem is not None:
                 self.notify(problem, severity="warning", markup=False)
+
+    def picture_places(self) -> list[Path]:
+        """Where the ``S`` key's picture goes, first choice first."""
+        from rocmtui.ui.screenshot import monitor_places
+
+        return monitor_places()
+
+    def action_save_screen(self) -> None:
+        """The screen as it is now, as Textual's SVG, into the first of ``picture_places`` that takes it."""
+        from rocmtui.ui.screenshot import write_picture
+
+        try:
+            path = write_picture(self.export_screenshot(), self.picture_places())
+        except OSError as err:
+            self.notify(f"screen not saved: {plain(err)}", severity="warning", markup=False)
+            return
+        where = " on the server" if self.is_web else ""  # serve: the app runs there, not in the browser
+        self.notify(f"screen saved{where}: {plain(path)}", timeout=6, markup=False)
 
     def action_help(self) -> None:
         from rocmtui.ui.screens.help import MONITOR_KEYS, HelpScreen  # not needed for the first frame

@@ -28,6 +28,7 @@ from rocmtui.ui.app import MonitorApp
 from rocmtui.ui.look.safe_text import cleaned
 from rocmtui.ui.look.themes import check_theme
 from rocmtui.ui.messages import TrainEventMessage
+from rocmtui.ui.notify import notice_text, terminal_bytes
 from rocmtui.ui.screens.finished import SummaryCard, summary_lines
 from rocmtui.ui.screens.help import TRAIN_KEYS, HelpScreen
 from rocmtui.ui.screens.quit_confirm import QuitChoice, QuitConfirm
@@ -65,8 +66,11 @@ class TrainApp(MonitorApp):
         compare: Sequence[tuple[str, OtherSource]] = (),
         label: str = "",
         run_dir: Path | None = None,
+        notify: bool = False,
     ) -> None:
         super().__init__(sampler, theme=theme)
+        self.notify_end = notify
+        """Ring the terminal and send a desktop notification when the run ends or fails."""
         self.config = config
         self.source = source
         self.control = control or RunControl()
@@ -199,10 +203,25 @@ class TrainApp(MonitorApp):
 
     def _run_ended(self) -> None:
         self.peaks.update_all(self.sampler.history())
+        if self.notify_end and not self.quitting and self.signal_code is None:  # a run the user did not end
+            self.announce_end()
         if self.quitting or self.exit_on_finish or self.signal_code is not None:
             self.exit_now()
             return
         self.show_finished()
+
+    def announce_end(self) -> None:
+        """The bell and the desktop notifications, through Textual's driver (as ``App.bell`` writes the bell);
+        under serve the bell alone, with the app's own toast."""
+        text = notice_text(self.final, self.state.name)
+        if self.is_web:
+            self.notify(text, severity="error" if self.state.failed else "information", markup=False)
+        self.write_to_terminal(terminal_bytes(text, web=self.is_web))
+
+    def write_to_terminal(self, data: str) -> None:
+        """Bytes for the terminal itself, through Textual's driver as ``App.bell`` writes (none when headless)."""
+        if not self.is_headless and self._driver is not None:
+            self._driver.write(data)
 
     def show_finished(self) -> None:
         """The run's summary in a card in place of the epoch table, beside the curves (``rocmtui demo``
@@ -273,6 +292,13 @@ class TrainApp(MonitorApp):
             self.push_screen("monitor")
         self.call_after_refresh(self.show_latest)
 
+    def picture_places(self) -> list[Path]:
+        """The run's folder first (``screens/``), once known."""
+        from rocmtui.ui.screenshot import run_places
+
+        run_dir = self.train_screen.run_dir
+        return run_places(self.train_screen.folder or (Path(run_dir) if run_dir else None))
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
@@ -297,10 +323,12 @@ def create_train_app(
     compare: Sequence[tuple[str, OtherSource]] = (),
     label: str = "",
     run_dir: Path | None = None,
+    notify: bool = False,
 ) -> TrainApp:
     """The training app, as the CLI, the tests and the screenshot script build it (``clock``: the running
     elapsed clock's time source; snapshot tests stop it; ``compare``: other runs to overlay, as (legend name,
-    source), ``label`` naming the main run; ``run_dir``: the folder followed, where it is now, when known)."""
+    source), ``label`` naming the main run; ``run_dir``: the folder followed, where it is now, when known;
+    ``notify``: a bell and a desktop notification when the run ends or fails)."""
     check_theme(theme)
     return TrainApp(
         sampler,
@@ -316,6 +344,7 @@ def create_train_app(
         compare=compare,
         run_dir=run_dir,
         label=label,
+        notify=notify,
     )
 
 

@@ -8,6 +8,7 @@ and real symbolic links throughout.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -236,3 +237,30 @@ def test_follow_says_how_many_lines_it_skipped(tmp_path: Path) -> None:
     assert final == FINISHED
     warnings = [e.message for e in seen if isinstance(e, LogMessage) and e.level == "warning"]
     assert warnings == ["2 unreadable line(s) of metrics.jsonl skipped"]
+
+
+@pytest.mark.parametrize("make", [fifo, lambda p: link_to_victim(p, p.parent.parent / "victim")], ids=["fifo", "link"])
+def test_a_card_goes_without_gpu_samples_that_are_not_a_regular_file(
+    make: Callable[[Path], None], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = finished_run(tmp_path / "runs", "run")
+    (run_dir / fmt.GPU).write_bytes(b"")
+    make(run_dir / fmt.GPU)
+    out = tmp_path / "card.svg"
+    assert within(5, lambda: main(["runs", str(run_dir), "--card", str(out)])) == 0
+    assert "no GPU samples in the run folder" in out.read_text()
+    assert "run card of" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("make", [fifo, lambda p: link_to_victim(p, p.parent.parent / "victim")], ids=["fifo", "link"])
+def test_a_card_of_a_stream_that_is_not_a_regular_file_is_one_line(
+    make: Callable[[Path], None], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = finished_run(tmp_path / "runs", "run")
+    make(run_dir / fmt.EVENTS)
+    out = tmp_path / "card.svg"
+    assert within(5, lambda: main(["runs", str(run_dir), "--card", str(out)])) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"metrics\.jsonl is (not a regular file|a symbolic link)|is not a run folder", err)
+    assert err.count("\n") == 1
+    assert not out.exists()

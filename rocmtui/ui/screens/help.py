@@ -23,6 +23,7 @@ TRAIN_KEYS = (
     ("↑ ↓", "epoch table: scroll back (PgUp/PgDn, Home); End follows the newest epoch again"),
     ("r", "watch RUN1 RUN2 ...: the epoch table shows the next run (then the summary again)"),
     ("m", "switch to the GPU monitor and back"),
+    ("S", "save the screen as an SVG picture (in the run folder's screens/)"),
     ("q", "quit (asks first while training; stops and saves a checkpoint)"),
     ("?", "this help"),
 )
@@ -37,6 +38,7 @@ MONITOR_KEYS = (  # interval, timebase, graphs, sort and theme are kept for the 
     ("k / K", "SIGTERM / SIGKILL the selected process (yours; asks first)"),
     ("c", "colours: the next theme"),
     ("m", "back to the training screen (when opened from training)"),
+    ("S", "save the screen as an SVG picture (in the current folder)"),
     ("q", "quit"),
     ("?", "this help"),
 )

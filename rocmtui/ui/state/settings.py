@@ -1,4 +1,5 @@
-"""The monitor's settings that outlive a session (interval, timebase, graphs, theme, process sort), kept as
+"""The monitor's settings that outlive a session (interval, timebase, graphs, theme, process sort; and whether a
+run's end notifies), kept as
 JSON in the user's config folder (platformdirs). No Textual here.
 
 A missing file gives the defaults; a damaged one gives the defaults and a one-line note (never a crash).
@@ -37,6 +38,9 @@ class MonitorSettings:
     """Process table column (s, a header click)."""
     sort_reverse: bool = True
     """Largest first (r)."""
+    notify: bool = True
+    """A bell and a desktop notification when a run ends or fails (``train``, ``run``, ``watch``); no key
+    changes it: set it in the file, or give ``--no-notify``."""
 
 
 def default_path() -> Path:

@@ -1,0 +1,229 @@
+"""A run card as one SVG image (``rocmtui runs RUN --card``): readable on its own wherever it is posted.
+
+Plain SVG 1.1 text, no script, no external reference: each curve is a polyline through the mean of its
+buckets (``base/series.py``, at most one group per two pixels) over a band from each group's lowest to its
+highest value, so a spike that the downsampling would hide is still drawn. Every string from the run folder
+goes through ``plain`` (control characters visible, length bounded) and is then XML-escaped.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from xml.sax.saxutils import escape
+
+from rocmtui.base.series import SeriesView
+from rocmtui.base.text import plain
+from rocmtui.export.card_data import Card, Chart
+
+WIDTH = 880
+CHART_TOP = 86
+CHART_HEIGHT = 250
+LINE_HEIGHT = 20
+MARGIN = 24
+COLOURS = ("#1f6fb4", "#e4572e", "#2a9d8f")
+FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
+MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
+TEXT_LIMIT = 140
+"""Characters of one line of text on the card (a longer name or message is cut with an ellipsis)."""
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 58, 12, 40, 30
+"""The plot area's inset in its panel: room for the y labels, the title and legend, the x labels."""
+
+
+def text(value: object, limit: int = TEXT_LIMIT) -> str:
+    """Outside text as XML character data or an attribute value: plain, bounded, escaped."""
+    return escape(plain(value, limit=limit), {'"': "&quot;", "'": "&#39;"})
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A plot area in pixels and the data range it shows."""
+
+    left: float
+    top: float
+    width: float
+    height: float
+    x_low: float
+    x_high: float
+    y_low: float
+    y_high: float
+
+    def point(self, x: float, y: float) -> tuple[float, float]:
+        """Pixel coordinates of a data point, rounded to a tenth of a pixel (as written in the SVG)."""
+        x_span, y_span = self.x_high - self.x_low, self.y_high - self.y_low
+        px = self.left + (self.width * (x - self.x_low) / x_span if x_span > 0 else self.width / 2)
+        py = self.top + self.height - (self.height * (y - self.y_low) / y_span if y_span > 0 else self.height / 2)
+        return round(px, 1), round(py, 1)
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """About ``count`` round values (1, 2, 2.5 or 5 times a power of ten apart) from ``low`` to ``high``."""
+    if not high > low:
+        return [low]
+    raw = (high - low) / count
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * power >= raw * (1 - 1e-9))
+    first = math.ceil(low / step - 1e-9)
+    return [round(k * step, 12) for k in range(first, math.floor(high / step + 1e-9) + 1)]
+
+
+def tick_label(value: float, percent: bool) -> str:
+    if percent:
+        return f"{100 * value:.4g}%"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def views(chart: Chart, width: float) -> list[tuple[str, SeriesView]]:
+    """Each curve's buckets, gathered into at most one group per two pixels of ``width``."""
+    limit = max(2, int(width // 2))
+    return [(name, series.view(limit=limit)) for name, series in chart.curves if len(series)]
+
+
+def frame_for(chart_views: list[tuple[str, SeriesView]], left: float, top: float, width: float) -> Frame:
+    """The plot area of a panel at (left, top), its range fitted to the data with a little room."""
+    xs = [x for _, view in chart_views for x in view.x]
+    lows = [v for _, view in chart_views for v in view.low]
+    highs = [v for _, view in chart_views for v in view.high]
+    y_low, y_high = min(lows), max(highs)
+    pad = (y_high - y_low) * 0.05 or abs(y_high) * 0.05 or 1.0
+    return Frame(
+        left + PLOT_LEFT, top + PLOT_TOP, width - PLOT_LEFT - PLOT_RIGHT, CHART_HEIGHT - PLOT_TOP - PLOT_BOTTOM,
+        min(xs), max(xs), y_low - pad, y_high + pad,
+    )  # fmt: skip
+
+
+def curve_points(frame: Frame, view: SeriesView) -> list[tuple[float, float]]:
+    """The polyline of a curve: each group's mean at its last step."""
+    return [frame.point(x, y) for x, y in zip(view.x, view.mean, strict=True)]
+
+
+def band_points(frame: Frame, view: SeriesView) -> list[tuple[float, float]]:
+    """The band from each group's lowest to its highest value (highs left to right, then lows back)."""
+    top = [frame.point(x, y) for x, y in zip(view.x, view.high, strict=True)]
+    bottom = [frame.point(x, y) for x, y in zip(view.x, view.low, strict=True)]
+    return top + bottom[::-1]
+
+
+def _points(points: list[tuple[float, float]]) -> str:
+    return " ".join(f"{x:g},{y:g}" for x, y in points)
+
+
+def chart_svg(chart: Chart, left: float, width: float) -> list[str]:
+    """One panel: title and legend, axes with round ticks, each curve's band and line."""
+    top = CHART_TOP
+    out = [f'<rect x="{left}" y="{top}" width="{width}" height="{CHART_HEIGHT}" rx="6" fill="#f7f8fa"/>']
+    out.append(f'<text x="{left + 12}" y="{top + 22}" class="chart-title">{text(chart.title, 60)}</text>')
+    chart_views = views(chart, width - PLOT_LEFT - PLOT_RIGHT)
+    if not chart_views:
+        out.append(f'<text x="{left + 12}" y="{top + 60}" class="note">no finite values</text>')
+        return out
+    frame = frame_for(chart_views, left, top, width)
+    out += _axes(frame, chart.percent)
+    legend_x = left + width - 12
+    for index, (name, view) in reversed(list(enumerate(chart_views))):
+        colour = COLOURS[index % len(COLOURS)]
+        dash = ' stroke-dasharray="5 3"' if index else ""
+        if any(low != high for low, high in zip(view.low, view.high, strict=True)):
+            band = _points(band_points(frame, view))
+            out.append(f'<polygon class="band" fill="{colour}" fill-opacity="0.18" points="{band}"/>')
+        out.append(
+            f'<polyline class="curve" data-series="{text(name, 60)}" fill="none" stroke="{colour}" stroke-width="1.6"'
+            f'{dash} points="{_points(curve_points(frame, view))}"/>'
+        )
+        if len(chart_views) == 1 and name == chart.title:
+            continue  # one curve named as its chart: no legend
+        legend = f'x="{legend_x}" y="{top + 22}" class="legend" fill="{colour}" text-anchor="end"'
+        out.append(f"<text {legend}>{text(name, 40)}</text>")
+        legend_x -= 12 + 7 * min(40, len(plain(name, limit=40)))
+    return out
+
+
+def _axes(frame: Frame, percent: bool) -> list[str]:
+    out: list[str] = []
+    right = frame.left + frame.width
+    for value in nice_ticks(frame.y_low, frame.y_high):
+        _, y = frame.point(frame.x_low, value)
+        out.append(f'<line x1="{frame.left}" y1="{y}" x2="{right}" y2="{y}" class="grid"/>')
+        label = tick_label(value, percent)
+        out.append(f'<text x="{frame.left - 6}" y="{y + 4}" class="tick" text-anchor="end">{label}</text>')
+    bottom = frame.top + frame.height
+    for value in nice_ticks(frame.x_low, frame.x_high):
+        x, _ = frame.point(value, frame.y_low)
+        out.append(f'<text x="{x}" y="{bottom + 16}" class="tick" text-anchor="middle">{value:,.0f}</text>')
+    out.append(f'<text x="{right}" y="{bottom + 28}" class="tick" text-anchor="end">step</text>')
+    out.append(f'<line x1="{frame.left}" y1="{bottom}" x2="{right}" y2="{bottom}" class="axis"/>')
+    return out
+
+
+STYLE = f"""<style>
+text {{ font-family: {FONT}; fill: #1d232b; }}
+.title {{ font-size: 22px; font-weight: bold; }}
+.sub {{ font-size: 13px; fill: #4a5563; }}
+.chart-title {{ font-size: 14px; font-weight: bold; }}
+.legend {{ font-size: 12px; font-weight: bold; }}
+.tick {{ font-size: 11px; fill: #5b6573; }}
+.best {{ font-size: 16px; font-weight: bold; }}
+.line {{ font-size: 13px; }}
+.mono {{ font-family: {MONO}; font-size: 11px; fill: #333b45; }}
+.note {{ font-size: 13px; fill: #8a5a00; }}
+.grid {{ stroke: #dde1e6; stroke-width: 1; }}
+.axis {{ stroke: #8b949e; stroke-width: 1; }}
+</style>"""
+
+
+def bench_lines(line: str, width: int = 118) -> list[str]:
+    """The bench line cut at its ``|`` separators into lines of at most ``width`` characters."""
+    parts = line.split(" | ")
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + 3 + len(part) > width:
+            lines.append(part)
+        else:
+            lines[-1] += " | " + part
+    return lines
+
+
+def _footer_lines(card: Card) -> list[tuple[str, str]]:
+    """(class, text) of each line under the charts."""
+    body = card.body
+    lines = [("best", body.best)]
+    lines += [("line", body.milestones)] if body.milestones else []
+    lines += [("line", card.gpu)]
+    lines += [("note" if card.state == "failed" else "line", note) for note in card.notes]
+    lines += [("mono", part) for part in bench_lines(body.bench)] if body.bench else []
+    return lines
+
+
+def card_svg(card: Card) -> str:
+    """The card as SVG text."""
+    lines = _footer_lines(card)
+    height = CHART_TOP + CHART_HEIGHT + 24 + LINE_HEIGHT * len(lines) + 30
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(card.started_at)) if card.started_at else ""
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}">',
+        STYLE,
+        f'<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{MARGIN}" y="38" class="title">{text(card.title, 70)}</text>',
+        f'<text x="{WIDTH - MARGIN}" y="38" class="sub" text-anchor="end">{text(card.state, 20)}'
+        f"{' · ' + when if when else ''}</text>",
+        f'<text x="{MARGIN}" y="62" class="sub">{text(card.body.recipe)}</text>',
+    ]
+    charts = card.body.charts
+    if not charts:
+        out.append(f'<text x="{MARGIN}" y="{CHART_TOP + 40}" class="note">no series logged</text>')
+    gap = 16
+    panel = (WIDTH - 2 * MARGIN - gap * (len(charts) - 1)) / max(1, len(charts))
+    for index, chart in enumerate(charts):
+        out += chart_svg(chart, MARGIN + index * (panel + gap), panel)
+    y = CHART_TOP + CHART_HEIGHT + 30
+    for kind, line in lines:
+        limit = 160 if kind == "mono" else TEXT_LIMIT
+        out.append(f'<text x="{MARGIN}" y="{y}" class="{kind}">{text(line, limit)}</text>')
+        y += LINE_HEIGHT
+    out.append(
+        f'<text x="{WIDTH - MARGIN}" y="{height - 12}" class="tick" text-anchor="end">'
+        f"rocmtui · {text(card.folder, 80)}</text>"
+    )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
