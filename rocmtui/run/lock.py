@@ -73,8 +73,13 @@ def _flock_retrying(fd: int) -> None:
 
 def is_locked(run_dir: Path) -> bool:
     """True while some process holds the folder's lock (a live writer on this machine)."""
+    return lock_held(run_dir / LOCK)
+
+
+def lock_held(path: Path) -> bool:
+    """True while some process holds an flock on the regular file ``path`` (never follows a link)."""
     try:
-        fd = open_regular(run_dir / LOCK)
+        fd = open_regular(path)
     except (OSError, UnsafeFileError):
         return False
     try:

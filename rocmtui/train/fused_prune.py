@@ -7,12 +7,11 @@ build is running (its ``build.lock`` is held), and nothing but plain folders nam
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
 import shutil
 from pathlib import Path
 
+from rocmtui.run.lock import lock_held
 from rocmtui.train.fused import LOCK, READY
 
 CACHE_NAME = re.compile(r"[0-9a-f]{20}")
@@ -32,21 +31,6 @@ def last_used(folder: Path) -> float:
     return 0.0
 
 
-def building(folder: Path) -> bool:
-    """Whether a builder holds this folder's lock now."""
-    try:
-        fd = os.open(folder / LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 def prune(root: Path, keep: Path, count: int = KEEP) -> list[Path]:
     """Remove all but the ``count`` most recently used caches under ``root`` (``keep`` always stays);
     the folders removed."""
@@ -58,7 +42,7 @@ def prune(root: Path, keep: Path, count: int = KEEP) -> list[Path]:
     stays = {keep.resolve()} | {p.resolve() for p in entries[: max(count - 1, 0)]}
     removed = []
     for folder in entries:
-        if folder.resolve() in stays or building(folder):
+        if folder.resolve() in stays or lock_held(folder / LOCK):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         if not folder.exists():
