@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from hypothesis import given
@@ -36,7 +37,7 @@ def test_ticks_are_round_multiples_inside_the_range_and_few(a: float, b: float, 
     if len(ticks) > 1 and high - low > 1e-6 * max(1.0, abs(high)):
         step = ticks[1] - ticks[0]
         assert is_round(step)
-        assert all(math.isclose(b - a, step, rel_tol=1e-6, abs_tol=1e-9) for a, b in zip(ticks, ticks[1:]))
+        assert all(math.isclose(b - a, step, rel_tol=1e-6, abs_tol=1e-9) for a, b in itertools.pairwise(ticks))
         assert all(math.isclose(t / step, round(t / step), abs_tol=1e-6) for t in ticks)
         assert (high - low) / step > count / 2.5 - 1  # not needlessly coarse: a finer 1-2-5 step gives too many
 
