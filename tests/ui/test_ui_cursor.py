@@ -4,6 +4,7 @@ trainer) and the recorded CPU run beside it; each series' value at the cursor, t
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
 from rocmtui.ui.train_app import TrainApp, create_train_app
 from rocmtui.ui.widgets.cursor_readout import value_text
-from rocmtui.ui.widgets.gpu_strip import NO_SAMPLES
+from rocmtui.ui.widgets.gpu_strip import NO_SAMPLES, blocks
 
 H200_RUN = DATA / "h200-fastnet-run"
 SIZE = (80, 24)
@@ -65,8 +66,8 @@ async def test_keys_move_a_cursor_that_reads_each_series_and_hides(h200_dir: Pat
             loss.border_title
         )
         assert f"test {value_text(100 * state.epochs[-1].test_acc)}" in str(acc.border_title)
-        assert under_loss(app)[-1].startswith("ep 10.00 step 490 · +3.3s · ")
-        assert "GPU 78% mem 3.0 GiB" in under_loss(app)[-1]  # the sample recorded at the run's end
+        # at 80 columns the short form: the x, the run's clock and the GPU (the sample recorded at the run's end)
+        assert under_loss(app)[-1] == "ep 10.00 · +3.3s · GPU 78% 3.0 GiB"
 
         await pilot.press("left")
         span = loss.column_span
@@ -78,7 +79,7 @@ async def test_keys_move_a_cursor_that_reads_each_series_and_hides(h200_dir: Pat
         await pilot.press("home")
         assert screen.cursor.view.cursor == pytest.approx(loss.canvas.x_low)
         first = loss.canvas.x_low  # the first point drawn: 490 steps in 80 columns of braille, 7 steps a point
-        assert 0 < first < 0.2 and under_loss(app)[-1].startswith(f"ep {first:.2f} step {round(first * 49)} · +0")
+        assert 0 < first < 0.2 and under_loss(app)[-1].startswith(f"ep {first:.2f} · +0")
         await pilot.press("end")
         assert screen.cursor.view.cursor == pytest.approx(10.0)
         await pilot.press("escape")
@@ -162,6 +163,15 @@ async def test_the_gpu_strip_lines_up_the_runs_samples_or_says_there_are_none(h2
         cells = strip[loss.plot_left :].rstrip()
         assert set(cells) <= set("▁▂▃▄▅▆▇█") and len(cells) >= 30  # the whole 3 s run, not 1 to 3 columns
         assert cells[-1] == "▆"  # 78%: the last sample of the run
+        await pilot.press("c", "home")
+        for _ in range(len(cells) - 1):  # the readout's GPU is the strip's column under the cursor, all along
+            cursor = app.train_screen.cursor.view.cursor
+            assert cursor is not None
+            column = loss.plot_left + int((cursor - loss.canvas.x_range[0]) / loss.column_span)  # type: ignore[index]
+            moment = loss.gpu_at_cursor(cursor)
+            assert moment is not None and moment.util_pct is not None
+            assert strip[column] == blocks([moment.util_pct]) and f"GPU {moment.util_pct:.0f}%" in under_loss(app)[-1]
+            await pilot.press("right")
     empty = tmp_path / "no-gpu"
     shutil.copytree(H200_RUN, empty)
     (empty / "gpu.jsonl").write_bytes(b"")
@@ -196,3 +206,14 @@ async def test_comparing_runs_the_cursor_reads_each_run_at_its_own_point(h200_di
             point = state.loss.at(native or 0.0, 0.98)
             assert point is not None and f"{name} {value_text(point.value)}" in str(screen.loss_plot.border_title)
         assert cpu.timeline.x_at(seconds, "elapsed") != pytest.approx(h200.timeline.x_at(seconds, "elapsed"))
+
+
+async def test_a_wide_readout_names_the_step_the_memory_share_and_the_wall_clock(h200_dir: Path) -> None:
+    app = watch_app(h200_dir)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settled(app, pilot)
+        await pilot.press("end", "c")
+        wall = app.state.timeline.at(10.0, "wall")
+        assert wall is not None
+        clock = time.strftime("%H:%M:%S", time.localtime(wall))
+        assert under_loss(app)[-1] == f"ep 10.00 step 490 · +3.3s · GPU 78% mem 3.0 GiB 2% · {clock}"

@@ -85,38 +85,33 @@ class GpuTrack:
         return first < len(self.t) and self.t[first] <= end
 
     def at(self, when: float) -> GpuMoment | None:
-        """The readings of the newest sample at or before ``when`` (within ``HOLD_S``), else the next one
-        within ``HOLD_S``; None when no sample is that near."""
-        index = bisect.bisect_right(self.t, when) - 1
-        if index < 0 or when - self.t[index] > HOLD_S:
-            index += 1
-            if index >= len(self.t) or self.t[index] - when > HOLD_S:
-                return None
+        """The readings at ``when``: of a sample at that time, else of the one before it (within ``HOLD_S``)."""
+        return self.moment(when, math.nextafter(when, math.inf))
+
+    def moment(self, start: float, end: float) -> GpuMoment | None:
+        """The mean readings of the samples from ``start`` to before ``end``; when none fell there, the sample
+        before ``start`` (within ``HOLD_S``); None when there is none."""
+        span = self._span(start, end)
+        if span is None:
+            return None
+        low, high = span
         return GpuMoment(
-            _known(self.util[index]), _known(self.memory_pct[index]), _known(self.memory_bytes[index]), self.gpus
+            _mean(self.util[low:high]), _mean(self.memory_pct[low:high]), _mean(self.memory_bytes[low:high]), self.gpus
         )
+
+    def _span(self, start: float, end: float) -> tuple[int, int] | None:
+        low = bisect.bisect_left(self.t, start)
+        high = bisect.bisect_left(self.t, end)
+        if high > low:
+            return low, high
+        if low > 0 and start - self.t[low - 1] <= HOLD_S:
+            return low - 1, low
+        return None
 
     def columns(self, edges: Sequence[float]) -> tuple[list[float | None], list[float | None]]:
         """Utilisation and memory (%) of each column between consecutive ``edges`` (ascending times)."""
-        utils: list[float | None] = []
-        memory: list[float | None] = []
-        for start, end in itertools.pairwise(edges):
-            low = bisect.bisect_left(self.t, start)
-            high = bisect.bisect_left(self.t, end)
-            if high > low:
-                utils.append(_mean(self.util[low:high]))
-                memory.append(_mean(self.memory_pct[low:high]))
-            elif low > 0 and start - self.t[low - 1] <= HOLD_S:
-                utils.append(_known(self.util[low - 1]))
-                memory.append(_known(self.memory_pct[low - 1]))
-            else:
-                utils.append(None)
-                memory.append(None)
-        return utils, memory
-
-
-def _known(value: float) -> float | None:
-    return None if math.isnan(value) else value
+        moments = [self.moment(start, end) for start, end in itertools.pairwise(edges)]
+        return [m.util_pct if m else None for m in moments], [m.memory_pct if m else None for m in moments]
 
 
 def _mean(values: array[float]) -> float | None:

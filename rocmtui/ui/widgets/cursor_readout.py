@@ -56,26 +56,35 @@ def x_text(state: RunState, x: float) -> str:
     return f"ep {x:.2f}" + (f" step {round(x * steps)}" if steps else "")
 
 
-def gpu_text(moment: GpuMoment | None) -> str:
+def gpu_text(moment: GpuMoment | None, *, long: bool = True) -> str:
+    """``GPU 87% mem 12.0 GiB 45%`` (short: ``GPU 87% 12.0 GiB``); of several GPUs, the busiest and fullest."""
     if moment is None:
         return "GPU -"
     util = "-" if moment.util_pct is None else f"{moment.util_pct:.0f}%"
-    memory = "" if moment.memory_bytes is None else f" mem {fmt_bytes(moment.memory_bytes)}"
-    if moment.memory_pct is not None:
+    memory = "" if moment.memory_bytes is None else f" {'mem ' if long else ''}{fmt_bytes(moment.memory_bytes)}"
+    if moment.memory_pct is not None and long:
         memory += f" {moment.memory_pct:.0f}%"
-    which = "GPU" if moment.gpus <= 1 else f"max of {moment.gpus} GPUs"
+    which = "GPU" if moment.gpus <= 1 else (f"max of {moment.gpus} GPUs" if long else f"{moment.gpus} GPUs")
     return f"{which} {util}{memory}"
 
 
-def readout_line(state: RunState, x: float | None, gpu: GpuMoment | None, wall: float | None) -> Text:
-    """``ep 2.40 step 470 · +1m02 · 14:02:11 · GPU 87% mem 12.0 GiB 45%`` for the main run at the cursor."""
+def readout_line(
+    state: RunState, x: float | None, gpu: GpuMoment | None, wall: float | None, *, width: int, has_gpu: bool = True
+) -> Text:
+    """The main run at the cursor: ``ep 2.40 step 470 · +1m02 · GPU 87% mem 12.0 GiB 45% · 14:02:11``, or a
+    shorter form that fits ``width`` (``ep 2.40 · +1m02 · GPU 87% 12.0 GiB · 14:02:11``, then without the wall
+    clock); without ``has_gpu`` (a run with no GPU samples) no GPU part."""
     if x is None:
         return Text("cursor: no point of this run here", style="dim")
-    parts = [x_text(state, x)]
     elapsed = state.timeline.at(x, "elapsed")
-    if elapsed is not None:
-        parts.append(f"+{elapsed_label(round(elapsed, 1))}")
-    if wall is not None:
-        parts.append(time.strftime("%H:%M:%S", time.localtime(wall)))
-    parts.append(gpu_text(gpu))
-    return Text(" · ".join(parts), style="bold", no_wrap=True, overflow="crop")
+    since = [f"+{elapsed_label(round(elapsed, 1))}"] if elapsed is not None else []
+    clock = [time.strftime("%H:%M:%S", time.localtime(wall))] if wall is not None else []
+    short_x = x_text(state, x).split(" step ")[0]
+    variants = [
+        [x_text(state, x), *since, *([gpu_text(gpu)] if has_gpu else []), *clock],
+        [short_x, *since, *([gpu_text(gpu, long=False)] if has_gpu else []), *clock],
+        [short_x, *since, *([gpu_text(gpu, long=False)] if has_gpu else [])],
+    ]
+    lines = [" · ".join(parts) for parts in variants]
+    line = next((line for line in lines if len(line) <= width), lines[-1])
+    return Text(line, style="bold", no_wrap=True, overflow="crop")

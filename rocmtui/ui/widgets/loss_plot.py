@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -11,7 +12,7 @@ from textual.reactive import reactive
 
 from rocmtui.base.series import Series, SeriesView
 from rocmtui.ui.state.compare import ComparedRun, run_color
-from rocmtui.ui.state.gpu_track import GpuTrack
+from rocmtui.ui.state.gpu_track import GpuMoment, GpuTrack
 from rocmtui.ui.state.run_state import SMOOTHING_WEIGHTS, RunState
 from rocmtui.ui.widgets.cursor_readout import Reading, readout_line
 from rocmtui.ui.widgets.gpu_strip import strip_lines
@@ -188,8 +189,21 @@ class LossPlot(ThrottledPlot):
         if view.cursor is not None and len(lines) < rows:
             x = self.native_x(self.state)
             wall = view.wall_at(view.cursor, timeline)
-            lines.append(readout_line(self.state, x, self.gpu_track.at(wall) if wall is not None else None, wall))
+            track = self.gpu_track
+            moment = self.gpu_at_cursor(view.cursor)
+            lines.append(readout_line(self.state, x, moment, wall, width=width, has_gpu=len(track) > 0))
         return lines[:rows]
+
+    def gpu_at_cursor(self, cursor: float) -> GpuMoment | None:
+        """The GPU in the strip's column under the cursor (the readout and the strip agree)."""
+        x_range, span = self.canvas.x_range, self.column_span
+        if x_range is None or span <= 0:
+            return None
+        start = x_range[0] + math.floor((cursor - x_range[0]) / span) * span
+        walls = [self.plot_view.wall_at(edge, self.timeline) for edge in (start, start + span)]
+        if walls[0] is None or walls[1] is None:
+            return None
+        return self.gpu_track.moment(walls[0], walls[1])
 
     def cursor_readings(self) -> list[Reading]:
         """Each run's loss (raw and smoothed); one run: its per-epoch losses as well."""

@@ -27,7 +27,21 @@ from rocmtui.ui.look.ticks import (
 from rocmtui.ui.state.cursor import XMode
 from rocmtui.ui.state.timeline import Timeline
 
+LABEL_MIN = 3
+"""Columns of the y axis' labels at least: the GPU strip's names (``gpu``, ``mem``) fit beside it."""
 X_NAMES = {"time": "time since start", "wall": "wall clock"}
+
+
+def y_ticks(low: float, high: float, rows: int) -> list[float]:
+    """Round values for a plot ``rows`` high, at most one every other data row (the rows over the x axis and
+    its labels): plotext draws two ticks that fall in one row over each other."""
+    most = max(2, (rows - 1) // 2)
+    ticks: list[float] = []
+    for count in range(5, 0, -1):
+        ticks = nice_ticks(low, high, count)
+        if len(ticks) <= most:
+            break
+    return ticks
 
 
 class PlotCanvas:
@@ -121,9 +135,9 @@ class PlotCanvas:
         low, high = self.y_limits or (self.y_low, self.y_high)
         if not low <= high:
             return
-        ticks = log_ticks(low, high) if self.log else nice_ticks(low, high, max(2, min(5, (rows + 1) // 2)))
+        ticks = log_ticks(low, high) if self.log else y_ticks(low, high, rows)
         if ticks:
-            self.figure.yticks(ticks, labelled(ticks))
+            self.figure.yticks(ticks, [label.rjust(LABEL_MIN) for label in labelled(ticks)])
 
     def _finish_time(self) -> None:
         if not self.x_low <= self.x_high:
