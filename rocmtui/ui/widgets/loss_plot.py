@@ -163,8 +163,10 @@ class LossPlot(ThrottledPlot):
         super().replot()
 
     def strip_rows(self, height: int) -> int:
-        """Rows of the GPU strip under a plot ``height`` high."""
-        return 0 if height < STRIP_MIN_HEIGHT else 1 if height < STRIP_MIN_HEIGHT + 4 else 2
+        """Rows of the GPU strip under a plot ``height`` high (one for the line saying there are no samples)."""
+        if height < STRIP_MIN_HEIGHT:
+            return 0
+        return 1 if height < STRIP_MIN_HEIGHT + 4 or not len(self.gpu_track) else 2
 
     def rows_under(self, height: int) -> int:
         return self.strip_rows(height) + (1 if self.plot_view.cursor is not None and height >= 5 else 0)
