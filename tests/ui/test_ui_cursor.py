@@ -217,3 +217,16 @@ async def test_a_wide_readout_names_the_step_the_memory_share_and_the_wall_clock
         assert wall is not None
         clock = time.strftime("%H:%M:%S", time.localtime(wall))
         assert under_loss(app)[-1] == f"ep 10.00 step 490 · +3.3s · GPU 78% mem 3.0 GiB 2% · {clock}"
+
+
+def test_a_series_name_is_drawn_as_text_in_the_cursors_title() -> None:
+    """Metric names come from outside: one with markup in it shows as written, not as a style."""
+    from textual.content import Content
+
+    from rocmtui.base.series import Series
+    from rocmtui.ui.widgets.cursor_readout import Reading, title_markup
+
+    series = Series()
+    series.add(1.0, 0.5)
+    markup = title_markup([Reading("[bold red]loss[/]", "ansi_bright_cyan", series, 1.0)])
+    assert Content.from_markup(markup).plain == "━ [bold red]loss[/] 0.5"
