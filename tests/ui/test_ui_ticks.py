@@ -75,3 +75,13 @@ def test_time_axes_tick_at_clock_round_times() -> None:
         3600 * 9 - 1800,
     ]
     assert len(clock_label(0.0, 60)) == 5 and len(clock_label(0.0, 30)) == 8
+
+
+def test_a_short_axis_gets_two_ticks_at_least_one_every_other_row() -> None:
+    from rocmtui.ui.widgets.plot_canvas import y_ticks
+
+    assert y_ticks(1.6, 2.45, 7) == [1.6, 2.0, 2.4]  # 0.5 would give one tick, 0.2 five on three free rows
+    assert y_ticks(0.0, 100.0, 9) == [0.0, 50.0, 100.0]
+    assert y_ticks(0.41, 2.31, 11) == [0.5, 1.0, 1.5, 2.0]
+    for rows in range(3, 40):
+        assert len(y_ticks(0.37, 3.7, rows)) <= max(2, (rows - 1) // 2)

@@ -30,22 +30,27 @@ class Reading:
     weight: float | None = None
     """The EMA's weight, for a series drawn smoothed (its smoothed value follows the raw one, after ``~``)."""
 
-    def text(self) -> str:
+    def text(self, digits: int = 4) -> str:
         point = self.series.at(self.x, self.weight) if self.series is not None and self.x is not None else None
         if point is None:
             return f"{self.name} -"
-        smoothed = f" ~{value_text(point.smoothed)}" if point.smoothed is not None and self.weight else ""
-        return f"{self.name} {value_text(point.value)}{smoothed}"
+        smoothed = point.smoothed is not None and self.weight
+        tail = f"~{value_text(point.smoothed or 0.0, digits)}" if smoothed else ""
+        return f"{self.name} {value_text(point.value, digits)}{tail}"
 
 
-def value_text(value: float) -> str:
-    """Four significant digits: a loss as 0.4312, an accuracy as 87.12, a throughput as 1.234e+04."""
-    return f"{value:.4g}" if math.isfinite(value) else "-"
+def value_text(value: float, digits: int = 4) -> str:
+    """``digits`` significant digits: a loss as 0.4312, an accuracy as 87.12, a throughput as 1.234e+04."""
+    return f"{value:.{digits}g}" if math.isfinite(value) else "-"
 
 
-def title_markup(readings: list[Reading]) -> str:
-    """The title while the cursor is shown: each series' value in its line's colour (names escaped)."""
-    return " ".join(f"[{r.color}]━ {escape(r.text())}[/]" for r in readings)
+def title_markup(readings: list[Reading], width: int = 1000) -> str:
+    """The title while the cursor is shown: each series' value in its line's colour (names escaped), to four
+    significant digits, or three when that does not fit ``width``."""
+    texts = [r.text() for r in readings]
+    if sum(len(t) + 2 for t in texts) > width:
+        texts = [r.text(3) for r in readings]
+    return " ".join(f"[{r.color}]━{escape(t)}[/]" for r, t in zip(readings, texts, strict=True))
 
 
 def x_text(state: RunState, x: float) -> str:

@@ -36,11 +36,15 @@ def y_ticks(low: float, high: float, rows: int) -> list[float]:
     """Round values for a plot ``rows`` high, at most one every other data row (the rows over the x axis and
     its labels): plotext draws two ticks that fall in one row over each other."""
     most = max(2, (rows - 1) // 2)
-    ticks: list[float] = []
+    finer: list[float] = []
     for count in range(5, 0, -1):
         ticks = nice_ticks(low, high, count)
         if len(ticks) <= most:
             break
+        finer = ticks
+    if len(ticks) < 2 and len(finer) >= 2:  # one tick says no scale: every other tick of the finer step
+        thinned = finer[:: math.ceil(len(finer) / most)]
+        ticks = thinned if len(thinned) >= 2 else ticks
     return ticks
 
 

@@ -106,7 +106,7 @@ class ThrottledPlot(PlotextPlot):
         """The legend, or while the cursor is shown each series' value at the cursor."""
         markup = self.legend_markup
         if self.plot_view.cursor is not None:
-            markup = title_markup(self.cursor_readings()) or markup
+            markup = title_markup(self.cursor_readings(), self.size.width - 2) or markup
         if markup != self.border_title:
             self.border_title = markup
 
