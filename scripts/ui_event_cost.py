@@ -9,6 +9,7 @@ whatever the series, and left out). Two kinds of run:
 - ``tracked``: a script's ``MetricsLogged`` of three names, one point each.
 
     python scripts/ui_event_cost.py --points 10000 1000000
+    python scripts/ui_event_cost.py --points 10000 1000000 --mode time   # the plots against the run's clock
 """
 
 from __future__ import annotations
