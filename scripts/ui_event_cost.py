@@ -9,6 +9,7 @@ whatever the series, and left out). Two kinds of run:
 - ``tracked``: a script's ``MetricsLogged`` of three names, one point each.
 
     python scripts/ui_event_cost.py --points 10000 1000000
+    python scripts/ui_event_cost.py --points 10000 1000000 --mode time   # the plots against the run's clock
 """
 
 from __future__ import annotations
@@ -104,7 +105,22 @@ def fill(state: RunState, kind: str, points: int, rng: random.Random) -> int:
     return points
 
 
-def measure(kind: str, points: int, rounds: int, per_round: int) -> str:
+def redraw(plot: LossPlot | AccuracyPlot, mode: str) -> None:
+    """A plot's ``draw`` and, where the plots draw through a canvas, its axes' finish (round ticks; in the time
+    modes, every x mapped through the run's timeline). Code without the canvas draws in step mode only."""
+    plot.plt.clear_figure()
+    canvas = getattr(plot, "canvas", None)
+    if canvas is None:
+        plot.draw()
+        return
+    canvas.reset()
+    canvas.mode = mode
+    canvas.use(plot.timeline)
+    plot.draw()
+    canvas.finish(plot.size.height)
+
+
+def measure(kind: str, points: int, rounds: int, per_round: int, mode: str = "step") -> str:
     rng = random.Random(0)
     state = RunState()
     state.apply(started(kind))
@@ -128,11 +144,10 @@ def measure(kind: str, points: int, rounds: int, per_round: int) -> str:
         per_event.append((time.perf_counter() - start) / per_round)
         start = time.perf_counter()
         for plot in plots:
-            plot.plt.clear_figure()
-            plot.draw()
+            redraw(plot, mode)
         per_draw.append(time.perf_counter() - start)
     return (
-        f"{kind:8} {points:>9,} points: apply {1e6 * statistics.median(per_event):9.1f} us/event,"
+        f"{kind:8} {points:>9,} points, x {mode}: apply {1e6 * statistics.median(per_event):9.1f} us/event,"
         f" redraw of both plots {1e3 * statistics.median(per_draw):7.2f} ms, state {memory / 1e6:6.1f} MB"
     )
 
@@ -143,10 +158,11 @@ def main() -> int:
     parser.add_argument("--kinds", nargs="+", choices=("train", "tracked"), default=["train", "tracked"])
     parser.add_argument("--rounds", type=int, default=5, help="batches of events timed, each followed by a redraw")
     parser.add_argument("--events", type=int, default=20, help="events per batch")
+    parser.add_argument("--mode", choices=("step", "time", "wall"), default="step", help="the plots' x axis")
     args = parser.parse_args()
     for kind in args.kinds:
         for points in args.points:
-            print(measure(kind, points, args.rounds, args.events), flush=True)
+            print(measure(kind, points, args.rounds, args.events, args.mode), flush=True)
     return 0
 
 

@@ -44,6 +44,15 @@ class SeriesView:
     """The debiased EMA at each group's last point (empty when no weight was asked for)."""
 
 
+@dataclass(frozen=True)
+class SeriesPoint:
+    """What a series says at one x (``Series.at``): the point found, its value, and the EMA there."""
+
+    x: float
+    value: float
+    smoothed: float | None
+
+
 @dataclass
 class _Bucket:
     """The newest bucket, still filling."""
@@ -192,6 +201,29 @@ class Series:
             return self.weights.index(weight)
         except ValueError:
             raise ValueError(f"no EMA kept at weight {weight}; kept: {self.weights}") from None
+
+    def at(self, x: float, weight: float | None = None) -> SeriesPoint | None:
+        """The bucket holding ``x``, else the last one before it (the first one when ``x`` is before them all):
+        its last point and the EMA at ``weight`` there. Exact for a series of up to ``capacity`` points."""
+        if not self._n:
+            return None
+        index = bisect.bisect_left(self._last_x, x)
+        closed = len(self._last_x)
+        if index < closed:
+            if index and self._first_x[index] > x:
+                index -= 1
+        elif self._open.count and (self._open.first_x <= x or not closed):
+            index = closed
+        else:
+            index = closed - 1
+        w = self._weight_index(weight) if weight is not None else None
+        if index == closed:
+            smoothed = self._ema[w] / (1.0 - weight**self._n) if w is not None and weight is not None else None
+            return SeriesPoint(self._open.last_x, self._open.last, smoothed)
+        smoothed = None
+        if w is not None and weight is not None:
+            smoothed = self._ema_end[w][index] / (1.0 - weight ** self._n_end[index])
+        return SeriesPoint(self._last_x[index], self._last[index], smoothed)
 
     def view(self, start: float = -math.inf, limit: int | None = None, weight: float | None = None) -> SeriesView:
         """The buckets whose last x is at or after ``start``, gathered into at most ``limit`` groups of

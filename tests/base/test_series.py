@@ -152,3 +152,37 @@ def test_bad_settings_and_unknown_weights_are_refused() -> None:
         Series((1.0,))
     with pytest.raises(ValueError, match=r"no EMA kept at weight 0\.5"):
         Series((0.9,)).view(weight=0.5)
+
+
+@given(st.lists(VALUES, min_size=1, max_size=60), st.floats(min_value=-5.0, max_value=70.0), CAPACITIES)
+def test_at_gives_the_point_at_or_before_x_and_the_ema_there(values: list[float], x: float, capacity: int) -> None:
+    """Within capacity, ``at`` is exact: the last point at or before ``x`` (the first one before them all)."""
+    series = Series(WEIGHTS, capacity=max(capacity, 64))
+    for i, value in enumerate(values):
+        series.add(float(i), value)
+    point = series.at(x, 0.9)
+    assert point is not None
+    index = min(len(values) - 1, max(0, math.floor(x)))
+    assert point.x == float(index) and point.value == values[index]
+    assert point.smoothed is not None
+    assert math.isclose(point.smoothed, tensorboard_smoothed(values[: index + 1], 0.9), rel_tol=1e-9, abs_tol=1e-9)
+    assert series.at(x) is not None and series.at(x).smoothed is None  # type: ignore[union-attr]
+
+
+@given(st.lists(VALUES, min_size=1, max_size=200), st.floats(min_value=0.0, max_value=200.0), CAPACITIES)
+def test_at_past_capacity_is_the_bucket_holding_x(values: list[float], x: float, capacity: int) -> None:
+    """Past capacity, ``at`` is the last point of the bucket holding ``x`` (or of the one before a gap)."""
+    series = Series(WEIGHTS, capacity=capacity)
+    for i, value in enumerate(values):
+        series.add(float(i), value)
+    point = series.at(x)
+    assert point is not None
+    assert point.value == values[int(point.x)]
+    if x <= len(values) - 1:  # the bucket holding x ends at most a bucket after it; one before ends < 1 before it
+        assert point.x - series.span * 2 < x < point.x + 1
+    else:
+        assert point.x == len(values) - 1
+
+
+def test_at_on_an_empty_series_is_none() -> None:
+    assert Series(WEIGHTS).at(3.0, 0.9) is None

@@ -103,3 +103,24 @@ def _is_served_app(pid: int, serve_pid: int) -> bool:
         return os.getsid(pid) == serve_pid and b"rocmtui.cli.served" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
+
+
+def test_the_cursor_takes_keys_and_the_mouse_in_a_browser(browser, serve_demo) -> None:
+    """The same events as in a terminal: the arrow keys show and move the cursor, ``x`` the axis, a click places it."""
+    url, shots, _ = serve_demo
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.goto(url, wait_until="commit")
+    page.wait_for_selector("body.-first-byte", state="attached", timeout=20_000)
+    showing(page, shots, "Result")
+    page.keyboard.press("ArrowLeft")  # shows it at the newest point, the titles give the values there
+    assert "━loss " in showing(page, shots, "ep 10.00 step 490")
+    page.keyboard.press("ArrowLeft")
+    assert "ep 10.00 " not in showing(page, shots, "ep 9.")  # a column left
+    page.keyboard.press("x")
+    assert "epoch" not in showing(page, shots, "time since start").split("Result")[0]  # the x axis named anew
+    page.keyboard.press("Escape")
+    assert "━loss " not in showing(page, shots, "EMA 0.98")  # hidden: the legend again
+    box = page.locator("canvas").first.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] * 0.15, box["y"] + box["height"] * 0.3)  # on the loss plot
+    assert "━loss " in showing(page, shots, "━loss ")

@@ -32,6 +32,7 @@ from rocmtui.gpu.sample import SampleSet
 from rocmtui.run.format import RANKS
 from rocmtui.ui.look.format import fmt_acc
 from rocmtui.ui.state.compare import ComparedRun
+from rocmtui.ui.state.cursor import PlotView
 from rocmtui.ui.state.grid import GridState
 from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.widgets.accuracy_plot import AccuracyPlot
@@ -40,10 +41,11 @@ from rocmtui.ui.widgets.gpu_panel import GpuPanel
 from rocmtui.ui.widgets.key_bar import KeyBar
 from rocmtui.ui.widgets.log_panel import LogPanel
 from rocmtui.ui.widgets.loss_plot import LossPlot
+from rocmtui.ui.widgets.plot_cursor import CursorKeys
 from rocmtui.ui.widgets.rank_table import RankTable
 from rocmtui.ui.widgets.run_info import RunInfo
 from rocmtui.ui.widgets.run_progress import RunProgress
-from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
+from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S, CursorPlaced
 
 FRAME_PERIOD_S = 1.0
 """Seconds between frames of the training screen. Events and samples only change state; each frame
@@ -78,6 +80,15 @@ class TrainScreen(Screen[None]):
         Binding("m", "app.toggle_monitor", "Monitor"),
         Binding("n", "next_series", "Next series", show=False),
         Binding("r", "next_run", "Next run"),
+        Binding("c", "toggle_cursor", "Cursor"),
+        Binding("x", "x_axis", "X axis"),
+        Binding("left", "cursor(-1)", "Cursor left", show=False),
+        Binding("right", "cursor(1)", "Cursor right", show=False),
+        Binding("shift+left,pageup", "cursor(-10, True)", "Cursor far left", show=False, priority=True),
+        Binding("shift+right,pagedown", "cursor(10, True)", "Cursor far right", show=False, priority=True),
+        Binding("home", "cursor_end(False)", "Cursor first", show=False, priority=True),
+        Binding("end", "cursor_end(True)", "Cursor last", show=False, priority=True),
+        Binding("escape", "hide_cursor", "Hide cursor", show=False),
     ]
 
     def __init__(
@@ -103,6 +114,8 @@ class TrainScreen(Screen[None]):
         self.progress = RunProgress(state, id="progress")
         self.loss_plot = LossPlot(state, id="loss-plot", runs=self.runs)
         self.accuracy_plot = AccuracyPlot(state, id="accuracy-plot", runs=self.runs)
+        self.cursor = CursorKeys(PlotView(), self.loss_plot, (self.loss_plot, self.accuracy_plot))
+        """The cursor and the x axis, one for both plots (``rocmtui.ui.widgets.plot_cursor``)."""
         self.gpu_panel = GpuPanel(id="train-gpu")
         self.rank_table = RankTable(id="ranks")
         """Shown for a run of several ranks (``--nproc``, torchrun): each rank's GPU, step and speed."""
@@ -289,6 +302,8 @@ class TrainScreen(Screen[None]):
         sample_set, history = self.pending_samples
         self.pending_samples = None
         self.rank_table.set_gpus(sample_set.gpus)
+        if self.loss_plot.gpu_track.record((*history, sample_set)):
+            self.loss_plot.mark_dirty()  # the strip under the curves
         count = len(self.gpu_panel.gpu_indexes)
         self.gpu_panel.show(sample_set, history)
         if len(self.gpu_panel.gpu_indexes) != count:
@@ -313,6 +328,24 @@ class TrainScreen(Screen[None]):
 
     def action_zoom(self) -> None:
         self.loss_plot.next_window()
+
+    def action_cursor(self, columns: int, only_shown: bool = False) -> None:
+        self.cursor.move(columns, only_shown=only_shown)
+
+    def action_cursor_end(self, last: bool) -> None:
+        self.cursor.jump(last)
+
+    def action_toggle_cursor(self) -> None:
+        self.cursor.toggle()
+
+    def action_hide_cursor(self) -> None:
+        self.cursor.hide()
+
+    def action_x_axis(self) -> None:
+        self.cursor.next_axis()
+
+    def on_cursor_placed(self, message: CursorPlaced) -> None:
+        self.cursor.place(message.axis_x)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pause and save are not offered once the run has ended (the footer drops them)."""

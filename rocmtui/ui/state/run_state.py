@@ -22,6 +22,7 @@ from rocmtui.events import (
     TrainEvent,
 )
 from rocmtui.run.fold import Phase, RunFold
+from rocmtui.ui.state.timeline import Timeline
 
 if TYPE_CHECKING:
     from rocmtui.ui.state.scalars import Scalars
@@ -59,6 +60,8 @@ class RunState(RunFold):
     """Every step's loss against fractional epochs; also the scalars' ``loss`` (one series, kept once)."""
     scalars: Scalars = field(default_factory=_scalars)
     """The series a tracked script logs (``rocmtui.ui.state.scalars``)."""
+    timeline: Timeline = field(default_factory=Timeline)
+    """When each point happened: x against the run's clock and the wall clock (the plots' time axes)."""
     clock: Callable[[], float] = time.monotonic
     """Where the running clock reads the time (tests give a fake one)."""
     _clocked_at: float | None = None
@@ -68,6 +71,7 @@ class RunState(RunFold):
     def apply(self, event: TrainEvent) -> None:
         """Fold one event into the state, then into the series."""
         super().apply(event)
+        self.timeline.apply(event)
         if isinstance(event, RunStarted):
             self.scalars.x_name = "epoch"
             self.scalars.groups = {ACC_VIEW: (("train", "train_acc"), ("test", "test_acc"))}

@@ -6,8 +6,18 @@ from collections.abc import Sequence
 
 from rocmtui.ui.state.compare import ComparedRun, run_color
 from rocmtui.ui.state.run_state import ACC_VIEW, RunState
-from rocmtui.ui.widgets.scalar_plot import draw_series, fit_percent, series_legend, view_key
-from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
+from rocmtui.ui.state.scalars import GROUP
+from rocmtui.ui.widgets.cursor_readout import Reading
+from rocmtui.ui.widgets.scalar_plot import (
+    EPOCH_SERIES_COLOR,
+    GROUP_COLORS,
+    SERIES_COLORS,
+    draw_series,
+    fit_percent,
+    series_legend,
+    view_key,
+)
+from rocmtui.ui.widgets.throttled_plot import LEGEND_COLOR, ThrottledPlot
 
 COLORS = {"train": "orange", "test": "green+"}
 
@@ -22,7 +32,7 @@ class AccuracyPlot(ThrottledPlot):
     """
 
     def __init__(self, state: RunState, *, id: str | None = None, runs: Sequence[ComparedRun] = ()) -> None:
-        super().__init__(id=id)
+        super().__init__(id=id, timeline=state.timeline)
         self.state = state
         self.runs = runs
         """Runs compared (more than one: each run's test accuracy in its colour)."""
@@ -78,15 +88,42 @@ class AccuracyPlot(ThrottledPlot):
             ends = [s.last_x for _, s in members if s.last_x is not None]
             self.epoch_axis(self.state.total_epochs, max(ends, default=0.0))
 
+    def cursor_readings(self) -> list[Reading]:
+        """Each run's test accuracy; one run: the series of the view shown (a step series raw and smoothed)."""
+        if self.comparing:
+            return [
+                Reading(
+                    run.label,
+                    LEGEND_COLOR.get(run_color(i), ""),
+                    run.state.scalars.epochs.get("test_acc"),
+                    self.native_x(run.state),
+                )
+                for i, run in enumerate(self.runs)
+            ]
+        scalars, x = self.state.scalars, self.native_x(self.state)
+        key = view_key(scalars, self.series_index)
+        if key is None:
+            return []
+        if key.startswith(GROUP):
+            members = zip(scalars.members(key), GROUP_COLORS, strict=False)
+            return [Reading(name, LEGEND_COLOR.get(color, ""), series, x) for (name, series), color in members]
+        name = key.removeprefix("epoch:")
+        if key.startswith("epoch:"):
+            return [Reading(name, LEGEND_COLOR[EPOCH_SERIES_COLOR], scalars.series(key), x)]
+        weight = self.smoothing if self.smoothing > 0 else None
+        return [Reading(name, LEGEND_COLOR[SERIES_COLORS["EMA"]], scalars.series(key), x, weight)]
+
     def draw_compared(self) -> None:
         """Each run's test accuracy per epoch, in the run's colour."""
         drawn: list[float] = []
         for index, run in enumerate(self.runs):
+            self.canvas.use(run.state.timeline)
             epochs = run.state.epochs
             if epochs:
                 ex = [float(e.epoch + 1) for e in epochs]
                 drawn += (ys := [100.0 * e.test_acc for e in epochs])
                 self.epoch_line(ex, ys, run_color(index))
+        self.canvas.use(self.timeline)
         last = max((float(run.state.epochs_done) for run in self.runs), default=0.0)
         self.epoch_axis(max(run.state.total_epochs for run in self.runs), last)
         fit_percent(self, drawn)

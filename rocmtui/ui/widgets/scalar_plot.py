@@ -7,10 +7,10 @@ time, cycled with a key: a series, or a group of per-epoch series (a train run's
 
 from __future__ import annotations
 
-import math
-
 from rocmtui.base.series import Series
+from rocmtui.ui.look.ticks import nice_step
 from rocmtui.ui.look.y_range import PERCENT, fitted_range
+from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.state.scalars import GROUP, Scalars
 from rocmtui.ui.widgets.loss_plot import drawn_xs, envelope
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
@@ -48,12 +48,12 @@ def series_legend(scalars: Scalars, index: int) -> tuple[str, dict[str, str]]:
 
 def _step_line(plot: ThrottledPlot, series: Series, colors: dict[str, str]) -> None:
     view = series.view(limit=drawn_xs(plot.size.width), weight=plot.smoothing)
-    plot.plt.plot(*envelope(view), color=colors["step"], marker="braille")
-    plot.plt.plot(view.x, view.smoothed, color=colors["EMA"], marker="braille")
+    plot.canvas.plot(*envelope(view), color=colors["step"], marker="braille")
+    plot.canvas.plot(view.x, view.smoothed, color=colors["EMA"], marker="braille")
     low, high = min(view.low), max(view.high)
     if high - low <= 1e-9 * max(1.0, abs(high)):  # a constant (a fixed lr): a readable axis around it
         pad = abs(high) * 0.1 or 1.0
-        plot.plt.ylim(low - pad, high + pad)
+        plot.canvas.ylim(low - pad, high + pad)
 
 
 def _epoch_line(plot: ThrottledPlot, series: Series, color: str) -> None:
@@ -65,18 +65,21 @@ def _epoch_line(plot: ThrottledPlot, series: Series, color: str) -> None:
 def _step_axis(plot: ThrottledPlot, scalars: Scalars) -> None:
     last = scalars.last
     end = max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
-    plot.plt.xlim(0, end * 1.02)
+    _steps_to(plot, end)
+
+
+def _steps_to(plot: ThrottledPlot, end: float) -> None:
+    """x from step 0 to ``end``, ticked at round steps."""
+    plot.canvas.xlim(0, end * 1.02)
     ticks = step_ticks(end)
-    plot.plt.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
+    plot.canvas.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
     plot.x_label("step")
 
 
 def step_ticks(end: float) -> list[int]:
     """Whole steps from 0 to ``end``, at most five, each a round number (1, 2 or 5 times a power of ten)."""
-    raw = max(end / 4, 1.0)
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    return list(range(0, int(end) + 1, int(step)))
+    step = max(1, round(nice_step(end, 4)))
+    return list(range(0, int(end) + 1, step))
 
 
 def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
@@ -87,34 +90,33 @@ def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
     for epoch_name in scalars.epoch_losses():
         _epoch_line(plot, scalars.epochs[epoch_name], colors[epoch_name])
     if log_scale:
-        plot.plt.yscale("log")
+        plot.canvas.yscale("log")
     _step_axis(plot, scalars)
 
 
-def draw_compared_losses(plot: ThrottledPlot, runs: list[tuple[Scalars, str]], log_scale: bool) -> None:
+def draw_compared_losses(plot: ThrottledPlot, runs: list[tuple[RunState, str]], log_scale: bool) -> None:
     """Tracked runs compared (``watch RUN1 RUN2``): each run's loss, smoothed, in the run's colour."""
     ends: list[float] = []
-    for scalars, color in runs:
+    for state, color in runs:
+        scalars = state.scalars
+        plot.canvas.use(state.timeline)
         name = scalars.loss_name
         series = scalars.steps.get(name) if name is not None else None
         if series is None or not len(series):
             continue
         view = series.view(limit=drawn_xs(plot.size.width), weight=plot.smoothing)
-        plot.plt.plot(view.x, view.smoothed if plot.smoothing > 0 else view.last, color=color, marker="braille")
+        plot.canvas.plot(view.x, view.smoothed if plot.smoothing > 0 else view.last, color=color, marker="braille")
         ends.append(max(float(series.last_x or 0.0), float(scalars.last.total_steps or 0) if scalars.last else 0.0))
+    plot.canvas.use(plot.timeline)
     if log_scale:
-        plot.plt.yscale("log")
-    end = max([*ends, 1.0])
-    plot.plt.xlim(0, end * 1.02)
-    ticks = step_ticks(end)
-    plot.plt.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
-    plot.x_label("step")
+        plot.canvas.yscale("log")
+    _steps_to(plot, max([*ends, 1.0]))
 
 
 def fit_percent(plot: ThrottledPlot, values: list[float]) -> None:
     """A y range that fits percentages drawn (accuracies), with a margin, inside 0..100 (all of it before any)."""
     low, high = (min(values), max(values)) if values else PERCENT
-    plot.plt.ylim(*fitted_range(low, high, PERCENT))
+    plot.canvas.ylim(*fitted_range(low, high, PERCENT))
 
 
 def view_key(scalars: Scalars, index: int) -> str | None:

@@ -10,12 +10,19 @@ from __future__ import annotations
 import math
 
 from rich.text import Text
+from textual import events
 from textual.app import RenderResult
 from textual.markup import escape
+from textual.message import Message
 from textual_plotext import PlotextPlot
 
 from rocmtui.base.text import plain
-from rocmtui.ui.state.run_state import EMA_BETA
+from rocmtui.ui.look.ticks import nice_step
+from rocmtui.ui.state.cursor import PlotView
+from rocmtui.ui.state.run_state import EMA_BETA, RunState
+from rocmtui.ui.state.timeline import Timeline
+from rocmtui.ui.widgets.cursor_readout import Reading, title_markup
+from rocmtui.ui.widgets.plot_canvas import PlotCanvas
 
 PLOT_PERIOD_S = 2.0
 LABEL_MIN_HEIGHT = 14
@@ -25,12 +32,16 @@ for the data (the ticks and the title say what x is)."""
 the UI process (plotext build and parse, measured on a 2-core EPYC) and repaints every cell of the
 plot: 0.5 Hz keeps both small."""
 
+CURSOR_COLOR = "red+"
+"""The cursor's line: a colour no series of the plots uses."""
+
 LEGEND_COLOR = {
     "gray": "ansi_bright_black",
     "cyan+": "ansi_bright_cyan",
     "orange": "ansi_yellow",
     "magenta+": "ansi_bright_magenta",
     "green+": "ansi_bright_green",
+    "red+": "ansi_bright_red",
 }
 """Textual names of the ANSI colours that plotext draws for the names used (256-colour codes 8, 14, 3,
 13, 10), for legends drawn outside the plot in the same colours. The border title is Textual markup:
@@ -45,10 +56,19 @@ def tick_step(span: float) -> float:
     return next((step for step in (0.25, 0.1, 0.05, 0.02) if step <= span / 3), 0.01)
 
 
-class ThrottledPlot(PlotextPlot):
-    """Subclasses implement ``draw`` with ``self.plt``; nobody calls ``replot`` per message."""
+class CursorPlaced(Message):
+    """A click on a plot (or the mouse moved over it while the cursor is shown): the cursor goes to
+    ``axis_x``, on the axis shown."""
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, axis_x: float) -> None:
+        super().__init__()
+        self.axis_x = axis_x
+
+
+class ThrottledPlot(PlotextPlot):
+    """Subclasses implement ``draw`` with ``self.canvas``; nobody calls ``replot`` per message."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None, timeline: Timeline | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.dirty = True
         self.replots = 0
@@ -56,6 +76,15 @@ class ThrottledPlot(PlotextPlot):
         self.smoothing = EMA_BETA
         """Weight of the EMA drawn over a per-step line: one of ``SMOOTHING_WEIGHTS``, at each of which every
         series keeps its EMA."""
+        self.canvas = PlotCanvas(self._plot)
+        self.timeline = timeline if timeline is not None else Timeline()
+        """The main run's: its x on the time axes."""
+        self.plot_view = PlotView()
+        """The x axis and the cursor, shared with the other plot (the screen hands both the same one)."""
+        self.legend_markup = ""
+        """The title and legend (``set_legend``), shown while the cursor is hidden."""
+        self.plot_left = 0
+        """The first column of the plot's area (right of the y axis), as last drawn."""
 
     def mark_dirty(self) -> None:
         """The data changed; the next due frame redraws."""
@@ -70,7 +99,25 @@ class ThrottledPlot(PlotextPlot):
         """Repaint now with the current data (``render`` draws it)."""
         self.dirty = False
         self.replots += 1
+        self.show_title()
         self.refresh()
+
+    def show_title(self) -> None:
+        """The legend, or while the cursor is shown each series' value at the cursor."""
+        markup = self.legend_markup
+        if self.plot_view.cursor is not None:
+            markup = title_markup(self.cursor_readings(), self.size.width - 2) or markup
+        if markup != self.border_title:
+            self.border_title = markup
+
+    def cursor_readings(self) -> list[Reading]:
+        """The series drawn, each with its value at the cursor (each plot says which)."""
+        return []
+
+    def native_x(self, state: RunState) -> float | None:
+        """A run's own x at the cursor (None: hidden, or the run has no time there)."""
+        cursor = self.plot_view.cursor
+        return None if cursor is None else self.plot_view.native(cursor, state.timeline)
 
     def render(self) -> RenderResult:
         """Draw the data afresh at every render, and show a failure instead of raising it.
@@ -80,30 +127,93 @@ class ThrottledPlot(PlotextPlot):
         cannot be drawn must not end the app while a run trains.
         """
         try:
-            self.plt.clear_figure()
-            self.plt.xaxes(True, False)  # the widget's border frames the plot: no top line, no right line,
-            self.plt.yaxes(True, False)  # one more row and column for the data
-            self.draw()
-            return super().render()
+            return self._render_plot()
         except Exception as err:  # plotext raises plain ValueError/ZeroDivisionError on odd data
             return Text(plain(f"cannot draw this plot: {type(err).__name__}: {err}"), style="bold red")
+
+    def _render_plot(self) -> Text:
+        plt, canvas = self._plot, self.canvas
+        width, height = self.size.width, self.size.height
+        under = self.rows_under(height)
+        plt.clear_figure()
+        plt.xaxes(True, False)  # the widget's border frames the plot: no top line, no right line,
+        plt.yaxes(True, False)  # one more row and column for the data
+        canvas.reset()
+        canvas.mode = self.plot_view.mode
+        canvas.use(self.timeline)
+        self.draw()
+        canvas.finish(height - under)
+        cursor = self.plot_view.cursor
+        if cursor is not None and canvas.x_range is not None and canvas.x_range[0] <= cursor <= canvas.x_range[1]:
+            canvas.vline(cursor, CURSOR_COLOR)
+        plt.plotsize(width, height - under)
+        plt._set_size(width, height - under)  # as PlotextPlot.render does (textual-plotext issue 5)
+        plt.theme(self._get_plotext_theme_name(self.app.theme))
+        text = Text.from_ansi(plt.build().removesuffix("\n"))
+        self.plot_left = plot_area_left(text.plain)
+        if under:
+            text.append("\n")
+            text.append(Text("\n").join(self.lines_under(width, under)))
+        return text
+
+    def measure(self) -> None:
+        """Draw off screen, for the ranges and the plot's area of the axis shown now (``canvas``)."""
+        self.render()
+
+    def rows_under(self, height: int) -> int:
+        """Rows kept under the plot for ``lines_under`` (none by default)."""
+        return 0
+
+    def lines_under(self, width: int, rows: int) -> list[Text]:
+        """``rows`` lines drawn under the plot, its area starting at column ``plot_left``."""
+        return []
+
+    def axis_x_at(self, column: int) -> float | None:
+        """The x on the axis shown under ``column`` of the widget (None: outside the plot's area)."""
+        x_range = self.canvas.x_range
+        cells = self.size.width - self.plot_left
+        if x_range is None or cells <= 0 or not self.plot_left <= column < self.size.width:
+            return None
+        low, high = x_range
+        return low + (column - self.plot_left + 0.5) / cells * (high - low)
+
+    @property
+    def column_span(self) -> float:
+        """How much of the axis shown one column covers."""
+        x_range = self.canvas.x_range
+        cells = max(1, self.size.width - self.plot_left)
+        return (x_range[1] - x_range[0]) / cells if x_range is not None else 1.0
+
+    def on_click(self, event: events.Click) -> None:
+        self._place(event.x)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self.plot_view.cursor is not None:
+            self._place(event.x)
+
+    def _place(self, column: int) -> None:
+        axis_x = self.axis_x_at(column)
+        if axis_x is not None:
+            self.post_message(CursorPlaced(axis_x))
 
     def set_legend(self, title: str, colors: dict[str, str]) -> None:
         """Title and legend (line name -> plotext colour) in the border title, off the plot area."""
         legend = " ".join(f"[{LEGEND_COLOR.get(c, c)}]━ {escape(name)}[/]" for name, c in colors.items())
-        self.border_title = f"{escape(title)} {legend}" if legend else escape(title)
+        self.legend_markup = f"{escape(title)} {legend}" if legend else escape(title)
+        self.show_title()
 
     def epoch_line(self, xs: list[float], ys: list[float], color: str) -> None:
         """A per-epoch series: a thin line through a marked point at each epoch."""
-        self.plt.plot(xs, ys, color=color, marker="braille")
-        self.plt.scatter(xs, ys, color=color, marker="●")
+        self.canvas.plot(xs, ys, color=color, marker="braille")
+        self.canvas.scatter(xs, ys, color=color, marker="●")
 
     def epoch_axis(self, total_epochs: int, last_x: float) -> None:
-        """x from 0 to the run's epochs, with whole-epoch ticks (at most about eight)."""
+        """x from 0 to the run's epochs, ticked at whole epochs of a round step (at most about eight)."""
         end = max(float(total_epochs), last_x, 1.0)
-        step = max(1, math.ceil(end / 8))
-        self.plt.xlim(0, end * 1.02)  # a little room so points at the last epoch stay inside the frame
-        self.plt.xticks(list(range(0, math.ceil(end) + 1, step)))
+        step = max(1, round(nice_step(end, 8)))
+        ticks = list(range(0, math.ceil(end) + 1, step))
+        self.canvas.xlim(0, end * 1.02)  # a little room so points at the last epoch stay inside the frame
+        self.canvas.xticks([float(t) for t in ticks], [str(t) for t in ticks])
         self.x_label("epoch")
 
     def window_axis(self, low: float, high: float) -> None:
@@ -111,14 +221,23 @@ class ThrottledPlot(PlotextPlot):
         span = max(high - low, 1e-9)
         step = tick_step(span)
         ticks = [i * step for i in range(math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9) + 1)]
-        self.plt.xlim(low, low + span * 1.02)
-        self.plt.xticks(ticks, [f"{t:g}" for t in ticks])
+        self.canvas.xlim(low, low + span * 1.02)
+        self.canvas.xticks(ticks, [f"{t:g}" for t in ticks])
         self.x_label("epoch")
 
     def x_label(self, label: str) -> None:
         """Name the x axis when the plot is tall enough to spare the row (``LABEL_MIN_HEIGHT``)."""
         if self.size.height >= LABEL_MIN_HEIGHT:
-            self.plt.xlabel(label)
+            self.canvas.xlabel(label)
 
     def draw(self) -> None:
-        """Plot the current data with ``self.plt``; each plot overrides this (the base draws empty axes)."""
+        """Plot the current data with ``self.canvas``; each plot overrides this (the base draws empty axes)."""
+
+
+def plot_area_left(picture: str) -> int:
+    """The first column right of the y axis in plotext's picture: the one after its lower-left corner."""
+    for line in reversed(picture.split("\n")):
+        corner = line.find("└")
+        if corner >= 0:
+            return corner + 1
+    return 0
