@@ -38,6 +38,8 @@ from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
 RunSource = Callable[[TrainConfig, Emit, RunControl], object]
+EMIT_AHEAD = 4
+"""Events a source may have posted that the UI has not applied yet before its ``emit`` waits."""
 
 
 class TrainerExited(Message):
@@ -86,6 +88,7 @@ class TrainApp(MonitorApp):
         self.signal_code: int | None = None
         self.final: RunFinished | RunFailed | None = None
         self.trainer_done = threading.Event()
+        self._unapplied = threading.Semaphore(EMIT_AHEAD)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -148,7 +151,14 @@ class TrainApp(MonitorApp):
         self.train_screen.apply_other(message.index, cleaned(message.event))
 
     def emit(self, event: TrainEvent) -> None:
-        """The ``emit`` handed to the source: thread-safe, never blocks it."""
+        """The ``emit`` handed to the source: thread-safe. It waits only while ``EMIT_AHEAD`` events are still
+        to be applied (a long history read at once), so that the history is never all held in memory and the
+        source's thread, which decodes, does not take the interpreter from the UI's, which folds, on every
+        event; a live run's events never come that fast. It gives up waiting once the app is going away."""
+        if threading.current_thread() is not threading.main_thread():
+            while not self._unapplied.acquire(timeout=0.1):
+                if self.control.leave.is_set() or self.control.stop.is_set() or not self.is_running:
+                    break
         self.post_message(TrainEventMessage(event))
 
     def on_signal(self, signum: int) -> None:
@@ -184,6 +194,7 @@ class TrainApp(MonitorApp):
 
     # -- events from the source -----------------------------------------------------------
     def on_train_event_message(self, message: TrainEventMessage) -> None:
+        self._unapplied.release()
         event = cleaned(message.event)  # names, paths and messages from outside: plain text from here on
         self.train_screen.apply(event)
         if isinstance(event, RunFinished | RunFailed):
