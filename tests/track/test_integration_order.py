@@ -39,9 +39,6 @@ def test_hugging_face_hooks_come_in_the_trainers_order_and_the_run_follows_them(
     reporter = RocmtuiCallback("hf-order")
     hooks: list[tuple[str, int, bool]] = []  # (hook, global step, whether our run was open then)
 
-    class Recorder(transformers.TrainerCallback):
-        pass
-
     def recorder(name: str):
         def hook(self, args, state, control, **kwargs) -> None:
             hooks.append((name, state.global_step, reporter.run is not None))
@@ -51,8 +48,7 @@ def test_hugging_face_hooks_come_in_the_trainers_order_and_the_run_follows_them(
         return hook
 
     names = ("on_init_end", "on_train_begin", "on_step_begin", "on_step_end", "on_log", "on_evaluate", "on_save")
-    for name in (*names, "on_train_end"):
-        setattr(Recorder, name, recorder(name))
+    Recorder = type("Recorder", (transformers.TrainerCallback,), {n: recorder(n) for n in (*names, "on_train_end")})
     torch.manual_seed(0)
     config, data = tiny_llama(transformers)
     args = transformers.TrainingArguments(
@@ -105,9 +101,6 @@ def test_lightning_hooks_come_in_the_trainers_order_and_the_run_follows_them(tmp
     reporter = RocmtuiCallback("lightning-order")
     hooks: list[tuple[str, int, bool, bool]] = []  # (hook, global step, run open, sanity checking)
 
-    class Recorder(pl.Callback):
-        pass
-
     def recorder(name: str):
         def hook(self, trainer, pl_module, *args) -> None:
             hooks.append((name, trainer.global_step, reporter.run is not None, trainer.sanity_checking))
@@ -120,8 +113,7 @@ def test_lightning_hooks_come_in_the_trainers_order_and_the_run_follows_them(tmp
         "on_fit_start", "on_sanity_check_start", "on_validation_end", "on_sanity_check_end", "on_train_start",
         "on_train_batch_start", "on_train_batch_end", "on_train_epoch_end", "on_train_end", "on_fit_end",
     )  # fmt: skip
-    for name in names:
-        setattr(Recorder, name, recorder(name))
+    Recorder = type("Recorder", (pl.Callback,), {name: recorder(name) for name in names})
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
     trainer = pl.Trainer(
