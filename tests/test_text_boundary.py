@@ -7,12 +7,13 @@ import ast
 import string
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocmtui.base.text import DEFAULT_LIMIT, ELLIPSIS, REPLACEMENT, one_line, plain
-from rocmtui.events import LogMessage, RunFailed
+from rocmtui.events import LogMessage, MetricsLogged, RunFailed
 from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.look.safe_text import cleaned, safe_text
 
@@ -187,3 +188,14 @@ def test_headless_lines_and_doctor_show_escapes_as_text() -> None:
     assert "\x1b" not in out.getvalue() and plain(OSC52) in out.getvalue()
     text = format_checks([Check("GPU", WARN, f"card {OSC52}", fix=f"do {OSC52}")])
     assert "\x1b" not in text and text.count(plain(OSC52)) == 2
+
+
+def test_a_windows_names_are_cleaned_and_its_numbers_left_as_they_are() -> None:
+    steps = tuple(range(1, 1001))
+    values = tuple(float(n) for n in steps)
+    dirty = MetricsLogged(1000, {"loss\x1b": 1.0}, 1.0, 1000, steps=steps, logged={"loss\x1b": values})
+    out = cleaned(dirty)
+    assert list(out.logged) == list(out.values) == [plain("loss\x1b")]
+    assert out.steps is steps and out.logged[plain("loss\x1b")] is values
+    clean = msgspec.structs.replace(dirty, values={"loss": 1.0}, logged={"loss": values})
+    assert cleaned(clean) is clean

@@ -25,6 +25,8 @@ from itertools import pairwise
 
 DEFAULT_CAPACITY = 8192
 """Buckets kept at most: a series of up to this many points keeps each one."""
+BULK_FROM = 512
+"""Points in one ``extend`` from which it goes through numpy: below, ``add`` each costs less."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,16 @@ class Series:
         if bucket.count >= self.span:
             self._close()
         return True
+
+    def extend(self, xs: Sequence[float], values: Sequence[float]) -> int:
+        """Append points in order, as ``add`` each would; returns how many were kept. A long run's
+        history comes in blocks of thousands: those go through numpy (``series_bulk``), a few at a time
+        (a live run's window) through ``add``."""
+        if len(xs) < BULK_FROM:
+            return sum(self.add(float(x), float(v)) for x, v in zip(xs, values, strict=True))
+        from rocmtui.base import series_bulk  # numpy, loaded by the first long block only
+
+        return series_bulk.extend(self, xs, values)
 
     def _close(self) -> None:
         bucket = self._open

@@ -10,18 +10,15 @@ import contextlib
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rocmtui.base.text import plain
-from rocmtui.base.units import fmt_acc, fmt_span
+from rocmtui.base.units import fmt_acc
 from rocmtui.cli.notify_option import add_notify_flag, notify_wanted
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
 from rocmtui.run.layout import default_runs_dir
-
-if TYPE_CHECKING:
-    from rocmtui.run.listing import RunListing
 
 STOP_TIMEOUT_S = 120.0
 RUNS_DIR_HELP = "where runs are (default: $ROCMTUI_RUNS_DIR, else ./runs)"
@@ -30,7 +27,7 @@ CELL_LIMIT = 200
 
 WATCH_EXAMPLES = """\
 examples:
-  rocmtui watch                 the newest live run under ./runs (or the newest run)
+  rocmtui watch                 pick one of the runs under ./runs (the only one: opened at once)
   rocmtui watch runs/20261201-101500-cifar10-simplecnn
   rocmtui watch RUN1 RUN2 RUN3  compare: the curves of each run overlaid; r: the next run's epochs
   rocmtui watch --runs-dir ~/exp
@@ -98,16 +95,24 @@ def saved_config(run_dir: Path) -> TrainConfig:
 def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
-    from rocmtui.run.listing import find_run, run_info
+    from rocmtui.run.listing import find_run, list_runs, run_info
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.state.compare import run_labels
     from rocmtui.ui.train_app import create_train_app, run_train_app
 
-    specs: list[str | None] = list(args.run) or [None]
-    run_dirs = [find_run(spec, args.runs_dir) for spec in specs]
-    run_dir = run_dirs[0]
+    runs = [] if args.run else list_runs(args.runs_dir)
+    several = len(runs) > 1  # no run named and several there: the user picks one
+    run_dirs = [] if several else [find_run(spec, args.runs_dir) for spec in args.run or [None]]
     if not can_draw():
         raise UsageError("watch draws in a terminal; for scripts use 'rocmtui runs --json'")
+    if several:
+        from rocmtui.ui.run_picker import pick_run
+
+        chosen = pick_run(runs, args.runs_dir)
+        if chosen is None:
+            return 0
+        run_dirs = [chosen]
+    run_dir = run_dirs[0]
     samples = TailSource(SampleTail(run_dir).poll, history_len=3600)
     samples.catch_up()  # the GPU history is there for the first frame
 
@@ -149,7 +154,7 @@ def print_lines(lines: list[str], *, failed: bool) -> None:
 
 
 def run_runs(args: argparse.Namespace) -> int:
-    from rocmtui.run.listing import find_run, list_runs
+    from rocmtui.run.listing import find_run, list_runs, listing_cells
 
     if args.csv is not None and args.card is not None:
         raise UsageError("--csv and --card write one thing each: give one of them")
@@ -169,25 +174,11 @@ def run_runs(args: argparse.Namespace) -> int:
         print(f"no runs under {plain(args.runs_dir)}")
         return 0
     rows: list[tuple[str, ...]] = [("STATE", "STARTED", "WHAT", "PROGRESS", "RESULT", "TIME", "DEVICE", "FOLDER")]
-    rows += [_row(info) for info in runs]
+    rows += [listing_cells(info, CELL_LIMIT) for info in runs]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
     return 0
-
-
-def _row(info: RunListing) -> tuple[str, ...]:
-    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started_at)) if info.started_at else "-"
-    progress = f"{info.epoch}/{info.epochs} epochs" if info.epochs else f"step {info.step:,}" if info.step else "-"
-    if info.best_acc is not None:
-        result = f"best {fmt_acc(info.best_acc)}"
-    elif info.metric and info.metric_value is not None:
-        result = f"{info.metric} {info.metric_value:.4g}"
-    else:
-        result = "-"
-    span = fmt_span(info.elapsed_s)
-    cells = info.state, started, info.name or "-", progress, result, span, info.device_name or "-", info.folder
-    return tuple(plain(cell, limit=CELL_LIMIT) for cell in cells)  # every cell was read from a run folder
 
 
 def run_stop(args: argparse.Namespace) -> int:

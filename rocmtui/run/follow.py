@@ -87,13 +87,15 @@ def follow(
     try:
         while not control.leave.is_set():
             mirror.sync(control)
-            batch = tail.poll_all()
+            batch = _next_batch(tail)
             if tail.skipped > skipped:
                 emit(LogMessage(f"{tail.skipped} unreadable line(s) of {tail.path.name} skipped", "warning"))
                 skipped = tail.skipped
             final = _emit_all(superseded(batch, history_until), emit)
             if final is not None:
                 return final
+            if tail.behind:
+                continue  # a long history: the next part at once
             now = time.monotonic()
             if not batch and now - checked_at >= LIVENESS_EVERY_S:
                 checked_at = now
@@ -105,6 +107,16 @@ def follow(
         return None
     finally:
         tail.close()
+
+
+def _next_batch(tail: EventTail) -> list[tuple[int, TrainEvent]]:
+    """What was appended since the last call, a part at a time (``EventTail.poll``), so that a long history
+    reaches the viewer in parts and is never all decoded at once; a part that holds a final event is read on
+    to the end, to see whether a resume follows that end (``superseded``)."""
+    batch = tail.poll()
+    while tail.behind and any(isinstance(event, RunFinished | RunFailed) for _, event in batch):
+        batch += tail.poll()
+    return batch
 
 
 def _emit_all(events: list[TrainEvent], emit: Emit) -> TrainEvent | None:

@@ -11,9 +11,11 @@ still load). Version rules: the stream's header names its version; a reader load
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
@@ -23,7 +25,7 @@ from rocmtui.base.files import read_small
 from rocmtui.codec import CodecError, convert, decode_json, decoder, encode_json, to_builtins
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
-from rocmtui.events import FailureKind, RunFailed, RunFinished, TrainEvent, event_class
+from rocmtui.events import FailureKind, MetricsLogged, RunFailed, RunFinished, TrainEvent, event_class
 from rocmtui.run.files import atomic_write
 
 T = TypeVar("T")
@@ -196,6 +198,8 @@ def encode_event_line(seq: int, t: float, event: TrainEvent) -> bytes:
 
 
 _ENVELOPE = decoder(_Envelope)
+_OUR_PREFIX = re.compile(rb'\{"seq":(0|[1-9][0-9]{0,17}),"t":(-?[0-9]{1,20}(?:\.[0-9]{1,20})?),"event":"')
+"""The front of an event line as ``encode_event_line`` writes it: its ``seq`` and ``t`` read from there."""
 _EVENT = decoder(TrainEvent)
 
 
@@ -213,6 +217,10 @@ def decode_event_line(raw: bytes) -> EventLine:
     """One stream line; CodecError when it is not a record this version reads."""
     if len(raw) > MAX_LINE_BYTES:
         raise CodecError(f"not read: a line of {len(raw)} bytes")
+    ours = _OUR_PREFIX.match(raw)
+    if ours is not None:  # as encode_event_line writes it: one parse of the line, not two
+        with contextlib.suppress(CodecError):  # else read as any line is, below (a version 2 NaN literal)
+            return EventLine(int(ours[1]), float(ours[2]), decode_event(raw))
     try:
         envelope = _ENVELOPE.decode(raw)
     except msgspec.DecodeError:  # a version 2 line with a NaN literal; anything else is refused below
@@ -228,11 +236,20 @@ def decode_event(raw: bytes) -> TrainEvent:
     """One event from its JSON (a stream line or a line up the pipe from a tracked script)."""
     try:
         event: TrainEvent = _EVENT.decode(raw)
-        return event
     except msgspec.ValidationError:
-        return _with_nan(msgspec.json.decode(raw))
+        event = _with_nan(msgspec.json.decode(raw))
     except msgspec.DecodeError as err:
         raise CodecError(f"not JSON: {err}") from None
+    if isinstance(event, MetricsLogged):
+        _check_points(event)
+    return event
+
+
+def _check_points(event: MetricsLogged) -> None:
+    """Each name's values are as many as the steps they were logged at."""
+    for name, (steps, values) in event.points().items():
+        if len(steps) != len(values):
+            raise CodecError(f"bad MetricsLogged: {len(values)} values of {name!r} at {len(steps)} steps")
 
 
 def _legacy_line(raw: bytes) -> EventLine:

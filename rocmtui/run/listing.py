@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from rocmtui.base.text import plain
+from rocmtui.base.units import fmt_acc, fmt_span
 from rocmtui.errors import UsageError
 from rocmtui.events import RunFailed, RunFinished
 from rocmtui.run.format import read_config, read_summary
@@ -73,6 +76,22 @@ def run_info(run_dir: Path) -> RunListing:
         status.elapsed_s, status.device_name, status.started_at, status.pid, "", status.step, status.metric,
         status.metric_value,
     )  # fmt: skip
+
+
+def listing_cells(info: RunListing, limit: int) -> tuple[str, ...]:
+    """The run's line as ``rocmtui runs`` shows it: state, started, what, progress, result, time, device,
+    folder, each read from the run's folder and made plain text of at most ``limit`` characters."""
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started_at)) if info.started_at else "-"
+    progress = f"{info.epoch}/{info.epochs} epochs" if info.epochs else f"step {info.step:,}" if info.step else "-"
+    if info.best_acc is not None:
+        result = f"best {fmt_acc(info.best_acc)}"
+    elif info.metric and info.metric_value is not None:
+        result = f"{info.metric} {info.metric_value:.4g}"
+    else:
+        result = "-"
+    span = fmt_span(info.elapsed_s)
+    cells = info.state, started, info.name or "-", progress, result, span, info.device_name or "-", info.folder
+    return tuple(plain(cell, limit=limit) for cell in cells)
 
 
 def list_runs(runs_dir: Path) -> list[RunListing]:

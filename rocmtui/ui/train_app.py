@@ -25,6 +25,7 @@ from rocmtui.events import Emit, FailureKind, RunControl, RunFailed, RunFinished
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.outcome import exit_code, result_lines
 from rocmtui.ui.app import MonitorApp
+from rocmtui.ui.backlog import Backlog
 from rocmtui.ui.look.safe_text import cleaned
 from rocmtui.ui.look.themes import check_theme
 from rocmtui.ui.messages import TrainEventMessage
@@ -39,6 +40,9 @@ from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
 RunSource = Callable[[TrainConfig, Emit, RunControl], object]
+EMIT_AHEAD = 64
+"""Events a source may have posted that the UI has not applied yet before its ``emit`` waits (for all of them
+to be applied: ``rocmtui.ui.backlog``)."""
 
 
 class TrainerExited(Message):
@@ -90,6 +94,7 @@ class TrainApp(MonitorApp):
         self.signal_code: int | None = None
         self.final: RunFinished | RunFailed | None = None
         self.trainer_done = threading.Event()
+        self._backlog = Backlog(EMIT_AHEAD)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -152,8 +157,15 @@ class TrainApp(MonitorApp):
         self.train_screen.apply_other(message.index, cleaned(message.event))
 
     def emit(self, event: TrainEvent) -> None:
-        """The ``emit`` handed to the source: thread-safe, never blocks it."""
+        """The ``emit`` handed to the source: thread-safe. From the source's thread it waits while
+        ``EMIT_AHEAD`` events are still to be applied (a long history read at once; ``rocmtui.ui.backlog``),
+        and gives up waiting once the app is going away."""
+        if threading.current_thread() is not threading.main_thread():
+            self._backlog.add(self._going_away)
         self.post_message(TrainEventMessage(event))
+
+    def _going_away(self) -> bool:
+        return self.control.leave.is_set() or self.control.stop.is_set() or not self.is_running
 
     def on_signal(self, signum: int) -> None:
         """SIGHUP detaches (the run trains on) unless ``stop_on_hangup``; SIGTERM stops with a checkpoint.
@@ -188,6 +200,7 @@ class TrainApp(MonitorApp):
 
     # -- events from the source -----------------------------------------------------------
     def on_train_event_message(self, message: TrainEventMessage) -> None:
+        self._backlog.applied()
         event = cleaned(message.event)  # names, paths and messages from outside: plain text from here on
         self.train_screen.apply(event)
         if isinstance(event, RunFinished | RunFailed):

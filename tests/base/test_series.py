@@ -186,3 +186,63 @@ def test_at_past_capacity_is_the_bucket_holding_x(values: list[float], x: float,
 
 def test_at_on_an_empty_series_is_none() -> None:
     assert Series(WEIGHTS).at(3.0, 0.9) is None
+
+
+def _same_buckets(bulk: Series, one_by_one: Series) -> None:
+    assert (len(bulk), bulk.span, bulk.buckets) == (len(one_by_one), one_by_one.span, one_by_one.buckets)
+    for weight in bulk.weights:
+        a, b = bulk.view(weight=weight), one_by_one.view(weight=weight)
+        assert (a.x, a.low, a.high, a.last, a.count) == (b.x, b.low, b.high, b.last, b.count)
+        assert a.mean == pytest.approx(b.mean, abs=1e-9)
+        assert all(abs(p - q) < 1e-9 for p, q in zip(a.smoothed, b.smoothed, strict=True))
+        if len(bulk):
+            assert abs(bulk.smoothed_last(weight) - one_by_one.smoothed_last(weight)) < 1e-9  # type: ignore[operator]
+
+
+STEPS_BACK = st.integers(0, 40)
+BLOCK = st.lists(st.tuples(st.one_of(VALUES, st.just(math.nan)), st.sampled_from([0, 0, 0, 0, 1])), max_size=1500)
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocks=st.lists(st.tuples(BLOCK, STEPS_BACK), max_size=6), capacity=CAPACITIES)
+def test_a_bulk_extend_is_add_point_by_point(blocks: list[tuple[list[tuple[float, int]], int]], capacity: int) -> None:
+    """Blocks long enough to go through numpy, with NaNs and steps that go back (a restart inside a block)."""
+    bulk, one_by_one = Series(WEIGHTS, capacity), Series(WEIGHTS, capacity)
+    points: list[tuple[float, float]] = []
+    step = added = 0
+    for block, back in blocks:
+        step = max(0, step - back)
+        xs, values = [], []
+        for value, goes_back in block:
+            step = max(0, step - 7 * goes_back) + 1
+            xs.append(step)
+            values.append(value)
+            one_by_one.add(float(step), value)
+            if math.isfinite(value):
+                if points and step < points[-1][0]:
+                    points = [p for p in points if p[0] < step]
+                points.append((float(step), value))
+                added += 1
+        assert bulk.extend(xs, values) == sum(map(math.isfinite, values))
+        _same_buckets(bulk, one_by_one)
+    if added < capacity and len({x for x, _ in points}) == len(points):  # a bucket a point (check_against's x)
+        check_against(bulk, points)
+
+
+def test_a_long_bulk_history_keeps_tensorboards_ema_and_its_spikes() -> None:
+    values = [1.0 / (1 + i) ** 0.5 for i in range(20_000)]
+    values[12_345] = 50.0  # a spike inside a bucket of many points
+    bulk, one_by_one = Series(WEIGHTS, capacity=64), Series(WEIGHTS, capacity=64)
+    for start in range(0, len(values), 4096):
+        bulk.extend(range(start, start + len(values[start : start + 4096])), values[start : start + 4096])
+    for x, value in enumerate(values):
+        one_by_one.add(float(x), value)
+    _same_buckets(bulk, one_by_one)
+    assert max(bulk.view(limit=10).high) == 50.0
+    for weight in WEIGHTS:
+        assert abs(bulk.smoothed_last(weight) - tensorboard_smoothed(values, weight)) < 1e-6  # type: ignore[operator]
+
+
+def test_a_bulk_extend_refuses_sequences_of_two_lengths() -> None:
+    with pytest.raises(ValueError, match="one length"):
+        Series(WEIGHTS).extend([1.0] * 600, [1.0] * 599)

@@ -187,3 +187,21 @@ def test_a_version_3_window_of_means_is_one_point_per_name() -> None:
     raw = b'{"seq":2,"t":1.0,"event":"MetricsLogged","step":40,"values":{"loss":0.5},"elapsed_s":2.0,"count":20}'
     line = decode_event_line(raw)
     assert isinstance(line.event, MetricsLogged) and line.event.points() == {"loss": ((40,), (0.5,))}
+
+
+@settings(max_examples=300, deadline=None)
+@given(seq=st.integers(0, 10**15), t=st.floats(0, 4e9, allow_nan=False), message=st.text(max_size=20))
+def test_our_own_lines_read_the_same_by_their_front_as_through_the_envelope(seq: int, t: float, message: str) -> None:
+    raw = encode_event_line(seq, t, LogMessage(message)).strip()
+    assert fmt._OUR_PREFIX.match(raw)
+    envelope = msgspec.json.decode(raw)
+    assert decode_event_line(raw) == fmt.EventLine(envelope["seq"], envelope["t"], LogMessage(message))
+
+
+def test_a_window_with_more_values_than_steps_is_an_unreadable_line(tmp_path: Path) -> None:
+    good = MetricsLogged(2, {"loss": 1.0}, 1.0, 2, steps=(1, 2), logged={"loss": (2.0, 1.0)})
+    bad = msgspec.structs.replace(good, logged={"loss": (3.0, 2.0, 1.0)})
+    bad_at = msgspec.structs.replace(good, logged={"val": (1.0,)}, logged_at={"val": (1, 2)})
+    (tmp_path / EVENTS).write_bytes(lines_of(bad, bad_at, good))
+    tail = EventTail(tmp_path)
+    assert [e for _, e in tail.poll()] == [good] and tail.skipped == 2

@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from rocmtui.base.files import UnsafeFileError, read_small
 from rocmtui.cli.main import main
-from rocmtui.events import LogMessage, RunControl, RunFinished
+from rocmtui.events import LogMessage, RunControl, RunFinished, RunStarted, TrainEvent
 from rocmtui.run import format as fmt
 from rocmtui.run.follow import follow
 from rocmtui.run.listing import list_runs
@@ -264,3 +265,26 @@ def test_a_card_of_a_stream_that_is_not_a_regular_file_is_one_line(
     assert re.search(r"metrics\.jsonl is (not a regular file|a symbolic link)|is not a run folder", err)
     assert err.count("\n") == 1
     assert not out.exists()
+
+
+def test_follow_reads_a_long_history_in_parts_and_an_end_a_resume_follows_stays_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rocmtui.run import lines as line_reading
+
+    monkeypatch.setattr(line_reading, "READ_MAX", 4096)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    stopped = msgspec.structs.replace(FINISHED, reason="stopped")
+    recorded = Path(__file__).resolve().parents[1] / "data" / "recorded-run.jsonl"
+    lines = recorded.read_bytes().splitlines()
+    started = next(e for e in map(fmt.decode_event, lines) if isinstance(e, RunStarted))
+    events: list[TrainEvent] = [LogMessage(f"line {n:04d}") for n in range(200)]
+    events += [stopped, *[LogMessage(f"more {n:04d}") for n in range(100)], started, FINISHED]
+    stream = fmt.encode_header() + b"".join(fmt.encode_event_line(n + 1, 1.0, e) for n, e in enumerate(events))
+    assert len(stream) > 6 * 4096
+    (run_dir / fmt.EVENTS).write_bytes(stream)
+    seen: list[TrainEvent] = []
+    final = within(5, lambda: follow(run_dir, seen.append, RunControl(), writer_alive=lambda: True))
+    assert final == FINISHED and len(seen) == len(events)
+    assert seen[200] == LogMessage("the run stopped; resumed later")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.events import MetricsLogged, RunFinished, TrackStarted
+from rocmtui.events import EpochMetrics, MetricsLogged, RunFinished, TrackStarted
 from rocmtui.run.layout import run_dirs
 from rocmtui.run.ranks import RankTail
 from rocmtui.run.stream import read_events
@@ -108,3 +108,55 @@ def test_lightning_ddp_on_two_cpu_processes_reports_every_rank(tmp_path: Path) -
     tail.close()
     assert sorted(tail.views) == [0, 1]
     assert all(v.progress is not None and v.progress.step > 0 for v in tail.views.values())
+
+
+HUGGING_FACE_SCRIPT = """
+import sys
+import torch
+import transformers
+from rocmtui.integrations.transformers import RocmtuiCallback
+
+torch.manual_seed(0)
+config = transformers.LlamaConfig(
+    vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+    num_key_value_heads=2, max_position_embeddings=16,
+)
+ids = torch.randint(0, 32, (32, 8))
+data = [{"input_ids": row, "labels": row} for row in ids]
+args = transformers.TrainingArguments(
+    output_dir=sys.argv[1], max_steps=6, per_device_train_batch_size=4, logging_steps=2, eval_strategy="steps",
+    eval_steps=3, save_strategy="no", report_to=[], disable_tqdm=True, use_cpu=True, ddp_backend="gloo",
+)
+trainer = transformers.Trainer(
+    model=transformers.LlamaForCausalLM(config), args=args, train_dataset=data, eval_dataset=data[:8],
+    callbacks=[RocmtuiCallback("hf-ddp")],
+)
+trainer.train()
+assert args.world_size == 2
+"""
+
+
+def test_hugging_face_trainer_ddp_on_two_cpu_processes_reports_every_rank(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    script = tmp_path / "train_hf_ddp.py"
+    script.write_text(HUGGING_FACE_SCRIPT)
+    runs = tmp_path / "runs"
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+    done = run_script(tmp_path, [*torchrun, str(script), str(tmp_path / "out")], **{env.RUNS_DIR: str(runs)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    [run] = run_dirs(runs)  # one folder for both ranks
+    events = read_events(run)
+    assert isinstance(events[0], TrackStarted) and events[0].name == "hf-ddp" and events[0].total_steps == 6
+    assert not events[0].saves  # a save is a collective: no viewer's s with several ranks
+    steps = [e for e in events if isinstance(e, MetricsLogged)]
+    assert steps[-1].step == 6 and "loss" in steps[-1].values
+    assert [e.step for e in events if isinstance(e, EpochMetrics)] == [3, 6]  # rank 0's evaluations only
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
+    tail = RankTail(run)
+    tail.poll()
+    tail.close()
+    assert sorted(tail.views) == [0, 1]
+    for rank, view in tail.views.items():
+        assert view.started is not None and view.started.world_size == 2 and view.started.rank == rank
+        assert view.progress is not None and view.progress.step == 6
+    assert tail.views[0].started.pid != tail.views[1].started.pid  # type: ignore[union-attr]

@@ -366,3 +366,32 @@ def test_a_detached_script_run_names_its_folder_before_it_has_said_where_it_is(t
         f"  watch it: rocmtui watch {folder}",
         f"  stop it:  rocmtui stop {folder}",
     ]
+
+
+async def test_a_source_that_emits_faster_than_the_ui_applies_waits_a_few_events_ahead(events, host_source) -> None:
+    """A long history read at once is never all queued: emit waits while EMIT_AHEAD events are unapplied."""
+    from rocmtui.ui.train_app import EMIT_AHEAD
+
+    applied: list[int] = []
+    ahead: list[int] = []
+
+    def source(config, emit, control) -> object:
+        for n, event in enumerate(events, start=1):
+            emit(event)
+            ahead.append(n - len(applied))
+        return events[-1]
+
+    app = create_train_app(recorded_config(), source, host_source, detachable=True)
+    original = app.train_screen.apply
+
+    def counting(event) -> None:
+        original(event)
+        applied.append(1)
+
+    app.train_screen.apply = counting  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(applied) == len(events) and app.state.phase == "finished"
+        await pilot.press("q")
+    assert len(ahead) == len(events) and max(ahead) <= EMIT_AHEAD

@@ -9,6 +9,8 @@ it is. ``tests/test_safe_text.py`` checks that the UI hands those calls no other
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from typing import Any, TypeVar, cast
 
 import msgspec
@@ -47,7 +49,7 @@ def _clean_fields(value: Any, names: tuple[str, ...]) -> object:
     changes = {}
     for name in names:
         old = getattr(value, name)
-        new = _clean(old)
+        new = _clean_keys(old) if (type(value), name) in _NUMBER_VALUES else _clean(old)
         if new is not old:
             changes[name] = new
     if not changes:
@@ -61,20 +63,54 @@ _PLAIN_TYPES = frozenset({int, float, bool, type(None), bytes})
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_NUMBER_VALUES: set[tuple[type, str]] = set()
+"""Struct fields typed as a dict of numbers (``MetricsLogged.logged``): only their keys can hold text."""
 
 
 def _field_names(kind: type) -> tuple[str, ...]:
     """The fields of a Struct or dataclass type (found once per type: this runs for every event); () for others."""
     names = _FIELDS.get(kind)
     if names is None:
-        if issubclass(kind, msgspec.Struct):
-            names = tuple(kind.__struct_fields__)
+        if issubclass(kind, msgspec.Struct):  # validated by type when decoded: a number-only field holds no text
+            hints = typing.get_type_hints(kind)
+            names = tuple(name for name in kind.__struct_fields__ if _may_hold_text(hints[name]))
+            for name in names:
+                if _number_values(hints[name]):
+                    _NUMBER_VALUES.add((kind, name))
         elif dataclasses.is_dataclass(kind):
             names = tuple(f.name for f in dataclasses.fields(kind) if f.init)
         else:
             names = ()
         _FIELDS[kind] = names
     return names
+
+
+_NUMBERS = (int, float, bool, type(None))
+
+
+def _may_hold_text(annotation: object) -> bool:
+    """False for a type made only of numbers, None, and tuples, lists, unions and dict values of those
+    (``tuple[float, ...]``, ``dict[str, tuple[int, ...]]`` holds text in its keys only: True)."""
+    if annotation in _NUMBERS:
+        return False
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (tuple, list, typing.Union, types.UnionType):
+        return any(_may_hold_text(arg) for arg in args if arg is not Ellipsis)
+    return True
+
+
+def _number_values(annotation: object) -> bool:
+    """A ``dict[str, X]`` where X holds no text."""
+    args = typing.get_args(annotation)
+    return typing.get_origin(annotation) is dict and len(args) == 2 and not _may_hold_text(args[1])
+
+
+def _clean_keys(value: dict[str, object]) -> object:
+    """A dict whose values hold no text (validated by type): its keys cleaned, its values left as they are."""
+    keys = [_clean(key) for key in value]
+    if all(a is b for a, b in zip(keys, value, strict=True)):
+        return value
+    return dict(zip(keys, value.values(), strict=True))
 
 
 def _clean_collection(value: tuple[object, ...] | list[object] | dict[object, object]) -> object:

@@ -64,9 +64,7 @@ class Scalars:
                 series.cut_from(float(first))
         self.previous, self.last = self.last, event
         for name, (steps, values) in points.items():
-            series = _named(self.steps, name)
-            for step, value in zip(steps, values, strict=True):
-                series.add(float(step), value)
+            _named(self.steps, name).extend(steps, values)
 
     def add_epoch(self, event: EpochMetrics) -> None:
         self.epoch_events.append(event)
