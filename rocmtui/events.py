@@ -8,12 +8,13 @@ On disk each event is a JSON object tagged with its class name under ``"event"``
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
 
+from rocmtui.base.packed import unpack_floats
 from rocmtui.codec import CodecError, convert, to_builtins
 from rocmtui.config import TrainConfig
 
@@ -162,7 +163,9 @@ class MetricsLogged(_Event, frozen=True):
 
     ``track()`` writes one of these at most a few times a second, whatever the step rate, and loses no
     value: ``steps`` are the steps of the ``run.log`` calls in the window, ``logged`` each name's values
-    at those steps (or at its own steps in ``logged_at``, for a name not given to every call).
+    at those steps (or at its own steps in ``logged_at``, for a name not given to every call). A long
+    window (format 5) is packed: its steps as ``step_run`` when they follow one another, each name's
+    values as float64 bytes in ``packed``. ``points()`` reads every form alike.
     Streams before format version 4 have no ``steps``: their ``values`` were the window's means.
     """
 
@@ -176,18 +179,35 @@ class MetricsLogged(_Event, frozen=True):
     """``run.log`` calls in the window."""
     total_steps: int | None = None
     steps: tuple[int, ...] = ()
-    """The step of each ``run.log`` call in the window, in order."""
+    """The step of each ``run.log`` call in the window, in order (empty when ``step_run`` gives them)."""
     logged: dict[str, tuple[float, ...]] = msgspec.field(default_factory=dict)
     """Every value of each name, in order: one per entry of ``steps``, unless ``logged_at`` has the name."""
     logged_at: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
     """The steps of a name that was not given to every call of the window."""
+    step_run: tuple[int, int] | None = None
+    """The window's steps as ``(first, count)``: first, first + 1, ... (format 5, a long window)."""
+    packed: dict[str, bytes] = msgspec.field(default_factory=dict)
+    """Each name's values as little-endian float64 bytes, base64 in JSON, in place of ``logged`` (format 5)."""
 
-    def points(self) -> dict[str, tuple[tuple[int, ...], tuple[float, ...]]]:
-        """Each name's (steps, values): every logged value (format 4), or the one point per window of older
-        streams (the window's last step, its mean)."""
-        if not self.logged:
+    def call_steps(self) -> Sequence[int]:
+        """The step of each ``run.log`` call of the window, whichever form the line has."""
+        if self.step_run is None:
+            return self.steps
+        first, count = self.step_run
+        return range(first, first + max(count, 0))
+
+    def points(self) -> dict[str, tuple[Sequence[int], Sequence[float]]]:
+        """Each name's (steps, values): every logged value (format 4 and 5), or the one point per window of
+        older streams (the window's last step, its mean). ValueError for packed bytes of a partial value."""
+        if not self.logged and not self.packed:
             return {name: ((self.step,), (value,)) for name, value in self.values.items()}
-        return {name: (self.logged_at.get(name, self.steps), values) for name, values in self.logged.items()}
+        steps = self.call_steps()
+        points: dict[str, tuple[Sequence[int], Sequence[float]]] = {
+            name: (self.logged_at.get(name, steps), values) for name, values in self.logged.items()
+        }
+        for name, raw in self.packed.items():
+            points[name] = (self.logged_at.get(name, steps), unpack_floats(raw))
+        return points
 
 
 class EpochMetrics(_Event, frozen=True):

@@ -52,6 +52,10 @@ def _floats(values: Sequence[float] | Floats) -> Floats:
     times faster than ``np.asarray`` for the ints of a tracked run's steps."""
     if isinstance(values, np.ndarray):
         return np.asarray(values, dtype=np.float64)
+    if isinstance(values, array) and values.typecode == "d":  # a packed window's values: no copy
+        return np.frombuffer(values, dtype=np.float64)
+    if isinstance(values, range):  # a packed window's steps
+        return np.arange(values.start, values.stop, values.step, dtype=np.float64)
     try:
         return np.frombuffer(array("q", values), dtype=np.int64).astype(np.float64)
     except (TypeError, OverflowError):  # floats, or ints beyond 64 bits

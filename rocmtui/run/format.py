@@ -58,9 +58,10 @@ SCREENS = "screens"
 """Pictures of a viewer's screen (``screens/screen-DATE-TIME.svg``), saved with the ``S`` key."""
 
 FORMAT = "rocmtui-events"
-VERSION = 4
+VERSION = 5
 """1: no header, no ``seq``/``t``; 2: non-finite numbers as ``NaN`` literals; 3: as ``null``; 4: a tracked
-script's every logged value (``MetricsLogged.logged``), where 3 kept one mean per name a window."""
+script's every logged value (``MetricsLogged.logged``), where 3 kept one mean per name a window; 5: a long
+window packed (``MetricsLogged.step_run`` and ``packed``: float64 bytes, base64 in JSON)."""
 
 MAX_LINE_BYTES = 1 << 20
 """A stream line longer than this is not read (skipped and counted): no record of ours comes near it."""
@@ -246,10 +247,13 @@ def decode_event(raw: bytes) -> TrainEvent:
 
 
 def _check_points(event: MetricsLogged) -> None:
-    """Each name's values are as many as the steps they were logged at."""
-    for name, (steps, values) in event.points().items():
-        if len(steps) != len(values):
-            raise CodecError(f"bad MetricsLogged: {len(values)} values of {name!r} at {len(steps)} steps")
+    """Each name's values are as many as the steps they were logged at, packed ones whole float64s."""
+    try:
+        for name, (steps, values) in event.points().items():
+            if len(steps) != len(values):
+                raise CodecError(f"bad MetricsLogged: {len(values)} values of {name!r} at {len(steps)} steps")
+    except (ValueError, OverflowError) as err:  # bytes of a partial float64; a step run past any length
+        raise CodecError(f"bad MetricsLogged: {err}") from None
 
 
 def _legacy_line(raw: bytes) -> EventLine:

@@ -140,9 +140,7 @@ class Run:
                 self.elapsed_s,
                 count=len(window.steps),
                 total_steps=self.total_steps,
-                steps=window.steps,
-                logged=window.logged,
-                logged_at=window.logged_at,
+                **window.written(),
             )
         )
         if self._reporter is not None and not self._broken:

@@ -6,6 +6,7 @@ import ast
 import contextlib
 import math
 import re
+import struct
 from pathlib import Path
 
 import msgspec
@@ -79,7 +80,7 @@ def test_every_line_is_compact_and_starts_with_its_number(tmp_path: Path) -> Non
 
 def test_a_newer_stream_is_refused_in_one_line(tmp_path: Path) -> None:
     (tmp_path / EVENTS).write_bytes(b'{"seq":0,"format":"rocmtui-events","version":99}\n')
-    with pytest.raises(FormatError, match=r"newer rocmtui \(event format 99; this one reads up to 4\)"):
+    with pytest.raises(FormatError, match=r"newer rocmtui \(event format 99; this one reads up to 5\)"):
         read_events(tmp_path)
 
 
@@ -205,3 +206,40 @@ def test_a_window_with_more_values_than_steps_is_an_unreadable_line(tmp_path: Pa
     (tmp_path / EVENTS).write_bytes(lines_of(bad, bad_at, good))
     tail = EventTail(tmp_path)
     assert [e for _, e in tail.poll()] == [good] and tail.skipped == 2
+
+
+PACKED_LINE = (
+    b'{"seq":5,"t":1.0,"event":"MetricsLogged","step":3,"values":{"loss":0.25},"elapsed_s":0.1,"count":3,'
+    b'"step_run":[1,3],"packed":{"loss":"%s"}}'
+)
+
+
+def test_a_packed_window_reads_as_its_points() -> None:
+    import base64
+
+    raw = base64.b64encode(struct.pack("<3d", 1.0, math.nan, 0.25))
+    event = decode_event_line(PACKED_LINE % raw).event
+    assert isinstance(event, MetricsLogged)
+    steps, values = event.points()["loss"]
+    assert list(steps) == [1, 2, 3] and values[0] == 1.0 and math.isnan(values[1]) and values[2] == 0.25
+
+
+@pytest.mark.parametrize(
+    "packed",
+    [
+        b"not base64!",  # not base64: a type error of the field
+        b"AAAAAAAA8D8=",  # one value at three steps
+        b"AAAAAAAA8D8AAAA=",  # a value and a half
+    ],
+    ids=["not-base64", "fewer-values", "partial-value"],
+)
+def test_a_bad_packed_window_is_an_unreadable_line(packed: bytes) -> None:
+    with pytest.raises(CodecError):
+        decode_event_line(PACKED_LINE % packed)
+
+
+@pytest.mark.parametrize("run", [b"[0,99999999999999999999]", b"[0,-5]", b"[1]", b'"x"'])
+def test_a_step_run_past_any_window_is_an_unreadable_line(run: bytes) -> None:
+    line = PACKED_LINE.replace(b"[1,3]", run) % b"AAAAAAAA8D8AAAAAAADgPwAAAAAAANA/"
+    with pytest.raises(CodecError):
+        decode_event_line(line)

@@ -165,6 +165,31 @@ def test_every_logged_value_is_kept_at_its_step_also_when_names_come_and_go(tmp_
     assert logged["val_loss"] == pytest.approx({step: 2.0 / step for step in range(10, 101, 10)})
 
 
+@pytest.mark.parametrize("stride", [1, 3], ids=["consecutive", "strided"])
+def test_a_long_window_is_written_packed_and_read_back_bit_for_bit(tmp_path: Path, stride: int) -> None:
+    rng = np.random.default_rng(stride)
+    loss = [float(x) for x in rng.normal(0, 1, 1000)]
+    loss[10], loss[11] = float("nan"), float("inf")  # non-finite values are kept as they were logged
+    with rocmtui.track("fast", runs_dir=tmp_path) as run:
+        for i, value in enumerate(loss):
+            run.log(step=1 + stride * i, loss=value, **({"val": 0.5 * i} if i % 100 == 0 else {}))
+    lines = (run.run_dir / "metrics.jsonl").read_bytes().splitlines()
+    packed = [line for line in lines if b'"packed":{"loss":"' in line]  # a window of 64 calls or more
+    assert packed and all((b'"step_run":[' in line) == (stride == 1) for line in packed)
+    steps: list[int] = []
+    values: list[float] = []
+    val: dict[int, float] = {}
+    for event in read_events(run.run_dir):
+        if isinstance(event, MetricsLogged):
+            points = event.points()
+            steps += points["loss"][0]
+            values += points["loss"][1]
+            val.update(zip(*points.get("val", ((), ())), strict=True))
+    assert steps == [1 + stride * i for i in range(1000)]
+    assert np.array_equal(np.array(values), np.array(loss), equal_nan=True)
+    assert val == {1 + stride * i: 0.5 * i for i in range(0, 1000, 100)}
+
+
 def test_a_value_that_is_not_a_number_is_refused_at_its_call_and_the_run_goes_on(tmp_path: Path) -> None:
     with rocmtui.track("typed", runs_dir=tmp_path) as run:
         run.log(step=1, loss=1.0)

@@ -85,11 +85,12 @@ def _field_names(kind: type) -> tuple[str, ...]:
     return names
 
 
-_NUMBERS = (int, float, bool, type(None))
+_NUMBERS = (int, float, bool, type(None), bytes)
+"""Types that hold no text to draw (bytes: a packed window's float64 values)."""
 
 
 def _may_hold_text(annotation: object) -> bool:
-    """False for a type made only of numbers, None, and tuples, lists, unions and dict values of those
+    """False for a type made only of numbers, None, bytes, and tuples, lists, unions and dict values of those
     (``tuple[float, ...]``, ``dict[str, tuple[int, ...]]`` holds text in its keys only: True)."""
     if annotation in _NUMBERS:
         return False
