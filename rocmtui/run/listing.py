@@ -82,7 +82,7 @@ def listing_cells(info: RunListing, limit: int) -> tuple[str, ...]:
     """The run's line as ``rocmtui runs`` shows it: state, started, what, progress, result, time, device,
     folder, each read from the run's folder and made plain text of at most ``limit`` characters."""
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started_at)) if info.started_at else "-"
-    progress = f"{info.epoch}/{info.epochs} epochs" if info.epochs else f"step {info.step:,}" if info.step else "-"
+    progress = f"{info.epoch}/{info.epochs} epochs" if info.epochs else _steps(info) if info.step else "-"
     if info.best_acc is not None:
         result = f"best {fmt_acc(info.best_acc)}"
     elif info.metric and info.metric_value is not None:
@@ -92,6 +92,14 @@ def listing_cells(info: RunListing, limit: int) -> tuple[str, ...]:
     span = fmt_span(info.elapsed_s)
     cells = info.state, started, info.name or "-", progress, result, span, info.device_name or "-", info.folder
     return tuple(plain(cell, limit=limit) for cell in cells)
+
+
+def _steps(info: RunListing) -> str:
+    """A tracked run's step and its rate over the run's clock (pauses left out): ``step 1,200 (100/s)``."""
+    if info.elapsed_s <= 0:
+        return f"step {info.step:,}"
+    rate = info.step / info.elapsed_s
+    return f"step {info.step:,} ({rate:,.0f}/s)" if rate >= 10 else f"step {info.step:,} ({rate:.2g}/s)"
 
 
 def list_runs(runs_dir: Path) -> list[RunListing]:

@@ -75,7 +75,17 @@ def test_runs_shows_a_tracked_runs_step_and_headline_value(tmp_path: Path, capsy
     session.close()
     assert main(["runs", "--runs-dir", str(tmp_path / "runs")]) == 0
     row = capsys.readouterr().out.splitlines()[1]
-    assert "step 1,200" in row and "train_loss 0.4537" in row and "llm" in row
+    assert "step 1,200 (100/s)" in row and "train_loss 0.4537" in row and "llm" in row
+
+
+@pytest.mark.parametrize(("step", "elapsed_s", "shown"), [(5, 2.0, "step 5 (2.5/s)"), (7, 0.0, "step 7")])
+def test_a_tracked_runs_rate_is_its_steps_over_its_clock(step: int, elapsed_s: float, shown: str) -> None:
+    from dataclasses import replace
+
+    from rocmtui.run.listing import listing_cells, run_info
+
+    info = replace(run_info(Path("/nonexistent")), step=step, elapsed_s=elapsed_s, epochs=0)
+    assert listing_cells(info, 80)[3] == shown
 
 
 def test_stop_refuses_a_run_that_is_not_live(runs, capsys: pytest.CaptureFixture[str]) -> None:
