@@ -8,13 +8,13 @@ goes through ``plain`` (control characters visible, length bounded) and is then 
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
 from rocmtui.base.series import SeriesView
 from rocmtui.base.text import plain
+from rocmtui.base.ticks import nice_ticks
 from rocmtui.export.card_data import Card, Chart
 
 WIDTH = 880
@@ -55,17 +55,6 @@ class Frame:
         px = self.left + (self.width * (x - self.x_low) / x_span if x_span > 0 else self.width / 2)
         py = self.top + self.height - (self.height * (y - self.y_low) / y_span if y_span > 0 else self.height / 2)
         return round(px, 1), round(py, 1)
-
-
-def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """About ``count`` round values (1, 2, 2.5 or 5 times a power of ten apart) from ``low`` to ``high``."""
-    if not high > low:
-        return [low]
-    raw = (high - low) / count
-    power = 10.0 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * power >= raw * (1 - 1e-9))
-    first = math.ceil(low / step - 1e-9)
-    return [round(k * step, 12) for k in range(first, math.floor(high / step + 1e-9) + 1)]
 
 
 def tick_label(value: float, percent: bool) -> str:

@@ -13,7 +13,7 @@ import rocmtui
 from rocmtui.base.series import Series
 from rocmtui.cli.main import main
 from rocmtui.export.card_data import Chart, read_card, series_of
-from rocmtui.export.card_svg import band_points, card_svg, chart_svg, frame_for, nice_ticks, views
+from rocmtui.export.card_svg import band_points, card_svg, chart_svg, frame_for, views
 from rocmtui.run.stream import read_events
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -139,11 +139,3 @@ def test_hostile_names_are_plain_escaped_text(tmp_path: Path) -> None:
     first, second = sorted(node.get("data-series") or "" for node in root.iter(f"{SVG}polyline"))
     assert first.startswith("<b>&amp;\\x1b]52;c;cHduZWQ=\\x07\\u202e</text><script>alert(1)")
     assert second == "x\\x00y\\x9b"
-
-
-def test_nice_ticks_are_round() -> None:
-    assert nice_ticks(0.93, 4.41) == [1.0, 2.0, 3.0, 4.0]
-    assert nice_ticks(0.0, 1.0) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
-    assert nice_ticks(0.3, 0.9) == [0.4, 0.6, 0.8]
-    assert nice_ticks(12.0, 490.0) == [100.0, 200.0, 300.0, 400.0]
-    assert nice_ticks(3.0, 3.0) == [3.0]

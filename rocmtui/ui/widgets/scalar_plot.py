@@ -7,9 +7,8 @@ time, cycled with a key: a series, or a group of per-epoch series (a train run's
 
 from __future__ import annotations
 
-import math
-
 from rocmtui.base.series import Series
+from rocmtui.base.ticks import WHOLE_MULTIPLES, round_step
 from rocmtui.ui.look.y_range import PERCENT, fitted_range
 from rocmtui.ui.state.scalars import GROUP, Scalars
 from rocmtui.ui.widgets.loss_plot import drawn_xs, envelope
@@ -73,10 +72,7 @@ def _step_axis(plot: ThrottledPlot, scalars: Scalars) -> None:
 
 def step_ticks(end: float) -> list[int]:
     """Whole steps from 0 to ``end``, at most five, each a round number (1, 2 or 5 times a power of ten)."""
-    raw = max(end / 4, 1.0)
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    return list(range(0, int(end) + 1, int(step)))
+    return list(range(0, int(end) + 1, int(round_step(max(end / 4, 1.0), WHOLE_MULTIPLES))))
 
 
 def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
