@@ -18,10 +18,15 @@ def round_step(raw: float, multiples: Sequence[float] = ROUND_MULTIPLES) -> floa
 
 def nice_ticks(low: float, high: float, count: int = 5, whole: bool = False) -> list[float]:
     """About ``count`` round values from ``low`` to ``high``; ``whole``: whole numbers only (steps, epochs)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return []
     span = high - low
-    if not (span > 0 and math.isfinite(span)):
-        return [low] if math.isfinite(low) else []
+    if not span > 0:
+        return [low]
+    if not math.isfinite(span):  # two finite ends further apart than a float reaches: ticked in halves
+        return [2 * tick for tick in nice_ticks(low / 2, high / 2, count, whole)]
     raw = max(span / count, 1.0) if whole else span / count
     step = round_step(raw, WHOLE_MULTIPLES if whole and raw < 10 else ROUND_MULTIPLES)
+    digits = 3 - math.floor(math.log10(step))  # a step's own precision: 0.1 * 3 is 0.3, 2e-300 * 3 is 6e-300
     first = math.ceil(low / step - 1e-9)
-    return [round(k * step, 12) for k in range(first, math.floor(high / step + 1e-9) + 1)]
+    return [round(k * step, digits) for k in range(first, math.floor(high / step + 1e-9) + 1)]

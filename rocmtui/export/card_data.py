@@ -196,7 +196,8 @@ def read_card(run_dir: Path) -> Card:
     gpu = gpu_lines(device, peak, fold.finished.peak_memory_bytes if fold.finished is not None else None)
     body = _tracked_body(events, fold) if fold.started is None else _train_body(events, fold, peak)
     title = fold.name or info.name or run_dir.name
-    return Card(title, info.state, info.started_at, run_dir.name, gpu, body, _ending(fold))
+    state = "failed" if fold.failed is not None else info.state  # the stream's end over a status left behind
+    return Card(title, state, info.started_at, run_dir.name, gpu, body, _ending(fold))
 
 
 def _train_body(events: list[TrainEvent], fold: RunFold, peak: GpuPeak | None) -> Body:
@@ -285,7 +286,10 @@ def _ending(fold: RunFold) -> tuple[str, ...]:
         return (f"failed ({fold.failed.kind}): {fold.failed.message}",)
     if isinstance(fold.finished, RunFinished):
         return (f"{fold.finished.reason} after {fmt_span(fold.finished.total_s)} of training",)
-    return ()
+    if fold.started is not None:
+        return (f"no end recorded yet: {fold.epochs_done} of {fold.total_epochs} epochs done",)
+    step = fold.step
+    return (f"no end recorded yet: step {step:,}",) if step is not None else ("no end recorded yet",)
 
 
 def _bench(fold: RunFold, peak: GpuPeak | None) -> str | None:

@@ -8,6 +8,7 @@ goes through ``plain`` (control characters visible, length bounded) and is then 
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -81,16 +82,23 @@ def views(chart: Chart, width: float) -> list[tuple[str, SeriesView]]:
 
 
 def frame_for(
-    chart_views: list[tuple[str, SeriesView]], left: float, top: float, width: float, from_zero: bool = False
+    chart_views: list[tuple[str, SeriesView]],
+    left: float,
+    top: float,
+    width: float,
+    *,
+    from_zero: bool = False,
+    x_end: float = -math.inf,
 ) -> Frame:
     """The plot area of a panel at (left, top), its range fitted to the data with a little room. The x axis
-    starts at 0 where that costs little width, or always (``from_zero``: epochs, whose first ends at 1)."""
+    starts at 0 where that costs little width, or always (``from_zero``: epochs, whose first ends at 1), and
+    reaches at least ``x_end`` (the panels of a run share their epochs)."""
     xs = [x for _, view in chart_views for x in view.x]
     lows = [v for _, view in chart_views for v in view.low]
     highs = [v for _, view in chart_views for v in view.high]
     y_low, y_high = min(lows), max(highs)
     pad = (y_high / 2 - y_low / 2) * 0.1 or abs(y_high) * 0.05 or 1.0
-    x_low, x_high = min(xs), max(xs)
+    x_low, x_high = min(xs), max(*xs, x_end)
     if x_low >= 0 and (from_zero or x_low <= (x_high - x_low) / 4):
         x_low = 0.0
     return Frame(
@@ -115,7 +123,7 @@ def _points(points: list[tuple[float, float]]) -> str:
     return " ".join(f"{x:g},{y:g}" for x, y in points)
 
 
-def chart_svg(chart: Chart, left: float, width: float) -> list[str]:
+def chart_svg(chart: Chart, left: float, width: float, x_end: float = -math.inf) -> list[str]:
     """One panel: title and legend, axes with round ticks, each curve's band and line."""
     top = CHART_TOP
     out = [f'<rect x="{left}" y="{top}" width="{width}" height="{CHART_HEIGHT}" rx="6" fill="#f7f8fa"/>']
@@ -124,7 +132,7 @@ def chart_svg(chart: Chart, left: float, width: float) -> list[str]:
     if not chart_views:
         out.append(f'<text x="{left + 12}" y="{top + 60}" class="note">no finite values</text>')
         return out
-    frame = frame_for(chart_views, left, top, width, from_zero=chart.x_name == "epoch")
+    frame = frame_for(chart_views, left, top, width, from_zero=chart.x_name == "epoch", x_end=x_end)
     out += _axes(frame, chart.percent, chart.x_name)
     for index, (name, view) in reversed(list(enumerate(chart_views))):
         out += _curve(frame, name, view, index)
@@ -254,8 +262,12 @@ def card_svg(card: Card) -> str:
         out.append(f'<text x="{MARGIN}" y="{CHART_TOP + 40}" class="note">no series logged</text>')
     gap = 16
     panel = (WIDTH - 2 * MARGIN - gap * (len(charts) - 1)) / max(1, len(charts))
+    epochs_end = max(
+        (series.last_x or 0.0 for c in charts if c.x_name == "epoch" for _, series in c.curves), default=0.0
+    )
     for index, chart in enumerate(charts):
-        out += chart_svg(chart, MARGIN + index * (panel + gap), panel)
+        x_end = epochs_end if chart.x_name == "epoch" else -math.inf
+        out += chart_svg(chart, MARGIN + index * (panel + gap), panel, x_end)
     y = CHART_TOP + CHART_HEIGHT + 30
     for kind, line in lines:
         limit = 160 if kind == "mono" else TEXT_LIMIT

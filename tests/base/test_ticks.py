@@ -24,9 +24,16 @@ def test_whole_ticks_never_fall_between_two_steps() -> None:
 
 
 def test_a_range_without_a_finite_span_gets_no_invented_ticks() -> None:
-    assert nice_ticks(-1e308, 1e308) == [-1e308]
     assert nice_ticks(math.nan, 1.0) == []
-    assert nice_ticks(0.0, math.inf) == [0.0]
+    assert nice_ticks(0.0, math.inf) == []
+
+
+def test_ends_further_apart_than_a_float_reaches_are_ticked_in_halves() -> None:
+    assert nice_ticks(-1.5e308, 1.5e308) == [-1e308, 0.0, 1e308]
+
+
+def test_tiny_values_keep_their_ticks() -> None:
+    assert nice_ticks(1e-300, 9e-300) == [2e-300, 4e-300, 6e-300, 8e-300]
 
 
 def test_a_round_step_is_at_least_the_raw_step() -> None:
