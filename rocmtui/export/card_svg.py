@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from xml.sax.saxutils import escape
 
 from rocmtui.base.series import SeriesView
@@ -33,6 +33,8 @@ PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 58, 12, 40, 36
 """The plot area's inset in its panel: room for the y labels, the title and legend, the x labels."""
 LEGEND_SWATCH, LEGEND_GAP, LEGEND_CHAR = 23, 14, 7.4
 """Legend entries: a swatch and its gap to the name, the gap to the next entry, a character's width (12px bold)."""
+LOG_RATIO = 300.0
+"""A panel whose highest value is more than this many times its lowest (all positive) is drawn on a log scale."""
 MAX_DOTS = 30
 """A curve of at most this many points gets a dot at each (epochs, a short run, a single value)."""
 
@@ -127,17 +129,20 @@ def chart_svg(chart: Chart, left: float, width: float, x_end: float = -math.inf)
     """One panel: title and legend, axes with round ticks, each curve's band and line."""
     top = CHART_TOP
     out = [f'<rect x="{left}" y="{top}" width="{width}" height="{CHART_HEIGHT}" rx="6" fill="#f7f8fa"/>']
-    out.append(f'<text x="{left + 12}" y="{top + 22}" class="chart-title">{text(chart.title, 60)}</text>')
     chart_views = views(chart, width - PLOT_LEFT - PLOT_RIGHT)
+    log = not chart.percent and spans_decades(chart_views)
+    mark = ' <tspan class="tick">log scale</tspan>' if log else ""
+    out.append(f'<text x="{left + 12}" y="{top + 22}" class="chart-title">{text(chart.title, 60)}{mark}</text>')
     if not chart_views:
         out.append(f'<text x="{left + 12}" y="{top + 60}" class="note">no finite values</text>')
         return out
+    chart_views = [(name, log10_view(view)) for name, view in chart_views] if log else chart_views
     frame = frame_for(chart_views, left, top, width, from_zero=chart.x_name == "epoch", x_end=x_end)
-    out += _axes(frame, chart.percent, chart.x_name)
+    out += _axes(frame, chart.percent, chart.x_name, log)
     for index, (name, view) in reversed(list(enumerate(chart_views))):
         out += _curve(frame, name, view, index)
     if len(chart_views) > 1 or chart_views[0][0] != chart.title:  # one curve named as its chart: no legend
-        room = width - 36 - LEGEND_CHAR * len(plain(chart.title, limit=60)) * 1.2
+        room = width - 36 - LEGEND_CHAR * (len(plain(chart.title, limit=60)) * 1.2 + (9 if log else 0))
         out += legend_svg([name for name, _ in chart_views], left + width - 12, top + 22, room)
     return out
 
@@ -183,13 +188,27 @@ def legend_svg(names: list[str], right: float, y: float, room: float) -> list[st
     return out
 
 
-def _axes(frame: Frame, percent: bool, x_name: str) -> list[str]:
+def spans_decades(chart_views: list[tuple[str, SeriesView]]) -> bool:
+    """Whether the panel is drawn on a log scale: positive values spanning more than two decades (a loss that
+    falls from 12 to 0.01 is a line along the floor on a linear one)."""
+    lows = [low for _, view in chart_views for low in view.low]
+    highs = [high for _, view in chart_views for high in view.high]
+    return bool(lows) and min(lows) > 0 and max(highs) / min(lows) > LOG_RATIO
+
+
+def log10_view(view: SeriesView) -> SeriesView:
+    """The view with each value's common logarithm (the mean's, not the mean of the logarithms)."""
+    logs = [[math.log10(value) for value in values] for values in (view.low, view.high, view.last, view.mean)]
+    return replace(view, low=logs[0], high=logs[1], last=logs[2], mean=logs[3], smoothed=[])
+
+
+def _axes(frame: Frame, percent: bool, x_name: str, log: bool = False) -> list[str]:
     out: list[str] = []
     right = frame.left + frame.width
-    for value in nice_ticks(frame.y_low, frame.y_high):
+    for value in nice_ticks(frame.y_low, frame.y_high, whole=log):
         _, y = frame.point(frame.x_low, value)
         out.append(f'<line x1="{frame.left}" y1="{y}" x2="{right}" y2="{y}" class="grid"/>')
-        label = tick_label(value, percent)
+        label = f"{10**value:g}" if log else tick_label(value, percent)
         out.append(f'<text x="{frame.left - 6}" y="{y + 4}" class="tick" text-anchor="end">{label}</text>')
     bottom = frame.top + frame.height
     for value in nice_ticks(frame.x_low, frame.x_high, whole=x_name == "step"):

@@ -3,6 +3,7 @@ every panel a curve or a word, every number in the SVG finite (the SVG parsed as
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -166,3 +167,23 @@ def test_a_single_point_is_a_dot_on_a_ticked_axis(tmp_path: Path) -> None:
         pass
     root = card_of(run.run_dir)
     assert "no series logged" in texts(root, "note") and "no end recorded yet" not in texts(root)
+
+
+def test_a_loss_falling_over_decades_is_drawn_on_a_log_scale(tmp_path: Path) -> None:
+    with rocmtui.track("fit", runs_dir=tmp_path) as run:
+        for step in range(1, 101):
+            run.log(step=step, loss=10.0 ** (1 - step / 25), accuracy=step / 100)
+    root = card_of(run.run_dir)
+    assert_drawable(root)
+    titles = texts(root, "chart-title")
+    assert titles == ["loss log scale", "accuracy"]  # accuracy's 100x from 0.01 to 1 stays linear
+    loss_panel_ticks = [node.text for node in root.iter(f"{SVG}text") if node.get("text-anchor") == "end"]
+    assert {"0.01", "1", "10"} <= set(loss_panel_ticks)
+    points = [
+        float(pair.split(",")[1])
+        for pair in next(n for n in root.iter(f"{SVG}polyline") if n.get("data-series") == "loss")
+        .get("points", "")
+        .split()
+    ]
+    drops = [b - a for a, b in itertools.pairwise(points)]
+    assert max(drops) - min(drops) < 0.2  # a straight line: the same fall each step
