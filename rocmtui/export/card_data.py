@@ -7,6 +7,7 @@ read: the drawing (``card_svg``) makes each one plain, bounded and XML-escaped.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +27,10 @@ from rocmtui.run.series_csv import rows
 from rocmtui.run.stream import read_events
 from rocmtui.share_line import share_line
 
-TRAIN_CHARTS = (("loss", ("loss",)), ("accuracy", ("test_acc", "train_acc")))
+TRAIN_CHARTS = (("loss", ("loss", "test_loss")), ("accuracy", ("test_acc", "train_acc")))
 """A ``train`` run's charts: (title, series names), each drawn when the run has its first series."""
+SPLIT_WORDS = frozenset({"train", "training", "val", "valid", "validation", "test", "eval", "epoch"})
+"""Words of a series' name that say which split it was measured on, not what it measures."""
 T = TypeVar("T", int, float)
 MAX_GPU_LINES = 1_000_000
 """Sample lines read at most (two rotated files of 8 MiB hold far fewer)."""
@@ -57,6 +60,8 @@ class Chart:
     """(series name, its points by step), the first drawn strongest."""
     percent: bool = False
     """Values in 0..1 shown as percents."""
+    x_name: str = "step"
+    """What x counts: ``epoch`` (a ``train`` run's, steps over steps per epoch) or ``step`` (a tracked script's)."""
 
 
 @dataclass(frozen=True)
@@ -67,11 +72,6 @@ class GpuPeak:
     memory_bytes: int | None
     memory_total_bytes: int | None
     temp_c: float | None
-
-    def line(self) -> str:
-        total = f" of {fmt_bytes(self.memory_total_bytes)}" if self.memory_total_bytes else ""
-        memory, temp = fmt_bytes(self.memory_bytes), fmt_temp(self.temp_c)
-        return f"{self.name}: peak memory {memory}{total}, peak temperature {temp}"
 
 
 @dataclass(frozen=True)
@@ -92,21 +92,25 @@ class Card:
     state: str
     started_at: float | None
     folder: str
-    gpu: str
+    gpu: tuple[str, ...]
     body: Body
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def series_of(events: Iterable[TrainEvent], names: Sequence[str] | None = None) -> dict[str, Series]:
-    """Each series of the run by step (``names``: only those), in the order first seen."""
+def series_of(
+    events: Iterable[TrainEvent], names: Sequence[str] | None = None, steps_per_epoch: int = 1
+) -> dict[str, Series]:
+    """Each series of the run (``names``: only those), in the order first seen, by step or, given the steps per
+    epoch, by epoch (an epoch's values at its end: epoch 1 at 1.0)."""
     found: dict[str, Series] = {}
+    per = max(1, steps_per_epoch)
     for step, _, name, value in rows(events):
         if names is not None and name not in names:
             continue
         series = found.get(name)
         if series is None:
             series = found[name] = Series()
-        series.add(step, value)
+        series.add(step / per, value)
     return found
 
 
@@ -164,6 +168,22 @@ def _highest(old: T | None, new: T | None) -> T | None:
     return new if old is None or new > old else old
 
 
+def gpu_lines(device: str, peak: GpuPeak | None, torch_peak_bytes: int | None) -> tuple[str, ...]:
+    """The GPU's lines. The samples' memory is the whole device's (every process, the allocator's cache, the
+    context), told apart from the peak PyTorch itself allocated (the bench line's ``peak VRAM``) where known."""
+    if peak is None:
+        lines = [f"{device + ': ' if device else ''}no GPU samples in the run folder"]
+    else:
+        total = f" of {fmt_bytes(peak.memory_total_bytes)}" if peak.memory_total_bytes else ""
+        lines = [
+            f"{peak.name}: GPU memory in use at peak {fmt_bytes(peak.memory_bytes)}{total} (all processes), "
+            f"peak temperature {fmt_temp(peak.temp_c)}"
+        ]
+    if torch_peak_bytes is not None:
+        lines.append(f"peak VRAM (PyTorch): {fmt_bytes(torch_peak_bytes)}, the most its tensors held at once")
+    return tuple(lines)
+
+
 def read_card(run_dir: Path) -> Card:
     """The card of the run in ``run_dir`` (a train run or a tracked script)."""
     events = read_events(run_dir)
@@ -173,10 +193,11 @@ def read_card(run_dir: Path) -> Card:
     info = run_info(run_dir)
     device = fold.started.device_name if fold.started is not None else info.device_name
     peak = gpu_peak(run_dir, device)
-    gpu = peak.line() if peak is not None else f"{device + ': ' if device else ''}no GPU samples in the run folder"
+    gpu = gpu_lines(device, peak, fold.finished.peak_memory_bytes if fold.finished is not None else None)
     body = _tracked_body(events, fold) if fold.started is None else _train_body(events, fold, peak)
     title = fold.name or info.name or run_dir.name
-    return Card(title, info.state, info.started_at, run_dir.name, gpu, body, _ending(fold))
+    state = "failed" if fold.failed is not None else info.state  # the stream's end over a status left behind
+    return Card(title, state, info.started_at, run_dir.name, gpu, body, _ending(fold))
 
 
 def _train_body(events: list[TrainEvent], fold: RunFold, peak: GpuPeak | None) -> Body:
@@ -187,9 +208,9 @@ def _train_body(events: list[TrainEvent], fold: RunFold, peak: GpuPeak | None) -
         f"{config.model} on {started.dataset} | {config.epochs} epochs | batch {config.batch_size} | "
         f"{config.optimizer} lr {config.lr:g} {config.schedule} | {started.device_name} | torch {started.torch_version}"
     )
-    found = series_of(events, [name for _, names in TRAIN_CHARTS for name in names])
+    found = series_of(events, [name for _, names in TRAIN_CHARTS for name in names], started.steps_per_epoch)
     charts = tuple(
-        Chart(title, tuple((name, found[name]) for name in names if name in found), percent=title == "accuracy")
+        Chart(title, tuple((name, found[name]) for name in names if name in found), title == "accuracy", "epoch")
         for title, names in TRAIN_CHARTS
         if names[0] in found
     )
@@ -207,14 +228,44 @@ def _train_body(events: list[TrainEvent], fold: RunFold, peak: GpuPeak | None) -
 
 def _tracked_body(events: list[TrainEvent], fold: RunFold) -> Body:
     found = series_of(events)
-    headline = fold.headline[0] if fold.headline is not None and fold.headline[0] in found else None
-    names = [headline] if headline else []
-    names += [name for name in found if name not in names][: 2 - len(names)]
-    charts = tuple(Chart(name, ((name, found[name]),)) for name in names)
+    charts = tracked_charts(found, fold.headline[0] if fold.headline is not None else None)
     params = fold.tracked.params if fold.tracked is not None else {}
     recipe = " | ".join(f"{key} {value}" for key, value in list(params.items())[:8]) or "a tracked script"
-    best = _best_line(best_of(events, names[0])) if names else "no values logged"
+    best = _best_line(best_of(events, charts[0].curves[0][0])) if charts else "no values logged"
     return Body(recipe, charts, best)
+
+
+def metric_stem(name: str) -> str:
+    """A series' name without the split it was measured on: ``val_loss``, ``train/loss`` and ``loss`` give
+    ``loss``."""
+    words = [word for word in re.split(r"[\s/_.-]+", name.lower()) if word]
+    return "_".join([word for word in words if word not in SPLIT_WORDS] or words)
+
+
+def tracked_charts(found: dict[str, Series], headline: str | None) -> tuple[Chart, ...]:
+    """A tracked script's two panels: its headline series (else its first), then the first other one that
+    changes (a constant learning rate says little), each with up to two series of the same stem beside it
+    (``val_loss`` with ``loss``)."""
+    others = [name for name in found if name != headline]
+    firsts = ([headline] if headline in found else []) + sorted(others, key=lambda name: not _varies(found[name]))
+    charts: list[Chart] = []
+    taken: set[str] = set()
+    for name in firsts:
+        if len(charts) == 2:
+            break
+        if name in taken:
+            continue
+        taken.add(name)
+        stem = metric_stem(name)
+        group = [name, *[other for other in others if other not in taken and metric_stem(other) == stem][:2]]
+        taken.update(group)
+        charts.append(Chart(stem if len(group) > 1 else name, tuple((each, found[each]) for each in group)))
+    return tuple(charts)
+
+
+def _varies(series: Series) -> bool:
+    view = series.view(limit=1)
+    return bool(view.x) and view.low[0] != view.high[0]
 
 
 def _best_line(best: Best) -> str:
@@ -235,7 +286,10 @@ def _ending(fold: RunFold) -> tuple[str, ...]:
         return (f"failed ({fold.failed.kind}): {fold.failed.message}",)
     if isinstance(fold.finished, RunFinished):
         return (f"{fold.finished.reason} after {fmt_span(fold.finished.total_s)} of training",)
-    return ()
+    if fold.started is not None:
+        return (f"no end recorded yet: {fold.epochs_done} of {fold.total_epochs} epochs done",)
+    step = fold.step
+    return (f"no end recorded yet: step {step:,}",) if step is not None else ("no end recorded yet",)
 
 
 def _bench(fold: RunFold, peak: GpuPeak | None) -> str | None:

@@ -9,15 +9,15 @@ from __future__ import annotations
 import math
 import time
 
+from rocmtui.base.ticks import WHOLE_MULTIPLES, round_step
+
 TIME_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 """Steps of a time axis: seconds, minutes and hours that a clock shows round."""
 
 
 def nice_step(span: float, count: int = 5) -> float:
     """The smallest of 1, 2 or 5 times a power of ten that cuts ``span`` into at most ``count`` intervals."""
-    raw = max(span, 1e-300) / max(1, count)
-    power = 10.0 ** math.floor(math.log10(raw))
-    return next(m * power for m in (1.0, 2.0, 5.0, 10.0) if m * power >= raw * (1 - 1e-9))
+    return round_step(max(span, 1e-300) / max(1, count), WHOLE_MULTIPLES)
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
