@@ -208,11 +208,15 @@ def script_events(names: list[str], steps: int = 20) -> list[TrainEvent]:
 
 @contextlib.asynccontextmanager
 async def held(
-    events: list[TrainEvent], host_source: ManualReplay, size: tuple[int, int] = (80, 24)
+    events: list[TrainEvent],
+    host_source: ManualReplay,
+    size: tuple[int, int] = (80, 24),
+    theme: str | None = None,
 ) -> AsyncIterator[tuple[TrainApp, Pilot[int]]]:
     """The training screen over ``events``, held before the last one, its plots drawn: (app, pilot)."""
     trainer = ReplayTrainer(events, hold_at=len(events) - 1)
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=3600.0)  # the frame draws
+    themed: dict[str, str] = {} if theme is None else {"theme": theme}
+    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=3600.0, **themed)  # frame draws
     async with app.run_test(size=size) as pilot:
         assert await asyncio.to_thread(trainer.holding.wait, 10)
         await pilot.pause()
