@@ -15,7 +15,7 @@ from rocmtui.ui.look.y_range import accuracy_bounds, fitted_range, log_range
 from rocmtui.ui.state.grid import EPOCH, key_label
 from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.widgets.loss_plot import drawn_xs, envelope
-from rocmtui.ui.widgets.scalar_plot import step_ticks
+from rocmtui.ui.widgets.scalar_plot import step_axis
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
 STEP_COLORS = ("gray", "cyan+")
@@ -113,27 +113,22 @@ class SeriesCell(ThrottledPlot):
         elif len(drawn.lines) == 2:
             for (xs, ys), color in zip(drawn.lines, STEP_COLORS, strict=True):
                 if xs:
-                    self.plt.plot(xs, ys, color=color, marker="braille")
+                    self.canvas.plot(xs, ys, color=color, marker="braille")
         if drawn.span is not None:
             self.y_axis(*drawn.span)
         self.x_axis()
 
     def y_axis(self, low: float, high: float) -> None:
         if self.log_scale:
-            self.plt.yscale("log")
-            self.plt.ylim(*log_range(low, high))
+            self.canvas.yscale("log")
+            self.canvas.ylim(*log_range(low, high))
         else:
-            self.plt.ylim(*fitted_range(low, high, accuracy_bounds(self.key or "", low, high)))
+            self.canvas.ylim(*fitted_range(low, high, accuracy_bounds(self.key or "", low, high)))
 
     def x_axis(self) -> None:
         """The run's whole x range, the same in every cell: epochs (a train run) or steps (a script's)."""
         scalars = self.state.scalars
         if scalars.x_name == "epoch":
             self.epoch_axis(self.state.total_epochs, self.state.loss.last_x or float(self.state.epochs_done))
-            return
-        last = scalars.last
-        end = max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
-        self.plt.xlim(0, end * 1.02)
-        ticks = step_ticks(end)
-        self.plt.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
-        self.x_label("step")
+        else:
+            step_axis(self, scalars)
