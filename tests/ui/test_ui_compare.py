@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from ui_helpers import DATA, HOST_RECORDING, recorded_config, recorded_events
 
 from rocmtui.cli.parser import build_parser
@@ -84,10 +85,10 @@ async def test_two_finished_runs_overlay_and_the_table_switches(tmp_path: Path, 
         assert main_run.state is app.state and app.state.phase == "finished"
         assert other.state.finished is not None and other.state.finished.best_test_acc == 0.9357
         assert len(other.state.epochs) == 10 and len(other.state.loss) > 0
-        for plot in (screen.loss_plot, screen.accuracy_plot):
-            assert "━ cpu" in str(plot.border_title) and "━ h200" in str(plot.border_title)
         screen.replot_now()
         await pilot.pause()
+        for plot in (screen.loss_plot, screen.accuracy_plot):
+            assert "━ cpu" in shown(plot) and "━ h200" in shown(plot)
         assert "cannot draw" not in drawn(screen.loss_plot) and "cannot draw" not in drawn(screen.accuracy_plot)
         card = screen.query_one(SummaryCard)
         assert card.region.height > 0 and not screen.table.display  # finished: the summary first
@@ -206,4 +207,40 @@ async def test_two_tracked_runs_are_both_drawn_and_named(tmp_path: Path, size) -
         title = str(screen.loss_plot.border_title)
         assert f"━ {labels[0]}" in title and f"━ {labels[1]}" in title, title
         assert "cannot draw" not in drawn(screen.loss_plot)
+        await pilot.press("q")
+
+
+def shown(plot) -> str:
+    """What a plot shows of its title (Textual cuts a title wider than the border, 2 columns less) and its
+    picture."""
+    title = Text.from_markup(str(plot.border_title)).plain
+    room = plot.size.width - 2
+    return (title if len(title) <= room else title[: room - 1]) + "\n" + str(plot.render())
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("names", [["h200-fastnet-run", "cpu-ddp-run"], ["h200-fastnet-run", "cpu-ddp-run", "h200-2"]])
+async def test_every_compared_run_is_named_whole_on_both_plots(tmp_path: Path, size, names: list[str]) -> None:
+    sources = {"h200-fastnet-run": H200_RUN, "cpu-ddp-run": DATA / "cpu-ddp-run", "h200-2": H200_RUN}
+    folders = [tmp_path / name for name in names]
+    for name, folder in zip(names, folders, strict=True):
+        shutil.copytree(sources[name], folder)
+    labels = run_labels(folders)
+    samples = TailSource(SampleTail(folders[0]).poll)
+
+    def source(config, emit, control) -> object:
+        return follow(folders[0], emit, control, poll_s=0.01)
+
+    others = [(label, folder_source(folder)) for label, folder in zip(labels[1:], folders[1:], strict=True)]
+    app = create_train_app(recorded_config(), source, samples, detachable=True, compare=others, label=labels[0])
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.train_screen
+        screen.replot_now()
+        await pilot.pause()
+        for plot in (screen.loss_plot, screen.accuracy_plot):
+            assert all(label in shown(plot) for label in labels), shown(plot)
+            assert "cannot draw" not in str(plot.render())
+            assert max(len(line) for line in str(plot.render()).splitlines()) <= plot.size.width
         await pilot.press("q")
