@@ -16,6 +16,7 @@ import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 from textual.pilot import Pilot
@@ -215,7 +216,7 @@ async def held(
 ) -> AsyncIterator[tuple[TrainApp, Pilot[int]]]:
     """The training screen over ``events``, held before the last one, its plots drawn: (app, pilot)."""
     trainer = ReplayTrainer(events, hold_at=len(events) - 1)
-    themed: dict[str, str] = {} if theme is None else {"theme": theme}
+    themed: dict[str, Any] = {} if theme is None else {"theme": theme}
     app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=3600.0, **themed)  # frame draws
     async with app.run_test(size=size) as pilot:
         assert await asyncio.to_thread(trainer.holding.wait, 10)
