@@ -19,6 +19,7 @@ from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.stream import EventWriter
 from rocmtui.ui.screens.finished import SummaryCard
+from rocmtui.ui.screens.grid import GridScreen
 from rocmtui.ui.state.compare import run_labels
 from rocmtui.ui.train_app import TrainApp, create_train_app
 
@@ -243,4 +244,34 @@ async def test_every_compared_run_is_named_whole_on_both_plots(tmp_path: Path, s
             assert all(label in shown(plot) for label in labels), shown(plot)
             assert "cannot draw" not in str(plot.render())
             assert max(len(line) for line in str(plot.render()).splitlines()) <= plot.size.width
+        await pilot.press("q")
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_grid_overlays_every_compared_run_in_its_colour(tmp_path: Path, size) -> None:
+    main = cpu_folder(tmp_path / "cpu")
+    app = compare_app(main, [("h200", folder_source(h200_folder(tmp_path / "h200")))])
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("g")
+        await pilot.pause()
+        grid = app.screen
+        assert isinstance(grid, GridScreen)
+        grid.replot_now()
+        await pilot.pause()
+        cells = [cell for cell in grid.cells if cell.key is not None]
+        assert cells
+        for cell in cells:
+            assert "cpu" in shown(cell) and "h200" in shown(cell), shown(cell)
+            assert "cannot draw" not in str(cell.render())
+        loss = cells[0]
+        assert loss.key == "loss"
+        lines = [loss.lines(run.state) for run in app.train_screen.runs]
+        assert all(drawn.lines and drawn.lines[0][0] for drawn in lines)  # each run has its line of the loss
+        picture = loss.render()
+        assert isinstance(picture, Text)
+        braille = [str(s.style) for s in picture.spans if any("⠀" <= c <= "⣿" for c in picture.plain[s.start : s.end])]
+        assert any("color(14)" in style for style in braille)  # the main run's cyan+
+        assert any("color(3)" in style for style in braille)  # the second run's orange
         await pilot.press("q")

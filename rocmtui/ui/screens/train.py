@@ -307,10 +307,11 @@ class TrainScreen(CursorActions, Screen[None]):
         self.accuracy_plot.next_series()
 
     def action_grid(self) -> None:
-        """Every series of the run in a grid of small plots (``rocmtui.ui.screens.grid``)."""
+        """Every series of the run (of each run compared) in a grid of small plots (``rocmtui.ui.screens.grid``)."""
         from rocmtui.ui.screens.grid import GridScreen
 
-        self.app.push_screen(GridScreen(self.state, self.grid_state, plot_period_s=self.plot_period_s))
+        grid = GridScreen(self.state, self.grid_state, plot_period_s=self.plot_period_s, runs=self.runs)
+        self.app.push_screen(grid)
 
     def action_toggle_log(self) -> None:
         self.loss_plot.log_scale = not self.loss_plot.log_scale

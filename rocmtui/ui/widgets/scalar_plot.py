@@ -64,12 +64,16 @@ def _epoch_line(plot: ThrottledPlot, series: Series, color: str) -> None:
 
 def step_axis(plot: ThrottledPlot, scalars: Scalars) -> None:
     """x from step 0 to the run's last step (or the steps it said it would take, if more)."""
+    steps_to(plot, step_end(scalars))
+
+
+def step_end(scalars: Scalars) -> float:
+    """A run's last step, or the steps it said it would take if more (1 at least)."""
     last = scalars.last
-    end = max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
-    _steps_to(plot, end)
+    return max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
 
 
-def _steps_to(plot: ThrottledPlot, end: float) -> None:
+def steps_to(plot: ThrottledPlot, end: float) -> None:
     """x from step 0 to ``end``, ticked at round steps."""
     plot.canvas.xlim(0, end * 1.02)
     ticks = step_ticks(end)
@@ -111,7 +115,7 @@ def draw_compared_losses(plot: ThrottledPlot, runs: list[tuple[RunState, str]], 
     plot.canvas.use(plot.timeline)
     if log_scale:
         plot.canvas.yscale("log")
-    _steps_to(plot, max([*ends, 1.0]))
+    steps_to(plot, max([*ends, 1.0]))
 
 
 def fit_percent(plot: ThrottledPlot, values: list[float]) -> None:
