@@ -4,13 +4,16 @@ H200 recording, followed side by side; the curves overlaid, the epoch table swit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from rich.text import Text
-from ui_helpers import DATA, HOST_RECORDING, recorded_config, recorded_events
+from textual.pilot import Pilot
+from ui_helpers import DATA, HOST_RECORDING, open_grid, recorded_config, recorded_events
 
 from rocmtui.cli.parser import build_parser
 from rocmtui.events import Emit, RunControl, TrainEvent
@@ -19,7 +22,6 @@ from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.stream import EventWriter
 from rocmtui.ui.screens.finished import SummaryCard
-from rocmtui.ui.screens.grid import GridScreen
 from rocmtui.ui.state.compare import run_labels
 from rocmtui.ui.train_app import TrainApp, create_train_app
 
@@ -74,13 +76,20 @@ def drawn(plot) -> str:
     return str(plot.render())
 
 
-@pytest.mark.parametrize("size", SIZES)
-async def test_two_finished_runs_overlay_and_the_table_switches(tmp_path: Path, size) -> None:
+@contextlib.asynccontextmanager
+async def two_finished(tmp_path: Path, size: tuple[int, int]) -> AsyncIterator[tuple[TrainApp, Pilot[int]]]:
+    """The recorded CPU run (``cpu``, the main one) compared with the H200 run (``h200``), both read to the end."""
     main = cpu_folder(tmp_path / "cpu")
     app = compare_app(main, [("h200", folder_source(h200_folder(tmp_path / "h200")))])
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
+        yield app, pilot
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_two_finished_runs_overlay_and_the_table_switches(tmp_path: Path, size) -> None:
+    async with two_finished(tmp_path, size) as (app, pilot):
         screen = app.train_screen
         main_run, other = screen.runs
         assert main_run.state is app.state and app.state.phase == "finished"
@@ -249,17 +258,8 @@ async def test_every_compared_run_is_named_whole_on_both_plots(tmp_path: Path, s
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_the_grid_overlays_every_compared_run_in_its_colour(tmp_path: Path, size) -> None:
-    main = cpu_folder(tmp_path / "cpu")
-    app = compare_app(main, [("h200", folder_source(h200_folder(tmp_path / "h200")))])
-    async with app.run_test(size=size) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        await pilot.press("g")
-        await pilot.pause()
-        grid = app.screen
-        assert isinstance(grid, GridScreen)
-        grid.replot_now()
-        await pilot.pause()
+    async with two_finished(tmp_path, size) as (app, pilot):
+        grid = await open_grid(app, pilot)
         cells = [cell for cell in grid.cells if cell.key is not None]
         assert cells
         for cell in cells:

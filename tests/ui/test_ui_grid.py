@@ -9,16 +9,14 @@ from typing import Any
 
 import pytest
 from rich.text import Text
-from ui_helpers import held, mid_run_events, recorded_events, script_events
+from ui_helpers import held, mid_run_events, open_grid, recorded_events, script_events
 
 from rocmtui.base.series import Series
 from rocmtui.events import MetricsLogged
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.look.y_range import PERCENT, accuracy_bounds, fitted_range, log_range
-from rocmtui.ui.screens.grid import GridScreen
 from rocmtui.ui.state.grid import GridState, NameFilter, key_label, series_keys
 from rocmtui.ui.state.run_state import RunState
-from rocmtui.ui.train_app import TrainApp
 from rocmtui.ui.widgets.series_cell import cell_lines
 
 
@@ -29,16 +27,6 @@ def title(cell: Any) -> str:
 def drawn(cell: Any) -> str:
     rendered = cell.render()
     return rendered.plain if isinstance(rendered, Text) else str(rendered)
-
-
-async def open_grid(app: TrainApp, pilot) -> GridScreen:
-    await pilot.press("g")
-    await pilot.pause()
-    screen = app.screen
-    assert isinstance(screen, GridScreen)
-    screen.replot_now()
-    await pilot.pause()
-    return screen
 
 
 # -- what is shown, and where -------------------------------------------------------------------------------------

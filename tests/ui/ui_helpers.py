@@ -36,6 +36,7 @@ from rocmtui.events import (
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import BackendStatus, GpuProcess, GpuSample, HostSample, SampleSet
 from rocmtui.ui.app import MonitorApp, create_monitor_app
+from rocmtui.ui.screens.grid import GridScreen
 from rocmtui.ui.train_app import TrainApp, create_train_app
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
 
@@ -229,3 +230,14 @@ async def held(
 def mid_run_events() -> list[TrainEvent]:
     """The recorded run up to mid-epoch 3 (held before event 36, as ``held_trainer``)."""
     return recorded_events()[:37]
+
+
+async def open_grid(app: TrainApp, pilot: Pilot[int]) -> GridScreen:
+    """The grid of every series (``g``), its cells drawn."""
+    await pilot.press("g")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, GridScreen)
+    screen.replot_now()
+    await pilot.pause()
+    return screen
