@@ -253,6 +253,11 @@ async def test_every_compared_run_is_named_whole_on_both_plots(tmp_path: Path, s
             assert all(label in shown(plot) for label in labels), shown(plot)
             assert "cannot draw" not in str(plot.render())
             assert max(len(line) for line in str(plot.render()).splitlines()) <= plot.size.width
+        await pilot.press("c")  # the cursor: each run's value at it, in the title, none cut
+        for plot in (screen.loss_plot, screen.accuracy_plot):
+            title = Text.from_markup(str(plot.border_title)).plain
+            assert title.count("━") == len(labels) and len(title) <= plot.size.width - 2, title
+            assert all(label in shown(plot) for label in labels), shown(plot)
         await pilot.press("q")
 
 

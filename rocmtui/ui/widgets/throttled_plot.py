@@ -8,6 +8,7 @@ keeps the screen cheap to draw.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from rich.text import Text
 from textual import events
@@ -113,10 +114,14 @@ class ThrottledPlot(PlotextPlot):
         self.refresh()
 
     def show_title(self) -> None:
-        """The legend, or while the cursor is shown each series' value at the cursor."""
-        markup = escape(self.legend_title) if self.legend_apart(self.size.width) else self.legend_markup
+        """The legend, or while the cursor is shown each series' value at the cursor (with the legend on its own
+        row, each value in its run's colour without the name: the row names them)."""
+        apart = self.legend_apart(self.size.width)
+        markup = escape(self.legend_title) if apart else self.legend_markup
         if self.plot_view.cursor is not None:
-            markup = title_markup(self.cursor_readings(), self.size.width - 2) or markup
+            readings = self.cursor_readings()
+            readings = [replace(reading, name="") for reading in readings] if apart else readings
+            markup = title_markup(readings, self.size.width - 2) or markup
         if markup != self.border_title:
             self.border_title = markup
 
