@@ -4,12 +4,16 @@ H200 recording, followed side by side; the curves overlaid, the epoch table swit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from ui_helpers import DATA, HOST_RECORDING, recorded_config, recorded_events
+from rich.text import Text
+from textual.pilot import Pilot
+from ui_helpers import DATA, HOST_RECORDING, open_grid, recorded_config, recorded_events
 
 from rocmtui.cli.parser import build_parser
 from rocmtui.events import Emit, RunControl, TrainEvent
@@ -72,22 +76,29 @@ def drawn(plot) -> str:
     return str(plot.render())
 
 
-@pytest.mark.parametrize("size", SIZES)
-async def test_two_finished_runs_overlay_and_the_table_switches(tmp_path: Path, size) -> None:
+@contextlib.asynccontextmanager
+async def two_finished(tmp_path: Path, size: tuple[int, int]) -> AsyncIterator[tuple[TrainApp, Pilot[int]]]:
+    """The recorded CPU run (``cpu``, the main one) compared with the H200 run (``h200``), both read to the end."""
     main = cpu_folder(tmp_path / "cpu")
     app = compare_app(main, [("h200", folder_source(h200_folder(tmp_path / "h200")))])
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
+        yield app, pilot
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_two_finished_runs_overlay_and_the_table_switches(tmp_path: Path, size) -> None:
+    async with two_finished(tmp_path, size) as (app, pilot):
         screen = app.train_screen
         main_run, other = screen.runs
         assert main_run.state is app.state and app.state.phase == "finished"
         assert other.state.finished is not None and other.state.finished.best_test_acc == 0.9357
         assert len(other.state.epochs) == 10 and len(other.state.loss) > 0
-        for plot in (screen.loss_plot, screen.accuracy_plot):
-            assert "━ cpu" in str(plot.border_title) and "━ h200" in str(plot.border_title)
         screen.replot_now()
         await pilot.pause()
+        for plot in (screen.loss_plot, screen.accuracy_plot):
+            assert "━ cpu" in shown(plot) and "━ h200" in shown(plot)
         assert "cannot draw" not in drawn(screen.loss_plot) and "cannot draw" not in drawn(screen.accuracy_plot)
         card = screen.query_one(SummaryCard)
         assert card.region.height > 0 and not screen.table.display  # finished: the summary first
@@ -206,4 +217,66 @@ async def test_two_tracked_runs_are_both_drawn_and_named(tmp_path: Path, size) -
         title = str(screen.loss_plot.border_title)
         assert f"━ {labels[0]}" in title and f"━ {labels[1]}" in title, title
         assert "cannot draw" not in drawn(screen.loss_plot)
+        await pilot.press("q")
+
+
+def shown(plot) -> str:
+    """What a plot shows of its title (Textual cuts a title wider than the border, 2 columns less) and its
+    picture."""
+    title = Text.from_markup(str(plot.border_title)).plain
+    room = plot.size.width - 2
+    return (title if len(title) <= room else title[: room - 1]) + "\n" + str(plot.render())
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("names", [["h200-fastnet-run", "cpu-ddp-run"], ["h200-fastnet-run", "cpu-ddp-run", "h200-2"]])
+async def test_every_compared_run_is_named_whole_on_both_plots(tmp_path: Path, size, names: list[str]) -> None:
+    sources = {"h200-fastnet-run": H200_RUN, "cpu-ddp-run": DATA / "cpu-ddp-run", "h200-2": H200_RUN}
+    folders = [tmp_path / name for name in names]
+    for name, folder in zip(names, folders, strict=True):
+        shutil.copytree(sources[name], folder)
+    labels = run_labels(folders)
+    samples = TailSource(SampleTail(folders[0]).poll)
+
+    def source(config, emit, control) -> object:
+        return follow(folders[0], emit, control, poll_s=0.01)
+
+    others = [(label, folder_source(folder)) for label, folder in zip(labels[1:], folders[1:], strict=True)]
+    app = create_train_app(recorded_config(), source, samples, detachable=True, compare=others, label=labels[0])
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.train_screen
+        screen.replot_now()
+        await pilot.pause()
+        for plot in (screen.loss_plot, screen.accuracy_plot):
+            assert all(label in shown(plot) for label in labels), shown(plot)
+            assert "cannot draw" not in str(plot.render())
+            assert max(len(line) for line in str(plot.render()).splitlines()) <= plot.size.width
+        await pilot.press("c")  # the cursor: each run's value at it, in the title, none cut
+        for plot in (screen.loss_plot, screen.accuracy_plot):
+            title = Text.from_markup(str(plot.border_title)).plain
+            assert title.count("━") == len(labels) and len(title) <= plot.size.width - 2, title
+            assert all(label in shown(plot) for label in labels), shown(plot)
+        await pilot.press("q")
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_grid_overlays_every_compared_run_in_its_colour(tmp_path: Path, size) -> None:
+    async with two_finished(tmp_path, size) as (app, pilot):
+        grid = await open_grid(app, pilot)
+        cells = [cell for cell in grid.cells if cell.key is not None]
+        assert cells
+        for cell in cells:
+            assert "cpu" in shown(cell) and "h200" in shown(cell), shown(cell)
+            assert "cannot draw" not in str(cell.render())
+        loss = cells[0]
+        assert loss.key == "loss"
+        lines = [loss.lines(run.state) for run in app.train_screen.runs]
+        assert all(drawn.lines and drawn.lines[0][0] for drawn in lines)  # each run has its line of the loss
+        picture = loss.render()
+        assert isinstance(picture, Text)
+        braille = [str(s.style) for s in picture.spans if any("⠀" <= c <= "⣿" for c in picture.plain[s.start : s.end])]
+        assert any("color(14)" in style for style in braille)  # the main run's cyan+
+        assert any("color(3)" in style for style in braille)  # the second run's orange
         await pilot.press("q")

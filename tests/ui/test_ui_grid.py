@@ -3,20 +3,20 @@ axis per plot, y ranges fitted to the data, and a run of hundreds of series cost
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 import pytest
 from rich.text import Text
-from ui_helpers import held, mid_run_events, recorded_events, script_events
+from ui_helpers import held, mid_run_events, open_grid, recorded_events, script_events
 
 from rocmtui.base.series import Series
 from rocmtui.events import MetricsLogged
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.look.y_range import PERCENT, accuracy_bounds, fitted_range, log_range
-from rocmtui.ui.screens.grid import GridScreen
 from rocmtui.ui.state.grid import GridState, NameFilter, key_label, series_keys
 from rocmtui.ui.state.run_state import RunState
-from rocmtui.ui.train_app import TrainApp
 from rocmtui.ui.widgets.series_cell import cell_lines
 
 
@@ -27,16 +27,6 @@ def title(cell: Any) -> str:
 def drawn(cell: Any) -> str:
     rendered = cell.render()
     return rendered.plain if isinstance(rendered, Text) else str(rendered)
-
-
-async def open_grid(app: TrainApp, pilot) -> GridScreen:
-    await pilot.press("g")
-    await pilot.pause()
-    screen = app.screen
-    assert isinstance(screen, GridScreen)
-    screen.replot_now()
-    await pilot.pause()
-    return screen
 
 
 # -- what is shown, and where -------------------------------------------------------------------------------------
@@ -189,3 +179,38 @@ async def test_names_are_drawn_as_text_never_markup(host_source: ManualReplay) -
     async with held(script_events(["loss", "[bold]x[/] [@click=app.quit]q"]), host_source) as (app, pilot):
         grid = await open_grid(app, pilot)
         assert title(grid.cells[1]).startswith("[bold]x[/] [@click=app.quit]q ")
+
+
+def label_value(label: str) -> float:
+    """A tick's label as a number (``6k``: 6000)."""
+    scale = {"k": 1e3, "M": 1e6, "G": 1e9}.get(label[-1:], 1.0)
+    return float(label[:-1] if scale != 1.0 else label) * scale
+
+
+def y_labels(cell: Any) -> list[float]:
+    """The values written left of the cell's y axis, top first."""
+    return [label_value(line.split("┤")[0].strip()) for line in drawn(cell).split("\n") if "┤" in line]
+
+
+def round_steps(values: list[float]) -> bool:
+    """Evenly spaced, each a multiple of 1, 2 or 5 times a power of ten at least half the spacing (a short
+    axis shows every other tick of a round step)."""
+    steps = [a - b for a, b in itertools.pairwise(values)]
+    if not steps or not all(math.isclose(step, steps[0], rel_tol=1e-6) for step in steps):
+        return False
+    power = 10 ** math.floor(math.log10(steps[0] / 2))
+    rounds = [m * power for m in (1, 2, 5, 10, 20, 50) if m * power >= steps[0] / 2 * (1 - 1e-9)]
+    return any(all(math.isclose(v / r, round(v / r), abs_tol=1e-6) for v in values) for r in rounds)
+
+
+async def test_cells_tick_y_at_round_values_and_decades_on_a_log_axis(host_source: ManualReplay) -> None:
+    async with held(mid_run_events(), host_source, (120, 40)) as (app, pilot):
+        grid = await open_grid(app, pilot)
+        for cell in [cell for cell in grid.cells if cell.key is not None]:
+            labels = y_labels(cell)
+            assert len(labels) >= 2 and round_steps(labels), (cell.key, labels)
+        await pilot.press("l")  # the loss, on a log axis: decades, 1-2-5 values, or round ones within a decade
+        grid.replot_now()
+        labels = y_labels(grid.cells[0])
+        mantissas = {round(v / 10 ** math.floor(math.log10(v)), 6) for v in labels}
+        assert len(labels) >= 2 and (mantissas <= {1.0, 2.0, 5.0} or round_steps(labels)), labels

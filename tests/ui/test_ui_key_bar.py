@@ -126,3 +126,20 @@ async def test_the_monitor_is_the_first_screen_and_its_keys_are_in_its_first_fra
         assert not app.monitor_screen.filter_input.is_mounted
         await pilot.press("slash")
         assert app.monitor_screen.filter_input.has_focus
+
+
+async def test_a_click_on_the_minus_of_plus_minus_changes_the_interval_the_other_way() -> None:
+    app = MonitorApp(ManualReplay([]))
+    async with app.run_test(size=(120, 24)) as pilot:
+        bar = app.screen.query_one(KeyBar)
+        await pilot.pause()
+        item = next(item for item in bar.items if item.display == "+/-")
+        start = app.sampler.interval_s
+        await pilot.click(KeyBar, offset=(item.start + 3, 0))  # " +/- ": the "-"
+        await pilot.pause()
+        faster = app.sampler.interval_s
+        assert faster < start
+        await pilot.click(KeyBar, offset=(item.start + 1, 0))  # the "+"
+        await pilot.click(KeyBar, offset=(item.start + 6, 0))  # the description: the first key's
+        await pilot.pause()
+        assert faster < app.sampler.interval_s

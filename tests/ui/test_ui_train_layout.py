@@ -4,23 +4,22 @@ second plot cycling every series of a train run (``n``)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rich.text import Text
 from textual.color import Color
-from ui_helpers import ReplayTrainer, recorded_config, recorded_events
+from textual.pilot import Pilot
+from ui_helpers import ReplayTrainer, held, mid_run_events, recorded_config, recorded_events
 
 from rocmtui.events import LogMessage, RunStarted
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.screens.finished import SummaryCard
 from rocmtui.ui.screens.train import COMPACT_HEIGHT, COMPACT_WIDTH
 from rocmtui.ui.state.run_state import ACC_VIEW, RunState
-from rocmtui.ui.train_app import create_train_app
+from rocmtui.ui.train_app import TrainApp, create_train_app
 from rocmtui.ui.widgets.epoch_table import COLUMNS
 from rocmtui.ui.widgets.log_panel import wrap
 from rocmtui.ui.widgets.run_info import fitting, run_lines
@@ -31,18 +30,11 @@ PATH = "/home/someone/experiments/cifar/runs/20261201-101500-cifar10-simplecnn/c
 """A long path, as the log shows one when a run ends."""
 
 
-@contextlib.asynccontextmanager
-async def mid_run(host_source: ManualReplay, size: tuple[int, int], theme: str | None = None):
+def mid_run(
+    host_source: ManualReplay, size: tuple[int, int], theme: str | None = None
+) -> contextlib.AbstractAsyncContextManager[tuple[TrainApp, Pilot[int]]]:
     """The training screen of the recorded run, held mid-run and drawn: (app, pilot)."""
-    trainer = ReplayTrainer(recorded_events(), hold_at=36)
-    themed: dict[str, Any] = {} if theme is None else {"theme": theme}
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER, **themed)
-    async with app.run_test(size=size) as pilot:
-        assert await asyncio.to_thread(trainer.holding.wait, 10)
-        await pilot.pause()
-        app.train_screen.replot_now()
-        await pilot.pause()
-        yield app, pilot
+    return held(mid_run_events(), host_source, size, theme)
 
 
 def wide(size: tuple[int, int]) -> bool:

@@ -16,6 +16,7 @@ import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 from textual.pilot import Pilot
@@ -35,6 +36,7 @@ from rocmtui.events import (
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import BackendStatus, GpuProcess, GpuSample, HostSample, SampleSet
 from rocmtui.ui.app import MonitorApp, create_monitor_app
+from rocmtui.ui.screens.grid import GridScreen
 from rocmtui.ui.train_app import TrainApp, create_train_app
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
 
@@ -208,11 +210,15 @@ def script_events(names: list[str], steps: int = 20) -> list[TrainEvent]:
 
 @contextlib.asynccontextmanager
 async def held(
-    events: list[TrainEvent], host_source: ManualReplay, size: tuple[int, int] = (80, 24)
+    events: list[TrainEvent],
+    host_source: ManualReplay,
+    size: tuple[int, int] = (80, 24),
+    theme: str | None = None,
 ) -> AsyncIterator[tuple[TrainApp, Pilot[int]]]:
     """The training screen over ``events``, held before the last one, its plots drawn: (app, pilot)."""
     trainer = ReplayTrainer(events, hold_at=len(events) - 1)
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=3600.0)  # the frame draws
+    themed: dict[str, Any] = {} if theme is None else {"theme": theme}
+    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=3600.0, **themed)  # frame draws
     async with app.run_test(size=size) as pilot:
         assert await asyncio.to_thread(trainer.holding.wait, 10)
         await pilot.pause()
@@ -224,3 +230,14 @@ async def held(
 def mid_run_events() -> list[TrainEvent]:
     """The recorded run up to mid-epoch 3 (held before event 36, as ``held_trainer``)."""
     return recorded_events()[:37]
+
+
+async def open_grid(app: TrainApp, pilot: Pilot[int]) -> GridScreen:
+    """The grid of every series (``g``), its cells drawn."""
+    await pilot.press("g")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, GridScreen)
+    screen.replot_now()
+    await pilot.pause()
+    return screen

@@ -6,6 +6,7 @@ Only the page's cells exist: a run of hundreds of series costs the few cells on 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -17,7 +18,8 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from rocmtui.ui.look.safe_text import safe_text
-from rocmtui.ui.state.grid import FILTER_LIMIT, GridState, series_keys
+from rocmtui.ui.state.compare import ComparedRun
+from rocmtui.ui.state.grid import FILTER_LIMIT, GridState, compared_keys
 from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.widgets.key_bar import KeyBar
 from rocmtui.ui.widgets.series_cell import SeriesCell
@@ -69,10 +71,19 @@ class GridScreen(Screen[None]):
         Binding("question_mark", "help", show=False),
     ]
 
-    def __init__(self, state: RunState, grid: GridState, *, plot_period_s: float = PLOT_PERIOD_S) -> None:
-        """``grid``: the filter, selection and log axes, kept by the training screen from one visit to the next."""
+    def __init__(
+        self,
+        state: RunState,
+        grid: GridState,
+        *,
+        plot_period_s: float = PLOT_PERIOD_S,
+        runs: Sequence[ComparedRun] = (),
+    ) -> None:
+        """``grid``: the filter, selection and log axes, kept by the training screen from one visit to the next;
+        ``runs``: the runs compared (``state``'s first), each cell overlays them."""
         super().__init__(id="grid")
         self.state = state
+        self.runs = list(runs)
         self.grid = grid
         self.plot_period_s = plot_period_s
         self.status = Static(id="grid-status")
@@ -102,14 +113,18 @@ class GridScreen(Screen[None]):
         self.grid.fit(self.size.width, self.size.height - STATUS_ROWS - filter_rows - 1)  # and the key bar
         self.update_cells()
 
+    def every_key(self) -> list[str]:
+        """Every series of the run, or of the runs compared."""
+        return compared_keys([run.state.scalars for run in self.runs] or [self.state.scalars])
+
     def shown(self) -> list[str]:
-        return self.grid.shown(series_keys(self.state.scalars))
+        return self.grid.shown(self.every_key())
 
     def update_cells(self, *, redraw: bool = True) -> None:
         """Give each cell its series of the page (a pool of one per place), then redraw the stale ones."""
         columns, rows = (1, 1) if self.grid.enlarged else self.grid.shape
         self.cells_box.styles.grid_size_columns, self.cells_box.styles.grid_size_rows = columns, rows
-        added = [SeriesCell(self.state) for _ in range(self.grid.per_page - len(self.cells))]
+        added = [SeriesCell(self.state, self.runs) for _ in range(self.grid.per_page - len(self.cells))]
         if added:
             self.cells += added
             self.cells_box.mount_all(added)
@@ -140,7 +155,7 @@ class GridScreen(Screen[None]):
             self.update_cells()
 
     def status_line(self, shown: list[str]) -> Text:
-        every = series_keys(self.state.scalars)
+        every = self.every_key()
         if not every:
             return Text("no series logged yet")
         page, pages = self.grid.page_number(shown)

@@ -8,7 +8,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
+from textual.events import Resize
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -63,8 +64,15 @@ def help_grid(keys: tuple[tuple[str, str], ...]) -> Table:
     return grid
 
 
+FRAME_ROWS = 4
+"""Rows of the dialog around the keys: its two borders, the title and the row under it."""
+CLOSE_HINT = "escape closes"
+SCROLL_HINT = "↑ ↓ PgUp PgDn: more · escape closes"
+
+
 class HelpScreen(ModalScreen[None]):
-    """Keys and what they do; any of escape, ? or q closes it."""
+    """Keys and what they do; any of escape, ? or q closes it. The keys scroll (arrows, PgUp/PgDn, the wheel)
+    where the terminal is too low for all of them; the hint, on the bottom border, says so."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q,enter", "dismiss", "Close"),
@@ -76,10 +84,20 @@ class HelpScreen(ModalScreen[None]):
         self.keys = keys
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with Vertical(classes="dialog") as dialog:
+            dialog.border_subtitle = CLOSE_HINT
             yield Static(self.title_text, classes="dialog-title")
-            yield Static(help_grid(self.keys), classes="help-keys")
-            yield Static("escape closes", classes="dialog-hint")
+            with VerticalScroll(id="help-scroll"):
+                yield Static(help_grid(self.keys), classes="help-keys")
+
+    def on_resize(self, event: Resize) -> None:
+        """The keys get the rows the dialog's frame leaves (the dialog is at most the screen's height)."""
+        self.query_one("#help-scroll").styles.max_height = max(1, event.size.height - FRAME_ROWS)
+        self.call_after_refresh(self.show_hint)
+
+    def show_hint(self) -> None:
+        scroll = self.query_one("#help-scroll", VerticalScroll)
+        self.query_one(".dialog").border_subtitle = SCROLL_HINT if scroll.max_scroll_y > 0 else CLOSE_HINT
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)

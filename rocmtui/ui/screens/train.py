@@ -31,6 +31,7 @@ from rocmtui.events import (
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.run.format import RANKS
 from rocmtui.ui.look.format import fmt_acc
+from rocmtui.ui.screens.cursor_actions import CURSOR_BINDINGS, CursorActions
 from rocmtui.ui.state.compare import ComparedRun
 from rocmtui.ui.state.cursor import PlotView
 from rocmtui.ui.state.grid import GridState
@@ -45,7 +46,7 @@ from rocmtui.ui.widgets.plot_cursor import CursorKeys
 from rocmtui.ui.widgets.rank_table import RankTable
 from rocmtui.ui.widgets.run_info import RunInfo
 from rocmtui.ui.widgets.run_progress import RunProgress
-from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S, CursorPlaced
+from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
 FRAME_PERIOD_S = 1.0
 """Seconds between frames of the training screen. Events and samples only change state; each frame
@@ -62,7 +63,7 @@ COMPACT_CARD_ROWS = 8
 """Compact, once the run ended: the summary card's rule and its first seven lines."""
 
 
-class TrainScreen(Screen[None]):
+class TrainScreen(CursorActions, Screen[None]):
     """Receives events from the app (``apply``) and the newest samples (``show_samples``)."""
 
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "train.tcss")
@@ -80,15 +81,7 @@ class TrainScreen(Screen[None]):
         Binding("m", "app.toggle_monitor", "Monitor"),
         Binding("n", "next_series", "Next series", show=False),
         Binding("r", "next_run", "Next run"),
-        Binding("c", "toggle_cursor", "Cursor"),
-        Binding("x", "x_axis", "X axis"),
-        Binding("left", "cursor(-1)", "Cursor left", show=False),
-        Binding("right", "cursor(1)", "Cursor right", show=False),
-        Binding("shift+left,pageup", "cursor(-10, True)", "Cursor far left", show=False, priority=True),
-        Binding("shift+right,pagedown", "cursor(10, True)", "Cursor far right", show=False, priority=True),
-        Binding("home", "cursor_end(False)", "Cursor first", show=False, priority=True),
-        Binding("end", "cursor_end(True)", "Cursor last", show=False, priority=True),
-        Binding("escape", "hide_cursor", "Hide cursor", show=False),
+        *CURSOR_BINDINGS,
     ]
 
     def __init__(
@@ -314,10 +307,11 @@ class TrainScreen(Screen[None]):
         self.accuracy_plot.next_series()
 
     def action_grid(self) -> None:
-        """Every series of the run in a grid of small plots (``rocmtui.ui.screens.grid``)."""
+        """Every series of the run (of each run compared) in a grid of small plots (``rocmtui.ui.screens.grid``)."""
         from rocmtui.ui.screens.grid import GridScreen
 
-        self.app.push_screen(GridScreen(self.state, self.grid_state, plot_period_s=self.plot_period_s))
+        grid = GridScreen(self.state, self.grid_state, plot_period_s=self.plot_period_s, runs=self.runs)
+        self.app.push_screen(grid)
 
     def action_toggle_log(self) -> None:
         self.loss_plot.log_scale = not self.loss_plot.log_scale
@@ -328,24 +322,6 @@ class TrainScreen(Screen[None]):
 
     def action_zoom(self) -> None:
         self.loss_plot.next_window()
-
-    def action_cursor(self, columns: int, only_shown: bool = False) -> None:
-        self.cursor.move(columns, only_shown=only_shown)
-
-    def action_cursor_end(self, last: bool) -> None:
-        self.cursor.jump(last)
-
-    def action_toggle_cursor(self) -> None:
-        self.cursor.toggle()
-
-    def action_hide_cursor(self) -> None:
-        self.cursor.hide()
-
-    def action_x_axis(self) -> None:
-        self.cursor.next_axis()
-
-    def on_cursor_placed(self, message: CursorPlaced) -> None:
-        self.cursor.place(message.axis_x)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pause and save are not offered once the run has ended (the footer drops them)."""

@@ -33,6 +33,11 @@ def run_color(index: int) -> str:
     return RUN_COLORS[index % len(RUN_COLORS)]
 
 
+def run_colors(runs: Sequence[ComparedRun]) -> dict[str, str]:
+    """Each run's label and plotext colour, main first: the legend of a plot that compares them."""
+    return {run.label: run_color(index) for index, run in enumerate(runs)}
+
+
 def _middle_cut(text: str, width: int) -> str:
     """``text`` in ``width`` columns, cut in the middle (both ends tell runs apart: recipe, ``-2`` suffix)."""
     if len(text) <= width:

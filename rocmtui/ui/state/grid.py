@@ -7,6 +7,7 @@ A series is named by its key in ``Scalars``: a per-step series by its name, a pe
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rocmtui.base.text import plain
@@ -29,6 +30,14 @@ def series_keys(scalars: Scalars) -> list[str]:
     loss = scalars.loss_name
     steps = [name for name in scalars.steps if name != loss]
     return ([loss] if loss is not None else []) + steps + [EPOCH + name for name in scalars.epochs]
+
+
+def compared_keys(runs: Sequence[Scalars]) -> list[str]:
+    """Every series of runs compared: the first run's (``series_keys``), then those only another run has."""
+    keys: dict[str, None] = {}
+    for scalars in runs:
+        keys.update(dict.fromkeys(series_keys(scalars)))
+    return list(keys)
 
 
 def key_label(key: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rocmtui.ui.state.compare import ComparedRun, run_color
+from rocmtui.ui.state.compare import ComparedRun, run_color, run_colors
 from rocmtui.ui.state.run_state import ACC_VIEW, RunState
 from rocmtui.ui.state.scalars import GROUP
 from rocmtui.ui.widgets.cursor_readout import Reading
@@ -40,7 +40,7 @@ class AccuracyPlot(ThrottledPlot):
         """The key of the view shown (``Scalars.others``); None: the first. Kept by key, so that a series
         appearing later does not move the view."""
         if self.comparing:
-            self.set_legend("Test %", {run.label: run_color(i) for i, run in enumerate(runs)})
+            self.set_legend("Test %", run_colors(runs), own_row=True)
         else:
             self.set_legend(ACC_VIEW, COLORS)
 

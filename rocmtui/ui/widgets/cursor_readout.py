@@ -32,11 +32,12 @@ class Reading:
 
     def text(self, digits: int = 4) -> str:
         point = self.series.at(self.x, self.weight) if self.series is not None and self.x is not None else None
+        name = f"{self.name} " if self.name else ""
         if point is None:
-            return f"{self.name} -"
+            return f"{name}-"
         smoothed = point.smoothed is not None and self.weight
         tail = f"~{value_text(point.smoothed or 0.0, digits)}" if smoothed else ""
-        return f"{self.name} {value_text(point.value, digits)}{tail}"
+        return f"{name}{value_text(point.value, digits)}{tail}"
 
 
 def value_text(value: float, digits: int = 4) -> str:

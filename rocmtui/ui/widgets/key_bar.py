@@ -30,6 +30,9 @@ class ShownKey(NamedTuple):
     enabled: bool
     apps_own: bool
     """Bound on the app (quit, help), not on the screen: kept longest on a narrow terminal."""
+    parts: tuple[tuple[int, int, str], ...] = ()
+    """A display of several keys (``+/-``): the columns of each other key in it (from the display's start, end
+    excluded) and the key a click there presses."""
 
     @property
     def cells(self) -> int:
@@ -52,6 +55,25 @@ class KeyItem:
     enabled: bool
     start: int
     end: int
+    parts: tuple[tuple[int, int, str], ...] = ()
+    """As ``ShownKey.parts``, in the bar's columns."""
+
+    def key_at(self, column: int) -> str:
+        """The key a click at ``column`` presses: a part's under it, else the item's own."""
+        return next((key for start, end, key in self.parts if start <= column < end), self.key)
+
+
+def other_keys(display: str, hidden: dict[str, str]) -> tuple[tuple[int, int, str], ...]:
+    """In a display of keys split by ``/`` (``+/-``), the columns of each one after the first that a hidden
+    binding shows (``-``), and that binding's key."""
+    parts: list[tuple[int, int, str]] = []
+    column = 0
+    for index, name in enumerate(display.split("/")):
+        width = cell_len(name)
+        if index and name in hidden:
+            parts.append((column, column + width, hidden[name]))
+        column += width + 1
+    return tuple(parts)
 
 
 class KeyBar(Widget, can_focus=False):
@@ -101,19 +123,25 @@ class KeyBar(Widget, can_focus=False):
             dim = NORMAL if shown.enabled else DIM
             text.append(f" {shown.display} ", key_style + dim)
             text.append(f"{shown.description} ", description_style + dim)
-            self.items.append(KeyItem(shown.key, shown.display, shown.description, shown.enabled, start, text.cell_len))
+            parts = tuple((start + 1 + low, start + 1 + high, key) for low, high, key in shown.parts)
+            self.items.append(
+                KeyItem(shown.key, shown.display, shown.description, shown.enabled, start, text.cell_len, parts)
+            )
         return text
 
     def shown_keys(self) -> list[ShownKey]:
         """The first binding of each shown action, in the screen's order."""
         seen: set[str] = set()
         keys = []
-        for node, binding, enabled, _tooltip in self.screen.active_bindings.values():
+        bindings = list(self.screen.active_bindings.values())
+        hidden = {self.app.get_key_display(b.binding): b.binding.key for b in bindings if not b.binding.show}
+        for node, binding, enabled, _tooltip in bindings:
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
             display = self.app.get_key_display(binding)
-            keys.append(ShownKey(binding.key, display, binding.description, enabled, node is self.app))
+            parts = other_keys(display, hidden)
+            keys.append(ShownKey(binding.key, display, binding.description, enabled, node is self.app, parts))
         return keys
 
     @staticmethod
@@ -132,7 +160,7 @@ class KeyBar(Widget, can_focus=False):
         for item in self.items:
             if item.start <= event.x < item.end:
                 if item.enabled:
-                    self.app.simulate_key(item.key)
+                    self.app.simulate_key(item.key_at(event.x))
                 else:
                     self.app.bell()
                 return

@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.reactive import reactive
 
 from rocmtui.base.series import Series, SeriesView
-from rocmtui.ui.state.compare import ComparedRun, run_color
+from rocmtui.ui.state.compare import ComparedRun, run_color, run_colors
 from rocmtui.ui.state.gpu_track import GpuMoment, GpuTrack
 from rocmtui.ui.state.run_state import SMOOTHING_WEIGHTS, RunState
 from rocmtui.ui.widgets.cursor_readout import Reading, readout_line
@@ -128,7 +128,7 @@ class LossPlot(ThrottledPlot):
         if self.tracked and len(self.runs) > 1:
             what = [smoothing_name(self.smoothing)] + (["log"] if self.log_scale else [])
             name = self.state.scalars.loss_name or "loss"
-            self.set_legend(f"{name} ({', '.join(what)})", {run.label: run_color(i) for i, run in enumerate(self.runs)})
+            self.set_legend(f"{name} ({', '.join(what)})", run_colors(self.runs), own_row=True)
             return
         if self.tracked:
             from rocmtui.ui.widgets.scalar_plot import loss_legend
@@ -139,7 +139,7 @@ class LossPlot(ThrottledPlot):
             what += [self.zoom.name] if self.zoom != WINDOWS[0] else []
             what += ["log"] if self.log_scale else []
             title = f"Loss ({', '.join(what)})"
-            self.set_legend(title, {run.label: run_color(i) for i, run in enumerate(self.runs)})
+            self.set_legend(title, run_colors(self.runs), own_row=True)
             return
         else:
             what = [self.zoom.name] if self.zoom != WINDOWS[0] else []
@@ -173,7 +173,7 @@ class LossPlot(ThrottledPlot):
 
     def lines_under(self, width: int, rows: int) -> list[Text]:
         """The GPU strip, then the cursor's readout line (the main run's x, times and GPU)."""
-        strip = self.strip_rows(self.size.height)
+        strip = self.strip_rows(self.size.height - self.legend_rows)
         canvas, view, timeline = self.canvas, self.plot_view, self.timeline
         lines: list[Text] = []
         if strip:

@@ -118,6 +118,7 @@ class PlotCanvas:
         self.figure.xlabel(X_NAMES.get(self.mode, label))
 
     def ylim(self, low: float, high: float) -> None:
+        """On a log axis (``yscale``), plotext takes the limits as log10 of the values."""
         self.y_limits = (low, high)
         self.figure.ylim(low, high)
 
@@ -137,6 +138,8 @@ class PlotCanvas:
 
     def _finish_y(self, rows: int) -> None:
         low, high = self.y_limits or (self.y_low, self.y_high)
+        if self.log and self.y_limits is not None:
+            low, high = 10.0**low, 10.0**high
         if not low <= high:
             return
         ticks = log_ticks(low, high) if self.log else y_ticks(low, high, rows)

@@ -62,13 +62,18 @@ def _epoch_line(plot: ThrottledPlot, series: Series, color: str) -> None:
     plot.epoch_line(view.x, view.last, color)
 
 
-def _step_axis(plot: ThrottledPlot, scalars: Scalars) -> None:
+def step_axis(plot: ThrottledPlot, scalars: Scalars) -> None:
+    """x from step 0 to the run's last step (or the steps it said it would take, if more)."""
+    steps_to(plot, step_end(scalars))
+
+
+def step_end(scalars: Scalars) -> float:
+    """A run's last step, or the steps it said it would take if more (1 at least)."""
     last = scalars.last
-    end = max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
-    _steps_to(plot, end)
+    return max(float(last.step) if last else 1.0, float(last.total_steps or 0) if last else 0.0, 1.0)
 
 
-def _steps_to(plot: ThrottledPlot, end: float) -> None:
+def steps_to(plot: ThrottledPlot, end: float) -> None:
     """x from step 0 to ``end``, ticked at round steps."""
     plot.canvas.xlim(0, end * 1.02)
     ticks = step_ticks(end)
@@ -91,7 +96,7 @@ def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
         _epoch_line(plot, scalars.epochs[epoch_name], colors[epoch_name])
     if log_scale:
         plot.canvas.yscale("log")
-    _step_axis(plot, scalars)
+    step_axis(plot, scalars)
 
 
 def draw_compared_losses(plot: ThrottledPlot, runs: list[tuple[RunState, str]], log_scale: bool) -> None:
@@ -110,7 +115,7 @@ def draw_compared_losses(plot: ThrottledPlot, runs: list[tuple[RunState, str]], 
     plot.canvas.use(plot.timeline)
     if log_scale:
         plot.canvas.yscale("log")
-    _steps_to(plot, max([*ends, 1.0]))
+    steps_to(plot, max([*ends, 1.0]))
 
 
 def fit_percent(plot: ThrottledPlot, values: list[float]) -> None:
@@ -142,4 +147,4 @@ def draw_series(plot: ThrottledPlot, scalars: Scalars, index: int) -> None:
             else:
                 _step_line(plot, series, SERIES_COLORS)
     if scalars.x_name == "step":
-        _step_axis(plot, scalars)
+        step_axis(plot, scalars)

@@ -8,6 +8,7 @@ keeps the screen cheap to draw.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from rich.text import Text
 from textual import events
@@ -31,6 +32,9 @@ for the data (the ticks and the title say what x is)."""
 """Seconds between redraws of a plot whose data changed. A redraw of the loss plot costs 15-40 ms of
 the UI process (plotext build and parse, measured on a 2-core EPYC) and repaints every cell of the
 plot: 0.5 Hz keeps both small."""
+
+LEGEND_ROW_MIN_HEIGHT = 5
+"""A plot at least this high gives a legend that does not fit its title a row of its own (``set_legend``)."""
 
 CURSOR_COLOR = "red+"
 """The cursor's line: a colour no series of the plots uses."""
@@ -83,6 +87,13 @@ class ThrottledPlot(PlotextPlot):
         """The x axis and the cursor, shared with the other plot (the screen hands both the same one)."""
         self.legend_markup = ""
         """The title and legend (``set_legend``), shown while the cursor is hidden."""
+        self.legend_title = ""
+        self.legend_colors: dict[str, str] = {}
+        self.legend_own_row = False
+        """The legend gets rows of its own, under the title, when it does not fit beside it (runs compared:
+        every run must be named)."""
+        self.legend_rows = 0
+        """Rows the legend took over the plot, as last drawn."""
         self.plot_left = 0
         """The first column of the plot's area (right of the y axis), as last drawn."""
 
@@ -103,10 +114,14 @@ class ThrottledPlot(PlotextPlot):
         self.refresh()
 
     def show_title(self) -> None:
-        """The legend, or while the cursor is shown each series' value at the cursor."""
-        markup = self.legend_markup
+        """The legend, or while the cursor is shown each series' value at the cursor (with the legend on its own
+        row, each value in its run's colour without the name: the row names them)."""
+        apart = self.legend_apart(self.size.width)
+        markup = escape(self.legend_title) if apart else self.legend_markup
         if self.plot_view.cursor is not None:
-            markup = title_markup(self.cursor_readings(), self.size.width - 2) or markup
+            readings = self.cursor_readings()
+            readings = [replace(reading, name="") for reading in readings] if apart else readings
+            markup = title_markup(readings, self.size.width - 2) or markup
         if markup != self.border_title:
             self.border_title = markup
 
@@ -134,6 +149,9 @@ class ThrottledPlot(PlotextPlot):
     def _render_plot(self) -> Text:
         plt, canvas = self._plot, self.canvas
         width, height = self.size.width, self.size.height
+        legend = self.legend_lines(width) if self.legend_apart(width) else []
+        self.legend_rows = len(legend)
+        height -= len(legend)
         under = self.rows_under(height)
         plt.clear_figure()
         plt.xaxes(True, False)  # the widget's border frames the plot: no top line, no right line,
@@ -154,7 +172,29 @@ class ThrottledPlot(PlotextPlot):
         if under:
             text.append("\n")
             text.append(Text("\n").join(self.lines_under(width, under)))
-        return text
+        return Text("\n").join([*legend, text]) if legend else text
+
+    def on_resize(self) -> None:
+        self.show_title()  # a legend that fitted the title may need its own row now, or the other way round
+
+    def legend_apart(self, width: int) -> bool:
+        """The legend on rows of its own: asked for, too wide for the title, and the plot high enough."""
+        if not self.legend_own_row or not self.legend_colors or self.size.height < LEGEND_ROW_MIN_HEIGHT:
+            return False
+        return len(Text.from_markup(self.legend_markup).plain) > width - 2  # the border's title: 2 columns less
+
+    def legend_lines(self, width: int) -> list[Text]:
+        """Each legend entry (``━ name`` in its colour) whole, as many on a line as fit ``width``."""
+        lines: list[Text] = []
+        line = Text()
+        for name, color in self.legend_colors.items():
+            entry = Text("━ ", style=LEGEND_COLOR.get(color, color).removeprefix("ansi_")) + Text(plain(name))
+            entry.truncate(width, overflow="ellipsis")
+            if line and line.cell_len + 2 + entry.cell_len > width:
+                lines.append(line)
+                line = Text()
+            line += Text("  ") + entry if line else entry
+        return [*lines, line] if line else lines
 
     def measure(self) -> None:
         """Draw off screen, for the ranges and the plot's area of the axis shown now (``canvas``)."""
@@ -196,10 +236,12 @@ class ThrottledPlot(PlotextPlot):
         if axis_x is not None:
             self.post_message(CursorPlaced(axis_x))
 
-    def set_legend(self, title: str, colors: dict[str, str]) -> None:
-        """Title and legend (line name -> plotext colour) in the border title, off the plot area."""
+    def set_legend(self, title: str, colors: dict[str, str], *, own_row: bool = False) -> None:
+        """Title and legend (line name -> plotext colour) in the border title, off the plot area; ``own_row``:
+        a legend too wide for the title gets rows of its own under it (none is cut)."""
         legend = " ".join(f"[{LEGEND_COLOR.get(c, c)}]━ {escape(name)}[/]" for name, c in colors.items())
         self.legend_markup = f"{escape(title)} {legend}" if legend else escape(title)
+        self.legend_title, self.legend_colors, self.legend_own_row = title, dict(colors), own_row
         self.show_title()
 
     def epoch_line(self, xs: list[float], ys: list[float], color: str) -> None:
