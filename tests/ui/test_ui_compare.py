@@ -280,3 +280,33 @@ async def test_the_grid_overlays_every_compared_run_in_its_colour(tmp_path: Path
         assert any("color(14)" in style for style in braille)  # the main run's cyan+
         assert any("color(3)" in style for style in braille)  # the second run's orange
         await pilot.press("q")
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_d_shows_the_settings_that_differ_between_the_runs(tmp_path: Path, size) -> None:
+    from rocmtui.ui.screens.config_diff import ConfigDiffScreen
+
+    async with two_finished(tmp_path, size) as (app, pilot):
+        assert app.screen.active_bindings["d"].enabled
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfigDiffScreen)
+        lines = [line.text for line in app.screen.query_one("VerticalScroll Static").render_lines(app.screen.region)]
+        shown_text = "\n".join(lines)
+        assert "cpu" in shown_text and "h200" in shown_text
+        model = next(line for line in lines if line.strip().startswith("model"))
+        assert "simplecnn" in model and "fastnet" in model
+        assert not any(line.strip().startswith(("seed ", "dataset ")) for line in lines)  # the same in both
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfigDiffScreen)
+        await pilot.press("q")
+
+
+async def test_one_run_offers_no_differences(tmp_path: Path) -> None:
+    app = compare_app(cpu_folder(tmp_path / "cpu"), [])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "d" not in app.screen.active_bindings
+        await pilot.press("q")

@@ -26,6 +26,7 @@ TRAIN_KEYS = (
     ("x", "x axis: step, time since the start, wall clock"),
     ("↑ ↓", "epoch table: scroll back (PgUp/PgDn, Home); End follows the newest epoch again"),
     ("r", "watch RUN1 RUN2 ...: the epoch table shows the next run (then the summary again)"),
+    ("d", "watch RUN1 RUN2 ...: the settings that differ between the runs"),
     ("m", "switch to the GPU monitor and back"),
     ("S", "save the screen as an SVG picture (in the run folder's screens/)"),
     ("q", "quit (asks first while training; stops and saves a checkpoint)"),

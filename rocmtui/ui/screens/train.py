@@ -31,6 +31,7 @@ from rocmtui.events import (
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.run.format import RANKS
 from rocmtui.ui.look.format import fmt_acc
+from rocmtui.ui.screens.config_diff import ConfigDiffScreen
 from rocmtui.ui.screens.cursor_actions import CURSOR_BINDINGS, CursorActions
 from rocmtui.ui.state.compare import ComparedRun
 from rocmtui.ui.state.cursor import PlotView
@@ -81,6 +82,7 @@ class TrainScreen(CursorActions, Screen[None]):
         Binding("m", "app.toggle_monitor", "Monitor"),
         Binding("n", "next_series", "Next series", show=False),
         Binding("r", "next_run", "Next run"),
+        Binding("d", "differences", "Differences"),
         *CURSOR_BINDINGS,
     ]
 
@@ -234,6 +236,9 @@ class TrainScreen(CursorActions, Screen[None]):
         self.relayout()
         self.flush_text()
 
+    def action_differences(self) -> None:
+        self.app.push_screen(ConfigDiffScreen(self.runs))  # the settings that differ between the compared runs
+
     def note(self, message: str, level: str = "info") -> None:
         self.log_view.add(message, level, self.state.elapsed_s)
 
@@ -325,7 +330,7 @@ class TrainScreen(CursorActions, Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pause and save are not offered once the run has ended (the footer drops them)."""
-        if action == "next_run":
+        if action in ("next_run", "differences"):
             return self.comparing
         return self.state.running or action not in ("toggle_pause", "save_now")
 
