@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +42,18 @@ def run_script(tmp_path: Path, args: list[str], **extra_env: str) -> subprocess.
     )
 
 
+def two_ranks(run: Path) -> dict[int, Any]:
+    """Each rank's view of ``run`` (``ranks/``): two ranks of a world of two, in two processes."""
+    tail = RankTail(run)
+    tail.poll()
+    tail.close()
+    assert sorted(tail.views) == [0, 1]
+    for rank, view in tail.views.items():
+        assert view.started is not None and view.started.world_size == 2 and view.started.rank == rank
+    assert tail.views[0].started.pid != tail.views[1].started.pid  # type: ignore[union-attr]
+    return tail.views
+
+
 def test_torchrun_ranks_report_into_rank_zeros_folder(tmp_path: Path) -> None:
     script = tmp_path / "train_ddp.py"
     script.write_text(TORCHRUN_SCRIPT)
@@ -52,15 +65,8 @@ def test_torchrun_ranks_report_into_rank_zeros_folder(tmp_path: Path) -> None:
     events = read_events(run)
     assert isinstance(events[0], TrackStarted) and events[0].name == "ddp-script"
     assert any(isinstance(e, MetricsLogged) for e in events) and isinstance(events[-1], RunFinished)
-    tail = RankTail(run)
-    tail.poll()
-    tail.close()
-    assert sorted(tail.views) == [0, 1]
-    for rank, view in tail.views.items():
-        assert view.started is not None and view.started.world_size == 2 and view.started.rank == rank
+    for view in two_ranks(run).values():
         assert view.progress is not None and view.progress.step > 0 and view.progress.steps_per_s > 0
-    assert tail.views[0].started is not None and tail.views[1].started is not None
-    assert tail.views[0].started.pid != tail.views[1].started.pid
 
 
 def test_a_rank_without_rank_zeros_folder_is_told_how_to_give_it(tmp_path: Path) -> None:
@@ -152,11 +158,5 @@ def test_hugging_face_trainer_ddp_on_two_cpu_processes_reports_every_rank(tmp_pa
     assert steps[-1].step == 6 and "loss" in steps[-1].values
     assert [e.step for e in events if isinstance(e, EpochMetrics)] == [3, 6]  # rank 0's evaluations only
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
-    tail = RankTail(run)
-    tail.poll()
-    tail.close()
-    assert sorted(tail.views) == [0, 1]
-    for rank, view in tail.views.items():
-        assert view.started is not None and view.started.world_size == 2 and view.started.rank == rank
+    for view in two_ranks(run).values():
         assert view.progress is not None and view.progress.step == 6
-    assert tail.views[0].started.pid != tail.views[1].started.pid  # type: ignore[union-attr]
