@@ -266,7 +266,7 @@ def card_svg(card: Card) -> str:
     """The card as SVG text."""
     lines = _footer_lines(card)
     height = CHART_TOP + CHART_HEIGHT + 24 + LINE_HEIGHT * len(lines) + 30
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(card.started_at)) if card.started_at else ""
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(card.started_at)) if card.started_at else ""
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}">',
         STYLE,

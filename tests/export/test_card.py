@@ -142,3 +142,12 @@ def test_hostile_names_are_plain_escaped_text(tmp_path: Path) -> None:
     first, second = sorted(node.get("data-series") or "" for node in root.iter(f"{SVG}polyline"))
     assert first.startswith("<b>&amp;\\x1b]52;c;cHduZWQ=\\x07\\u202e</text><script>alert(1)")
     assert second == "x\\x00y\\x9b"
+
+
+def test_the_sample_card_is_the_card_of_the_recorded_run(tmp_path: Path) -> None:
+    """A snapshot: ``screenshots/run-card.svg`` is what ``runs tests/data/h200-fastnet-run --card`` writes today
+    (regenerate it with that command when the card changes on purpose, then look at it)."""
+    out = tmp_path / "card.svg"
+    assert main(["runs", str(DATA / "h200-fastnet-run"), "--card", str(out)]) == 0
+    sample = Path(__file__).resolve().parents[2] / "screenshots" / "run-card.svg"
+    assert out.read_text(encoding="utf-8") == sample.read_text(encoding="utf-8")
