@@ -166,7 +166,7 @@ def _add_train_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     train.add_argument(
         "--stop-on-hangup",
         action="store_true",
-        help="stop the run (with a checkpoint) when the terminal goes away, instead of training on",
+        help="stop the run (with a checkpoint) when the terminal goes away or the UI gets SIGTERM, not train on",
     )
     train.add_argument(
         "--detach", action="store_true", help="with --headless: train on when the terminal goes away (SIGHUP)"

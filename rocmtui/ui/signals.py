@@ -1,4 +1,4 @@
-"""SIGTERM and SIGHUP (a closed terminal, a dropped SSH link) stop the run cleanly, then restore."""
+"""SIGTERM and SIGHUP (a closed terminal, a dropped SSH link) routed to the app while it runs, then restored."""
 
 from __future__ import annotations
 

@@ -168,7 +168,8 @@ class TrainApp(MonitorApp):
         return self.control.leave.is_set() or self.control.stop.is_set() or not self.is_running
 
     def on_signal(self, signum: int) -> None:
-        """SIGHUP detaches (the run trains on) unless ``stop_on_hangup``; SIGTERM stops with a checkpoint.
+        """SIGHUP or SIGTERM detaches a viewer of a run in its own process (the run trains on) unless
+        ``stop_on_hangup``; otherwise (an in-process run, or ``--stop-on-hangup``) it stops with a checkpoint.
 
         Either way the app then exits with 128 + signum. A second signal while stopping ends the process
         at once: a wedged trainer must not make it unkillable.
@@ -178,16 +179,16 @@ class TrainApp(MonitorApp):
         self.signal_code = 128 + signum
         if signum == HANGUP:
             detach_from_terminal()
-        leave = signum == HANGUP and self.hangup_detaches
+        leave = self.signals_detach
         if not leave:
             self.control.request_stop()
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self.detach_now if leave else self.stop_then_exit)
 
     @property
-    def hangup_detaches(self) -> bool:
-        """A lost terminal (SSH gone, tmux killed) leaves a run of its own process training: a viewer's
-        hangup never stops a run unless the user asked for that (``--stop-on-hangup``)."""
+    def signals_detach(self) -> bool:
+        """A lost terminal (SSH gone, tmux killed) or a SIGTERM of the viewer leaves a run of its own process
+        training: only an explicit stop stops it, unless the user asked for that (``--stop-on-hangup``)."""
         return self.detachable and not self.stop_on_hangup
 
     @property

@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from processes import drain, first_epoch, pid_alive, start_in_pty, start_tui, trains_on, wait_until
+from processes import UiProcess, drain, first_epoch, pid_alive, start_in_pty, start_tui, trains_on, wait_until
 
 from rocmtui.cli.main import main
 from rocmtui.run.lock import is_locked
@@ -18,22 +18,36 @@ from rocmtui.run.status import read_status
 pytestmark = pytest.mark.slow  # functional tier: real processes and a pty
 
 
-@pytest.mark.parametrize("how", ["the terminal closes", "kill -9 of the UI"])
-def test_losing_the_ui_leaves_the_run_training(how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("how", "expected"),
+    [
+        ("the terminal closes", 128 + signal.SIGHUP),
+        ("SIGTERM to the UI", 128 + signal.SIGTERM),
+        ("kill -9 of the UI", -signal.SIGKILL),
+    ],
+)
+def test_losing_the_ui_leaves_the_run_training(
+    how: str, expected: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     runs = tmp_path / "runs"
     ui_pid, master = start_tui(runs)
+    ui = UiProcess(ui_pid, master)
     try:
         run_dir, status = first_epoch(runs, master, "in the TUI")
         assert status.pid != ui_pid
         trainer_pid, epoch_then = status.pid, status.epoch
         assert os.getsid(trainer_pid) == trainer_pid  # a session of its own: the hangup cannot reach it
+        if how == "SIGTERM to the UI":
+            os.kill(ui_pid, signal.SIGTERM)
+            wait_until(ui.exited, 60, "the UI to exit on SIGTERM")  # before the terminal closes: one signal
     finally:
         if how == "kill -9 of the UI":
             os.kill(ui_pid, signal.SIGKILL)  # no handler, no goodbye
         os.close(master)  # the terminal goes away: the kernel hangs up the UI's session
-    _, wait_status = os.waitpid(ui_pid, 0)
-    expected = -signal.SIGKILL if how == "kill -9 of the UI" else 128 + signal.SIGHUP
-    assert os.waitstatus_to_exitcode(wait_status) == expected  # the UI left...
+    if not ui.ended:
+        _, wait_status = os.waitpid(ui_pid, 0)
+        ui.ended.append(os.waitstatus_to_exitcode(wait_status))
+    assert ui.ended == [expected]  # the UI left...
 
     trains_on(run_dir, epoch_then, "the UI left")  # ...and the run trained on
     assert is_locked(run_dir) and pid_alive(trainer_pid)
@@ -89,15 +103,20 @@ def test_a_headless_run_given_detach_trains_on_when_its_terminal_closes(
     assert final is not None and final.state == "stopped" and (run_dir / "checkpoint-last.pt").is_file()
 
 
+@pytest.mark.parametrize(
+    ("how", "expected"),
+    [("the terminal closes", 128 + signal.SIGHUP), ("SIGTERM to the watcher", 128 + signal.SIGTERM)],
+)
 def test_a_watcher_losing_its_terminal_leaves_the_run_training(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    how: str, expected: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``rocmtui watch`` of a live run, its SSH link lost: the watcher goes, the run trains on."""
+    """``rocmtui watch`` of a live run, its SSH link lost or the watcher terminated: it goes, the run trains on."""
     runs = tmp_path / "runs"
     pid, master = start_tui(runs, "--headless", "--detach")
     try:
         run_dir, status = first_epoch(runs, master, "of the headless run")
         watcher, screen = start_in_pty("watch", str(run_dir))
+        ui = UiProcess(watcher, screen)
         try:
 
             def drained_and_locked() -> bool:
@@ -106,10 +125,15 @@ def test_a_watcher_losing_its_terminal_leaves_the_run_training(
 
             wait_until(drained_and_locked, 30, "the watcher to draw")
             trains_on(run_dir, status.epoch + 1, "the watcher started")
+            if how == "SIGTERM to the watcher":
+                os.kill(watcher, signal.SIGTERM)
+                wait_until(ui.exited, 60, "the watcher to exit on SIGTERM")
         finally:
             os.close(screen)  # the watcher's terminal hangs up
-        _, wait_status = os.waitpid(watcher, 0)
-        assert os.waitstatus_to_exitcode(wait_status) == 128 + signal.SIGHUP
+        if not ui.ended:
+            _, wait_status = os.waitpid(watcher, 0)
+            ui.ended.append(os.waitstatus_to_exitcode(wait_status))
+        assert ui.ended == [expected]
         epoch_then = read_status(run_dir).epoch  # type: ignore[union-attr]
         trains_on(run_dir, epoch_then + 1, "the watcher's terminal closed")
         assert read_status(run_dir).state == "running"  # type: ignore[union-attr]

@@ -13,6 +13,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -69,3 +70,39 @@ def svg_text(path: Path) -> str:
     """The text an app's SVG screenshot shows, one string (spaces as spaces)."""
     parts = re.findall(r"<text[^>]*>(.*?)</text>", path.read_text(encoding="utf-8"), flags=re.S)
     return "".join(html.unescape(re.sub(r"<[^>]+>", "", part)) for part in parts).replace("\xa0", " ")
+
+
+def shoot(page: Any, shots: Path) -> str:
+    """F9 in the page: the app saves its SVG screenshot; returns the text it shows."""
+    before = len(list(shots.glob("screen-*.svg")))
+    page.keyboard.press("F9")
+    path = shots / f"screen-{before + 1}.svg"
+    wait_until(path.exists, 20, "a screenshot")
+    return svg_text(path)
+
+
+def showing(page: Any, shots: Path, wanted: str, timeout: float = 30) -> str:
+    """Screenshots until one shows ``wanted``; returns its text."""
+    seen: list[str] = []
+
+    def shows_it() -> bool:
+        seen.append(shoot(page, shots))
+        return wanted in seen[-1]
+
+    wait_until(shows_it, timeout, repr(wanted))
+    return seen[-1]
+
+
+def served_apps(serve_pid: int) -> list[int]:
+    """The app processes (one a tab) that the serve of ``serve_pid`` started: in its session, running the entry
+    (textual-serve starts each through a shell, whose command line names the entry too: that one is left out)."""
+    return [int(name) for name in os.listdir("/proc") if name.isdigit() and _is_served_app(int(name), serve_pid)]
+
+
+def _is_served_app(pid: int, serve_pid: int) -> bool:
+    try:
+        return (
+            os.getsid(pid) == serve_pid and b"\0-m\0rocmtui.cli.served\0" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        )
+    except OSError:
+        return False

@@ -11,22 +11,12 @@ import signal
 from pathlib import Path
 
 import pytest
-from browser import CHROMIUM, free_port, start_serve, svg_text, wait_until
+from browser import CHROMIUM, free_port, served_apps, showing, start_serve
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
 ]
-
-
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
@@ -36,27 +26,6 @@ def serve_demo(tmp_path: Path):
     yield url, tmp_path, process.pid
     os.killpg(process.pid, signal.SIGTERM)
     process.wait(timeout=30)
-
-
-def shoot(page, shots: Path) -> str:
-    """F9 in the page: the app saves its SVG screenshot; returns the text it shows."""
-    before = len(list(shots.glob("screen-*.svg")))
-    page.keyboard.press("F9")
-    path = shots / f"screen-{before + 1}.svg"
-    wait_until(path.exists, 20, "a screenshot")
-    return svg_text(path)
-
-
-def showing(page, shots: Path, wanted: str, timeout: float = 30) -> str:
-    """Screenshots until one shows ``wanted``; returns its text."""
-    seen: list[str] = []
-
-    def shows_it() -> bool:
-        seen.append(shoot(page, shots))
-        return wanted in seen[-1]
-
-    wait_until(shows_it, timeout, repr(wanted))
-    return seen[-1]
 
 
 def test_the_demo_in_a_browser_takes_keys_and_shows_the_h200_run(browser, serve_demo) -> None:
@@ -81,8 +50,7 @@ def test_two_tabs_get_two_apps(browser, serve_demo) -> None:
         page.goto(url, wait_until="commit")
     for page in pages:
         page.wait_for_selector("body.-first-byte", state="attached", timeout=20_000)
-    served = [int(p) for p in os.listdir("/proc") if p.isdigit() and _is_served_app(int(p), serve_pid)]
-    assert len(served) >= 2
+    assert len(served_apps(serve_pid)) >= 2
     for page in pages:
         page.close()
 
@@ -95,14 +63,6 @@ def test_the_page_asks_no_other_host(browser, serve_demo) -> None:
     page.goto(url, wait_until="load")
     page.wait_for_selector("body.-first-byte", state="attached", timeout=20_000)
     assert hosts == {url.split("/")[2]}
-
-
-def _is_served_app(pid: int, serve_pid: int) -> bool:
-    """An app process that this test's serve started (its session is serve's)."""
-    try:
-        return os.getsid(pid) == serve_pid and b"rocmtui.cli.served" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
 
 
 def test_the_cursor_takes_keys_and_the_mouse_in_a_browser(browser, serve_demo) -> None:
