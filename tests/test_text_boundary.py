@@ -121,7 +121,17 @@ def test_any_text_comes_out_safe_many_examples(text: str, lines: bool) -> None:
 UI = Path(__file__).resolve().parents[1] / "rocmtui" / "ui"
 MARKUP_CALLS = {"Static", "Label", "update", "notify", "add_row", "add_column"}
 """Textual calls that parse a ``str`` as markup (``notify`` only when its ``markup`` is not False)."""
-SAFE_WRAPPERS = {"safe_text", "Text", "escape", "plain", "help_text", "rank_lines", "help_grid", "status_line"}
+SAFE_WRAPPERS = {
+    "safe_text",
+    "Text",
+    "escape",
+    "plain",
+    "help_text",
+    "rank_lines",
+    "help_grid",
+    "status_line",
+    "differences_table",
+}
 """Calls whose result is safe: the boundary itself, or a ``Text`` built from cleaned values."""
 OWN_TEXT = {
     "sample_set",  # Peaks.update: not a widget
@@ -134,8 +144,15 @@ OWN_TEXT = {
     "['-'] * len(self.shown_columns)",
     "row",  # process_rows.cells: outside columns as Text
     "note",  # the empty table's own note
+    "f'Settings that differ between the {len(self.runs)} runs'",  # a count
+    "dict.fromkeys(series_keys(scalars))",  # dict.update
 }
 """Arguments that are rocmtui's own words (each read once); anything new must cross the boundary or join here."""
+
+
+def _safe_call(node: ast.expr) -> bool:
+    """A call of one of ``SAFE_WRAPPERS``."""
+    return isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in SAFE_WRAPPERS
 
 
 def _fed_raw(call: ast.Call) -> list[str]:
@@ -149,7 +166,7 @@ def _fed_raw(call: ast.Call) -> list[str]:
         arg = given_arg.value if isinstance(given_arg, ast.Starred) else given_arg
         if isinstance(arg, ast.Constant) or ast.unparse(arg) in OWN_TEXT:
             continue
-        if isinstance(arg, ast.Call) and getattr(arg.func, "id", getattr(arg.func, "attr", "")) in SAFE_WRAPPERS:
+        if _safe_call(arg) or (isinstance(arg, ast.GeneratorExp | ast.ListComp) and _safe_call(arg.elt)):
             continue
         if isinstance(arg, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in arg.values):
             continue
