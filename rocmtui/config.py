@@ -301,7 +301,7 @@ RECIPES: dict[str, Recipe] = {
             "tta_share": 0.25,
         },
         "fastnet with Muon, 8 epochs (airbench94_muon's design): 94.1% on CIFAR-10 (seeds 0-9, with test-time "
-        "augmentation) in 1.44 s to result on an H200 with fused kernels cached (1.76 s and 93.9% with eager "
+        "augmentation) in 1.40 s to result on an H200 with fused kernels cached (1.76 s and 93.9% with eager "
         "kernels, before the cache is built; no CUDA graph on a CPU)",
     ),
 }

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import math
 import pickle
 import threading
 import warnings
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,58 +34,94 @@ def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     atomic_write(path, serialize(state))
 
 
+@dataclass(frozen=True)
+class _Slot:
+    """Where a GPU tensor of the state lies in its group's flat host buffer."""
+
+    group: tuple[torch.device, torch.dtype]
+    offset: int
+    shape: tuple[int, ...]
+
+
 class HostCopy:
     """A checkpoint on its way to host memory, taken at a step boundary without waiting for its copy.
 
-    GPU tensors are cloned on the device at once (later steps cannot change what is saved), then copied to
-    pinned host memory on a side stream, so the copy overlaps the next steps instead of stalling them (a
-    pageable copy on the training stream added about 5 ms to each of fastnet's 0.21 s epochs on an H200).
-    ``state`` waits for those copies: the writer's thread calls it. The clones cost one copy of the state in
-    GPU memory until then; where that memory is not there, a tensor is copied to the host at once instead.
+    The GPU tensors of each device and dtype are gathered on the device at once, into one flat buffer (later
+    steps cannot change what is saved), then copied into one pinned host buffer on a side stream, so the copy
+    overlaps the next steps instead of stalling them (a pageable copy on the training stream added about 5 ms
+    to each of fastnet's 0.21 s epochs on an H200, and a clone, a pinned buffer and a copy for each of its
+    tensors cost the training thread about 5 ms a checkpoint). ``state`` waits for those copies and cuts the
+    buffers back into tensors: the writer's thread calls it. The gathered buffers cost one copy of the state in
+    GPU memory until then; where that memory is not there, the tensors are copied to the host at once instead.
     """
 
     def __init__(self, state: dict[str, Any]) -> None:
-        self._frozen: list[torch.Tensor] = []
-        self._streams: dict[torch.device, torch.cuda.Stream] = {}
-        self._state: dict[str, Any] = self._copied(state)
-        self._events: list[torch.cuda.Event] = []
-        for stream in self._streams.values():
-            event = torch.cuda.Event()  # type: ignore[no-untyped-call]
-            event.record(stream)
-            self._events.append(event)
+        self._groups: dict[tuple[torch.device, torch.dtype], list[torch.Tensor]] = {}
+        self._sizes: dict[tuple[torch.device, torch.dtype], int] = {}
+        shaped = self._slotted(state)
+        self._hosts, self._events, self._frozen = self._gathered()
+        self._state: dict[str, Any] = shaped
 
-    def _copied(self, value: Any) -> Any:
+    def _slotted(self, value: Any) -> Any:
+        """``value`` with each GPU tensor replaced by its slot (CPU tensors cloned now)."""
         if isinstance(value, torch.Tensor):
-            return self._tensor(value.detach())
+            tensor = value.detach()
+            if not tensor.is_cuda:
+                return tensor.clone()
+            group = (tensor.device, tensor.dtype)
+            offset = self._sizes.get(group, 0)
+            self._groups.setdefault(group, []).append(tensor)
+            self._sizes[group] = offset + tensor.numel()
+            return _Slot(group, offset, tuple(tensor.shape))
         if isinstance(value, dict):
-            return {key: self._copied(item) for key, item in value.items()}
+            return {key: self._slotted(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
-            return type(value)(self._copied(item) for item in value)
+            return type(value)(self._slotted(item) for item in value)
         return value
 
-    def _tensor(self, tensor: torch.Tensor) -> torch.Tensor:
-        if not tensor.is_cuda:
-            return tensor.clone()
-        try:
-            frozen = tensor.clone()
-        except torch.cuda.OutOfMemoryError:  # no room for the clone: a synchronous copy, as before
-            return tensor.cpu()
-        stream = self._streams.get(tensor.device)
-        if stream is None:
-            stream = self._streams[tensor.device] = torch.cuda.Stream(tensor.device)  # type: ignore[no-untyped-call]
-        stream.wait_stream(torch.cuda.current_stream(tensor.device))  # this clone first, then its copy
-        frozen.record_stream(stream)
-        self._frozen.append(frozen)
-        host = torch.empty_like(frozen, device="cpu", pin_memory=True)
-        with torch.cuda.stream(stream):
-            host.copy_(frozen, non_blocking=True)
-        return host
+    def _gathered(
+        self,
+    ) -> tuple[dict[tuple[torch.device, torch.dtype], torch.Tensor], list[torch.cuda.Event], list[torch.Tensor]]:
+        hosts: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
+        events: list[torch.cuda.Event] = []
+        frozen: list[torch.Tensor] = []
+        for group, tensors in self._groups.items():
+            device = group[0]
+            try:
+                flat = torch.cat([t.reshape(-1) for t in tensors])
+            except torch.cuda.OutOfMemoryError:  # no room for the gathered copy: a synchronous one, as before
+                hosts[group] = torch.cat([t.reshape(-1).cpu() for t in tensors])
+                continue
+            stream = torch.cuda.Stream(device)  # type: ignore[no-untyped-call]
+            stream.wait_stream(torch.cuda.current_stream(device))  # the gather first, then its copy
+            flat.record_stream(stream)
+            host = torch.empty_like(flat, device="cpu", pin_memory=True)
+            with torch.cuda.stream(stream):
+                host.copy_(flat, non_blocking=True)
+            event = torch.cuda.Event()  # type: ignore[no-untyped-call]
+            event.record(stream)
+            hosts[group] = host
+            frozen.append(flat)
+            events.append(event)
+        self._groups.clear()
+        return hosts, events, frozen
 
     def state(self) -> dict[str, Any]:
         for event in self._events:
             event.synchronize()
         self._frozen.clear()
-        return self._state
+        restored: dict[str, Any] = self._restored(self._state)
+        return restored
+
+    def _restored(self, value: Any) -> Any:
+        if isinstance(value, _Slot):
+            size = math.prod(value.shape)
+            return self._hosts[value.group][value.offset : value.offset + size].view(value.shape).clone()
+        if isinstance(value, dict):
+            return {key: self._restored(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self._restored(item) for item in value)
+        return value
 
 
 class CheckpointWriter:

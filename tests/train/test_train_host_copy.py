@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -36,3 +38,50 @@ def test_a_host_copy_of_gpu_tensors_holds_their_values_of_its_moment() -> None:
     for name, values in expected.items():
         assert state[name].device.type == "cpu"
         assert torch.equal(state[name], values), name
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: the copy runs on a side stream")
+def test_a_host_copy_gathers_each_dtype_and_gives_back_every_tensor_as_it_was() -> None:
+    """A model's state as a checkpoint holds it: weights in channels_last, 0-d and integer buffers, bf16 and
+    bool tensors, nested in dicts and lists; each comes back with its shape, dtype and values."""
+    device = torch.device("cuda")
+    gen = torch.Generator(device=device).manual_seed(1)
+    state: dict[str, Any] = {
+        "model": {
+            "conv": torch.randn(8, 3, 3, 3, device=device, generator=gen).to(memory_format=torch.channels_last),
+            "steps": torch.tensor(7, device=device),
+            "count": torch.arange(5, device=device),
+            "half": torch.randn(4, 4, device=device, generator=gen).bfloat16(),
+        },
+        "optimizer": {"state": [{"momentum": torch.randn(10, device=device, generator=gen)}], "lr": 0.1},
+        "mask": torch.rand(6, device=device, generator=gen) > 0.5,
+        "empty": torch.zeros(0, 3, device=device),
+        "cpu": torch.ones(2),
+    }
+    expected = {
+        "conv": state["model"]["conv"].cpu(),
+        "steps": state["model"]["steps"].cpu(),
+        "count": state["model"]["count"].cpu(),
+        "half": state["model"]["half"].cpu(),
+        "momentum": state["optimizer"]["state"][0]["momentum"].cpu(),
+        "mask": state["mask"].cpu(),
+    }
+    copy = HostCopy(state)
+    for tensor in (state["model"]["conv"], state["model"]["half"], state["optimizer"]["state"][0]["momentum"]):
+        tensor.mul_(-1)
+    got = copy.state()
+    model = got["model"]
+    shown = {
+        "conv": model["conv"],
+        "steps": model["steps"],
+        "count": model["count"],
+        "half": model["half"],
+        "momentum": got["optimizer"]["state"][0]["momentum"],
+        "mask": got["mask"],
+    }
+    for name, values in expected.items():
+        assert shown[name].device.type == "cpu" and shown[name].dtype == values.dtype, name
+        assert shown[name].shape == values.shape and torch.equal(shown[name], values), name
+    assert got["empty"].shape == (0, 3) and torch.equal(got["cpu"], torch.ones(2))
+    assert got["optimizer"]["lr"] == 0.1
+    assert model["conv"].untyped_storage().size() == model["conv"].numel() * 4  # its own storage, not the buffer's
