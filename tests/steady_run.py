@@ -18,20 +18,28 @@ COMMAND = (sys.executable, str(SCRIPT))
 """What follows ``rocmtui run --``."""
 
 
-def first_steps(runs: Path, where: str, meanwhile: Callable[[], object] = lambda: None) -> tuple[Path, RunStatus]:
-    """Wait, calling ``meanwhile`` (drain a viewer's screen), until the one run under ``runs`` reports steps."""
+def first_running(
+    runs: Path, reached: Callable[[RunStatus], bool], timeout_s: float, what: str, meanwhile: Callable[[], object]
+) -> tuple[Path, RunStatus]:
+    """Wait, calling ``meanwhile`` (drain a viewer's screen), until the one run under ``runs`` is running and
+    its status has ``reached`` a point; its folder and that status."""
 
-    def stepping() -> bool:
+    def there() -> bool:
         meanwhile()
         folders = list(runs.glob("*")) if runs.is_dir() else []
         status = read_status(folders[0]) if folders else None
-        return status is not None and status.state == "running" and status.step > 0
+        return status is not None and status.state == "running" and reached(status)
 
-    wait_for(stepping, 60, f"the first steps {where}")
+    wait_for(there, timeout_s, what)
     run_dir = next(runs.glob("*"))
     status = read_status(run_dir)
     assert status is not None
     return run_dir, status
+
+
+def first_steps(runs: Path, where: str, meanwhile: Callable[[], object] = lambda: None) -> tuple[Path, RunStatus]:
+    """Wait, calling ``meanwhile`` (drain a viewer's screen), until the one run under ``runs`` reports steps."""
+    return first_running(runs, lambda status: status.step > 0, 60, f"the first steps {where}", meanwhile)
 
 
 def steps_on(run_dir: Path, step_then: int, after: str) -> RunStatus:

@@ -11,6 +11,7 @@ import sys
 import termios
 from pathlib import Path
 
+from steady_run import first_running
 from waiting import wait_for
 
 from rocmtui.run.status import RunStatus, read_status
@@ -72,18 +73,7 @@ class UiProcess:
 
 def first_epoch(runs: Path, ui_fd: int, where: str) -> tuple[Path, RunStatus]:
     """Wait, reading what the UI draws on ``ui_fd``, until the one run under ``runs`` has trained an epoch."""
-
-    def training() -> bool:
-        drain(ui_fd)
-        folders = list(runs.glob("*")) if runs.is_dir() else []
-        status = read_status(folders[0]) if folders else None
-        return status is not None and status.state == "running" and status.epoch >= 1
-
-    wait_until(training, 120, f"the first epoch {where}")
-    run_dir = next(runs.glob("*"))
-    status = read_status(run_dir)
-    assert status is not None
-    return run_dir, status
+    return first_running(runs, lambda status: status.epoch >= 1, 120, f"the first epoch {where}", lambda: drain(ui_fd))
 
 
 def trains_on(run_dir: Path, epoch_then: int, after: str) -> None:
