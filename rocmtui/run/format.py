@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar, get_args
 import msgspec
 
 from rocmtui.base.files import read_small
+from rocmtui.base.packed import ITEM as PACKED_ITEM
 from rocmtui.codec import CodecError, convert, decode_json, decoder, encode_json, to_builtins
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
@@ -247,13 +248,21 @@ def decode_event(raw: bytes) -> TrainEvent:
 
 
 def _check_points(event: MetricsLogged) -> None:
-    """Each name's values are as many as the steps they were logged at, packed ones whole float64s."""
-    try:
-        for name, (steps, values) in event.points().items():
-            if len(steps) != len(values):
-                raise CodecError(f"bad MetricsLogged: {len(values)} values of {name!r} at {len(steps)} steps")
-    except (ValueError, OverflowError) as err:  # bytes of a partial float64; a step run past any length
-        raise CodecError(f"bad MetricsLogged: {err}") from None
+    """Each name's values are as many as the steps they were logged at, packed ones whole float64s: counted,
+    not unpacked (the series unpack them once, from ``points``)."""
+    counts = {name: len(values) for name, values in event.logged.items()}
+    for name, raw in event.packed.items():
+        if len(raw) % PACKED_ITEM:
+            raise CodecError(f"bad MetricsLogged: {len(raw)} bytes of {name!r} are not a whole number of float64s")
+        counts[name] = len(raw) // PACKED_ITEM
+    for name, count in counts.items():
+        steps = event.logged_at[name] if name in event.logged_at else event.call_steps()
+        try:
+            logged = len(steps)
+        except OverflowError as err:  # a step run past any length
+            raise CodecError(f"bad MetricsLogged: {err}") from None
+        if logged != count:
+            raise CodecError(f"bad MetricsLogged: {count} values of {name!r} at {logged} steps")
 
 
 def _legacy_line(raw: bytes) -> EventLine:
