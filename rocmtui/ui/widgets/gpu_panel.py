@@ -21,6 +21,7 @@ from textual.widgets import Static
 from rocmtui.gpu.history import GpuHistory
 from rocmtui.gpu.sample import BackendStatus, SampleSet
 from rocmtui.ui.look.safe_text import safe_text
+from rocmtui.ui.widgets.gpu_strip import NO_SAMPLES
 from rocmtui.ui.widgets.graph_view import GraphView
 from rocmtui.ui.widgets.host_card import HostCard
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
     from rocmtui.ui.widgets.history_graph import HistoryGraph
 
-NO_SAMPLES = "no GPU samples in this run"
 HISTORY_WINDOW = 300
 """Samples looked at for the history bars (wider than any card)."""
 
