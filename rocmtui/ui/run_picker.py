@@ -30,8 +30,7 @@ NAME_WIDTH = 32
 def run_line(info: RunListing) -> Text:
     """One run in 78 columns: live mark, folder name (its start time and name), state, progress, result."""
     state, _started, _what, progress, result, _span, _device, _folder = listing_cells(info, CELL_LIMIT)
-    name = plain(Path(info.folder).name)
-    name = name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
+    name = plain(Path(info.folder).name, limit=NAME_WIDTH)
     line = Text(f"{LIVE_MARK} " if info.live else "  ", style="bold green" if info.live else "")
     line.append(safe_text(f"{name:<{NAME_WIDTH}} ", style="bold" if info.live else ""))
     line.append(safe_text(f"{state:<9.9} {progress:<16.16} {result:.16}"))
