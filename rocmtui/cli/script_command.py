@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.base.text import plain
-from rocmtui.cli.notify_option import add_notify_flag
+from rocmtui.cli.notify_option import add_notify_flag, notify_wanted
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig
 from rocmtui.errors import UsageError
@@ -124,8 +124,6 @@ def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[st
     launcher = ScriptLauncher(run_dir, name, command)
     # One GPU poller per run: the supervisor records the samples in the folder; the UI reads them, as watch does.
     sampler = TailSource(SampleTail(run_dir).poll, history_len=3600)
-    from rocmtui.cli.notify_option import notify_wanted
-
     app = create_train_app(
         TrainConfig(), launcher, sampler, detachable=True, theme=args.theme, run_dir=run_dir, notify=notify_wanted(args)
     )
