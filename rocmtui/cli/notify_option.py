@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 NOTIFY_ENV = "ROCMTUI_NOTIFY"
 OFF = ("0", "off", "no", "false")
@@ -26,3 +27,11 @@ def notify_wanted(args: argparse.Namespace) -> bool:
     from rocmtui.ui.state import settings as saved
 
     return saved.load(saved.default_path())[0].notify  # an unreadable file: the defaults (on)
+
+
+def notify_watched(args: argparse.Namespace, run_dir: Path) -> bool:
+    """A viewer's ``notify_wanted``: only for a run that is live, so that it can end while watched (one that had
+    ended before has nothing to tell)."""
+    from rocmtui.run.listing import run_info
+
+    return run_info(run_dir).live and notify_wanted(args)

@@ -14,7 +14,7 @@ from typing import Any
 
 from rocmtui.base.text import plain
 from rocmtui.base.units import fmt_acc
-from rocmtui.cli.notify_option import add_notify_flag, notify_wanted
+from rocmtui.cli.notify_option import add_notify_flag, notify_watched
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import UsageError
@@ -95,7 +95,7 @@ def saved_config(run_dir: Path) -> TrainConfig:
 def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
-    from rocmtui.run.listing import find_run, list_runs, run_info
+    from rocmtui.run.listing import find_run, list_runs
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.state.compare import run_labels
     from rocmtui.ui.train_app import create_train_app, run_train_app
@@ -139,7 +139,7 @@ def run_watch(args: argparse.Namespace) -> int:
         compare=compare,
         label=labels[0],
         run_dir=run_dir,
-        notify=run_info(run_dir).live and notify_wanted(args),  # a run that had ended before: nothing to tell
+        notify=notify_watched(args, run_dir),
     )
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))

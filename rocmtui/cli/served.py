@@ -57,11 +57,9 @@ def build_app(args: argparse.Namespace) -> App[Any]:
         def source(config: TrainConfig, emit: Emit, control: RunControl) -> object:
             return follow(run_dir, emit, control)
 
-        from rocmtui.cli.notify_option import notify_wanted
-        from rocmtui.run.listing import run_info
+        from rocmtui.cli.notify_option import notify_watched
 
-        live = run_info(run_dir).live  # the bell (and the app's toast) for a run that ends while watched
-        notify = live and notify_wanted(args)
+        notify = notify_watched(args, run_dir)  # the bell (and the app's toast) for a run that ends while watched
         return create_train_app(saved_config(run_dir), source, samples, detachable=True, run_dir=run_dir, notify=notify)
     from rocmtui.config import MonitorConfig
     from rocmtui.gpu.detect import open_sampler
