@@ -39,9 +39,13 @@ MAX_DOTS = 30
 """A curve of at most this many points gets a dot at each (epochs, a short run, a single value)."""
 
 
+QUOTES = {'"': "&quot;", "'": "&#39;"}
+"""Quotes escaped besides ``&``, ``<`` and ``>``: the text may be an attribute's value."""
+
+
 def text(value: object, limit: int = TEXT_LIMIT) -> str:
     """Outside text as XML character data or an attribute value: plain, bounded, escaped."""
-    return escape(plain(value, limit=limit), {'"': "&quot;", "'": "&#39;"})
+    return escape(plain(value, limit=limit), QUOTES)
 
 
 @dataclass(frozen=True)
@@ -182,7 +186,7 @@ def legend_svg(names: list[str], right: float, y: float, room: float) -> list[st
             f'<line class="swatch" x1="{x:.1f}" y1="{y - 4}" x2="{x + 18:.1f}" y2="{y - 4}" stroke="{colour}" '
             f'stroke-width="2.4"{dash}/>'
         )
-        label = escape(name, {'"': "&quot;", "'": "&#39;"})
+        label = escape(name, QUOTES)  # made plain above, where its width was measured
         out.append(f'<text x="{x + 23:.1f}" y="{y}" class="legend" style="fill: {colour}">{label}</text>')
         x += LEGEND_SWATCH + LEGEND_CHAR * len(name) + LEGEND_GAP
     return out
