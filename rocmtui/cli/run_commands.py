@@ -211,7 +211,6 @@ def _write_csv(run_dir: Path, where: str) -> int:
     """Every series of the run as CSV, to ``where`` (``-``: stdout), written whole or not at all."""
     import io
 
-    from rocmtui.run.files import atomic_write
     from rocmtui.run.series_csv import write_csv
     from rocmtui.run.stream import read_events
 
@@ -221,10 +220,7 @@ def _write_csv(run_dir: Path, where: str) -> int:
         sys.stdout.write(text.getvalue())
         return 0
     path = Path(where)
-    try:
-        atomic_write(path, text.getvalue().encode())
-    except OSError as err:
-        raise UsageError(f"cannot write {plain(path)}: {err.strerror or err}") from None
+    _write_whole(path, text.getvalue().encode())
     print(f"rocmtui: {count:,} values of {plain(run_dir)} in {plain(path)}")
     return 0
 
@@ -233,16 +229,22 @@ def _write_card(run_dir: Path, where: str) -> int:
     """The run's card as one SVG file (default ``./<run folder>-card.svg``), written whole or not at all."""
     from rocmtui.export.card_data import read_card
     from rocmtui.export.card_svg import card_svg
-    from rocmtui.run.files import atomic_write
 
     svg = card_svg(read_card(run_dir))
     path = Path(where) if where else Path(f"{run_dir.resolve().name}-card.svg")
-    try:
-        atomic_write(path, svg.encode())
-    except OSError as err:
-        raise UsageError(f"cannot write {plain(path)}: {err.strerror or err}") from None
+    _write_whole(path, svg.encode())
     print(f"rocmtui: run card of {plain(run_dir)} in {plain(path)}")
     return 0
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """``data`` into ``path``, whole or not at all; a one-line error when it cannot be written."""
+    from rocmtui.run.files import atomic_write
+
+    try:
+        atomic_write(path, data)
+    except OSError as err:
+        raise UsageError(f"cannot write {plain(path)}: {err.strerror or err}") from None
 
 
 def _saved_since(run_dir: Path, since: float) -> bool:
