@@ -91,15 +91,7 @@ class AccuracyPlot(ThrottledPlot):
     def cursor_readings(self) -> list[Reading]:
         """Each run's test accuracy; one run: the series of the view shown (a step series raw and smoothed)."""
         if self.comparing:
-            return [
-                Reading(
-                    run.label,
-                    LEGEND_COLOR.get(run_color(i), ""),
-                    run.state.scalars.epochs.get("test_acc"),
-                    self.native_x(run.state),
-                )
-                for i, run in enumerate(self.runs)
-            ]
+            return self.compared_readings(self.runs, lambda state: state.scalars.epochs.get("test_acc"))
         scalars, x = self.state.scalars, self.native_x(self.state)
         key = view_key(scalars, self.series_index)
         if key is None:

@@ -211,16 +211,7 @@ class LossPlot(ThrottledPlot):
         """Each run's loss (raw and smoothed); one run: its per-epoch losses as well."""
         weight = self.smoothing if self.smoothing > 0 else None
         if len(self.runs) > 1:
-            return [
-                Reading(
-                    run.label,
-                    LEGEND_COLOR.get(run_color(i), ""),
-                    self.loss_series(run.state),
-                    self.native_x(run.state),
-                    weight,
-                )
-                for i, run in enumerate(self.runs)
-            ]
+            return self.compared_readings(self.runs, self.loss_series, weight)
         state, x = self.state, self.native_x(self.state)
         name = (state.scalars.loss_name or "loss") if self.tracked else "loss"
         readings = [Reading(name, LEGEND_COLOR["cyan+"], self.loss_series(state), x, weight)]

@@ -8,6 +8,7 @@ keeps the screen cheap to draw.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from rich.text import Text
@@ -17,8 +18,10 @@ from textual.markup import escape
 from textual.message import Message
 from textual_plotext import PlotextPlot
 
+from rocmtui.base.series import Series
 from rocmtui.base.text import plain
 from rocmtui.ui.look.ticks import nice_step
+from rocmtui.ui.state.compare import ComparedRun, run_color
 from rocmtui.ui.state.cursor import PlotView
 from rocmtui.ui.state.run_state import EMA_BETA, RunState
 from rocmtui.ui.state.timeline import Timeline
@@ -128,6 +131,15 @@ class ThrottledPlot(PlotextPlot):
     def cursor_readings(self) -> list[Reading]:
         """The series drawn, each with its value at the cursor (each plot says which)."""
         return []
+
+    def compared_readings(
+        self, runs: Sequence[ComparedRun], series: Callable[[RunState], Series | None], weight: float | None = None
+    ) -> list[Reading]:
+        """Each compared run's ``series`` at the cursor, named and coloured as in the legend."""
+        return [
+            Reading(run.label, LEGEND_COLOR.get(run_color(i), ""), series(run.state), self.native_x(run.state), weight)
+            for i, run in enumerate(runs)
+        ]
 
     def native_x(self, state: RunState) -> float | None:
         """A run's own x at the cursor (None: hidden, or the run has no time there)."""
