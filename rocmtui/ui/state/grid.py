@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rocmtui.base.text import plain
-from rocmtui.ui.state.scalars import Scalars
+from rocmtui.ui.state.scalars import EPOCH, Scalars
 
-EPOCH = "epoch:"
 CELL_MIN_WIDTH = 36
 """Columns a cell needs at least: the y ticks, a plot of about 30 columns and its frame."""
 CELL_MIN_HEIGHT = 9

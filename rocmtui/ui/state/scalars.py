@@ -29,6 +29,8 @@ def is_loss(name: str) -> bool:
 
 GROUP = "group:"
 """Prefix of a view that draws several per-epoch series together (``Scalars.groups``)."""
+EPOCH = "epoch:"
+"""Prefix of the key of a per-epoch series (``Scalars.epochs``); a per-step one's key is its name."""
 
 
 @dataclass
@@ -97,9 +99,9 @@ class Scalars:
         loss, on_loss = self.loss_name, set(self.epoch_losses())
         grouped = {name for members in self.groups.values() for _, name in members}
         names = [GROUP + title for title in self.groups]  # shown from the start, empty until their first epoch
-        names += [f"epoch:{n}" for n in self.epochs if n not in on_loss and n not in grouped]
+        names += [EPOCH + n for n in self.epochs if n not in on_loss and n not in grouped]
         names += [n for n in self.steps if n != loss]
-        names += [f"epoch:{n}" for n in self.epoch_losses()]  # in the order seen
+        names += [EPOCH + n for n in self.epoch_losses()]  # in the order seen
         return sorted(names, key=lambda n: 0 if "acc" in n.lower() else 1)  # stable: otherwise first seen first
 
     def members(self, key: str) -> list[tuple[str, Series]]:
@@ -111,8 +113,8 @@ class Scalars:
         return [("", series)] if series is not None else []
 
     def series(self, key: str) -> Series | None:
-        if key.startswith("epoch:"):
-            return self.epochs.get(key.removeprefix("epoch:"))
+        if key.startswith(EPOCH):
+            return self.epochs.get(key.removeprefix(EPOCH))
         return self.steps.get(key)
 
     @property

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from rocmtui.ui.state.compare import ComparedRun, run_color, run_colors
 from rocmtui.ui.state.run_state import ACC_VIEW, RunState
-from rocmtui.ui.state.scalars import GROUP
+from rocmtui.ui.state.scalars import EPOCH, GROUP
 from rocmtui.ui.widgets.cursor_readout import Reading
 from rocmtui.ui.widgets.scalar_plot import (
     EPOCH_SERIES_COLOR,
@@ -99,8 +99,8 @@ class AccuracyPlot(ThrottledPlot):
         if key.startswith(GROUP):
             members = zip(scalars.members(key), GROUP_COLORS, strict=False)
             return [Reading(name, LEGEND_COLOR.get(color, ""), series, x) for (name, series), color in members]
-        name = key.removeprefix("epoch:")
-        if key.startswith("epoch:"):
+        name = key.removeprefix(EPOCH)
+        if key.startswith(EPOCH):
             return [Reading(name, LEGEND_COLOR[EPOCH_SERIES_COLOR], scalars.series(key), x)]
         weight = self.smoothing if self.smoothing > 0 else None
         return [Reading(name, LEGEND_COLOR[SERIES_COLORS["EMA"]], scalars.series(key), x, weight)]

@@ -11,7 +11,7 @@ from rocmtui.base.series import Series
 from rocmtui.ui.look.ticks import nice_step
 from rocmtui.ui.look.y_range import PERCENT, fitted_range
 from rocmtui.ui.state.run_state import RunState
-from rocmtui.ui.state.scalars import GROUP, Scalars
+from rocmtui.ui.state.scalars import EPOCH, GROUP, Scalars
 from rocmtui.ui.widgets.loss_plot import drawn_xs, envelope
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 
@@ -41,8 +41,8 @@ def series_legend(scalars: Scalars, index: int) -> tuple[str, dict[str, str]]:
         names = [legend for legend, _ in scalars.members(key)]
         title = key.removeprefix(GROUP) if index % len(others) == 0 else f"{key.removeprefix(GROUP)} ({where})"
         return title, dict(zip(names, GROUP_COLORS, strict=False))
-    if key.startswith("epoch:"):
-        return f"{key.removeprefix('epoch:')} per epoch ({where})", {}
+    if key.startswith(EPOCH):
+        return f"{key.removeprefix(EPOCH)} per epoch ({where})", {}
     return f"{key} ({where})", SERIES_COLORS
 
 
@@ -142,7 +142,7 @@ def draw_series(plot: ThrottledPlot, scalars: Scalars, index: int) -> None:
     elif key is not None:
         series = scalars.series(key)
         if series is not None and len(series):
-            if key.startswith("epoch:"):
+            if key.startswith(EPOCH):
                 _epoch_line(plot, series, EPOCH_SERIES_COLOR)
             else:
                 _step_line(plot, series, SERIES_COLORS)
