@@ -14,7 +14,7 @@ from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.stream import EventWriter
 from rocmtui.ui.train_app import create_train_app
-from rocmtui.ui.widgets.gpu_panel import NO_SAMPLES
+from rocmtui.ui.widgets.gpu_strip import NO_SAMPLES
 
 SIZES = [(80, 24), (120, 40), (200, 50)]
 
