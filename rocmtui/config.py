@@ -139,6 +139,26 @@ class TrainConfig:
         default=False, metadata=option("switch", "random crop and horizontal flip, computed on the GPU", "keep")
     )
     """Random crop (pad 4 or translate) and horizontal flip, on the GPU."""
+    jitter: float = field(
+        default=0.0,
+        metadata=option(
+            "fraction",
+            "with --augment: brightness and contrast jitter, each image's brightness shifted by up to this many "
+            "standard deviations and its contrast scaled by up to 1 +- this, 0 to below 1 (default: {default})",
+            "keep",
+        ),
+    )
+    """Per-image brightness and contrast jitter of ``--augment`` (``gpudata.jittered``); 0 is none."""
+    epoch_share: float = field(
+        default=1.0,
+        metadata=option(
+            "share",
+            "the share of the training images each epoch trains on, a fresh random subset each epoch, rounded "
+            "up to whole batches (above 0, at most 1; default: {default})",
+            "keep",
+        ),
+    )
+    """Each epoch's steps cover this share of the (rank's) training split: the first steps of its order."""
     amp: AmpMode = field(
         default="off",
         metadata=option(

@@ -12,6 +12,7 @@ the start-up cost is measured apart (``scripts/time_to_result.py``).
 
     python scripts/recipe_seeds.py --seeds 5 --epochs 8,9 --data-dir ~/cifar10   # a folder holding cifar10.npz
     python scripts/recipe_seeds.py --data-dir ~/cifar10 -- --no-cudnn-benchmark   # more options after --
+    python scripts/recipe_seeds.py --variant "" --variant "--jitter 0.1"   # several settings, one process
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shlex
 import statistics
 import tempfile
 import time
@@ -32,9 +34,8 @@ from rocmtui.cli.train_options import config_from_args
 from rocmtui.config import RECIPES, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.milestones import accuracy_times, first_reached
-from rocmtui.train import loop, models
+from rocmtui.train import epochs, models
 from rocmtui.train.data import load_arrays, resolve_source
-from rocmtui.train.evaluate import evaluate
 from rocmtui.train.gpudata import Normalizer, to_device
 from rocmtui.train.loop import train
 
@@ -48,19 +49,19 @@ ALL_VIEWS: list[float] = []
 def compare_tta() -> None:
     """After each run's timed final pass, also evaluate every image in all six views, off the clock, so that
     selective TTA's accuracy is compared on the same trained model."""
-    original = loop._Clock.evaluated
+    original = epochs.evaluate
 
-    def evaluated(clock: Any, engine: Any, tta: bool = False) -> Any:
-        result = original(clock, engine, tta)
+    def evaluated(engine: Any, tta: bool = False) -> Any:
+        result = original(engine, tta)
         if tta:
             kept, engine.config = engine.config, dataclasses.replace(engine.config, tta_share=1.0)
             try:
-                ALL_VIEWS.append(evaluate(engine, tta=True).acc)
+                ALL_VIEWS.append(original(engine, tta=True).acc)
             finally:
                 engine.config = kept
         return result
 
-    loop._Clock.evaluated = evaluated  # type: ignore[method-assign]
+    epochs.evaluate = evaluated  # type: ignore[assignment]
 
 
 def one_run(config: TrainConfig) -> dict[str, float | None]:
@@ -134,19 +135,45 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--compare-tta", action="store_true", help="also score all six views for every image")
     parser.add_argument("--json", type=Path, default=None, help="write every run's figures here")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="more 'rocmtui train' options for one line of the table, quoted (repeat it: one line each)",
+    )
     parser.add_argument("train_args", nargs=argparse.REMAINDER, help="more 'rocmtui train' options, after --")
     args = parser.parse_args()
     more = [a for a in args.train_args if a != "--"]
     where = ["--data-dir", str(args.data_dir)] if args.data_dir else []
-    base = config_from_args(build_parser().parse_args(["train", "cifar", "--recipe", args.recipe, *where, *more]))
-    counts = [int(x) for x in args.epochs.split(",") if x] or [base.epochs]
-    build_fused(base)
+    lines = [(variant, config_of(args.recipe, [*where, *more, *shlex.split(variant)])) for variant in args.variant]
+    base = config_of(args.recipe, [*where, *more])
+    lines = lines or [("", base)]
     if args.compare_tta:
         compare_tta()
     whiten = whitening_s(base)
     print(f"whitening initialisation: {1000 * whiten:.1f} ms (median of 5)")
     kept = []
-    print(f"`rocmtui train cifar --recipe {args.recipe} {' '.join(more)}`".replace("  ", " ").replace(" `", "`"))
+    for variant, config in lines:
+        build_fused(config)
+        counts = [int(x) for x in args.epochs.split(",") if x] or [config.epochs]
+        kept += seeds_table(args, f"{' '.join(more)} {variant}", config, counts, whiten)
+    if ALL_VIEWS:
+        print(f"mean with all six views for every image: {100 * statistics.mean(ALL_VIEWS):.2f}%")
+    if args.json:
+        args.json.write_text(json.dumps({"whitening_s": whiten, "runs": kept}, indent=2))
+    return 0
+
+
+def config_of(recipe: str, options: list[str]) -> TrainConfig:
+    return config_from_args(build_parser().parse_args(["train", "cifar", "--recipe", recipe, *options]))
+
+
+def seeds_table(
+    args: argparse.Namespace, options: str, base: TrainConfig, counts: list[int], whiten: float
+) -> list[dict[str, Any]]:
+    """One table: each epoch count over the seeds, a line a run and one for their means."""
+    kept = []
+    print(f"`rocmtui train cifar --recipe {args.recipe} {options.strip()}`".replace("  ", " ").replace(" `", "`"))
     print(
         "| epochs | seed | test acc | with TTA | training s | epochs' own s | test passes s | TTA pass s | result s |"
     )
@@ -158,7 +185,7 @@ def main() -> int:
             r["result_s"] = whiten + float(r["train_s"] or 0) + float(r["tta_s"] or 0)
             r["all_views"] = ALL_VIEWS[-1] if args.compare_tta and ALL_VIEWS else None
             results.append(r)
-            kept.append(r | {"epochs": count})
+            kept.append(r | {"epochs": count, "options": options.strip()})
             print(
                 f"| {count} | {seed} | {100 * (r['acc'] or 0):.2f}% | {100 * (r['tta'] or 0):.2f}% | "
                 f"{r['train_s']:.3f} | {r['epochs_s']:.3f} | {r['eval_s']:.2f} | {r['tta_s']:.3f} | "
@@ -176,11 +203,7 @@ def main() -> int:
             f"({min(done):.3f} to {max(done):.3f}) |",
             flush=True,
         )
-    if ALL_VIEWS:
-        print(f"mean with all six views for every image: {100 * statistics.mean(ALL_VIEWS):.2f}%")
-    if args.json:
-        args.json.write_text(json.dumps({"whitening_s": whiten, "runs": kept}, indent=2))
-    return 0
+    return kept
 
 
 if __name__ == "__main__":

@@ -21,8 +21,8 @@ from rocmtui.train.gpudata import (
     DeviceData,
     Normalizer,
     alternating_flips,
-    augment,
-    batch_indices,
+    batch_rows,
+    epoch_images,
     permutation,
     to_device,
 )
@@ -80,9 +80,11 @@ class Batching:
 
 @dataclass(frozen=True)
 class Augmenter:
-    """What ``--augment`` does to a training batch for this model."""
+    """An epoch's training images as this run shows them: in the epoch's order, augmented (``--augment``) as
+    its model's augmentation does."""
 
-    augmentation: Augmentation
+    augmentation: Augmentation | None
+    """None without ``--augment``."""
     gen: torch.Generator
     """``Batching.gen`` itself in a single-process run; one per rank in a DDP run, so that the ranks share the
     data order but not their crops and flips."""
@@ -90,10 +92,11 @@ class Augmenter:
     """With alternating flips: whether each training image is mirrored in even epochs (drawn once from the
     seed, so a resumed run draws the same)."""
 
-    def __call__(self, x: torch.Tensor, idx: torch.Tensor, epoch: int) -> torch.Tensor:
-        """The batch of training images ``idx`` as this epoch's augmentation shows them."""
-        flips = None if self.flip_base is None else alternating_flips(self.flip_base, idx, epoch)
-        return augment(x, self.gen, self.augmentation, flips)
+    def epoch(self, images: torch.Tensor, order: torch.Tensor, epoch: int) -> torch.Tensor:
+        """``images[order]`` as epoch ``epoch`` shows them, drawn in one pass (its augmentation's draws follow
+        the epoch's order on the same generator, so a resume that redraws the order redraws them too)."""
+        flips = None if self.flip_base is None else alternating_flips(self.flip_base, order, epoch)
+        return epoch_images(images, order, self.gen, self.augmentation, flips)
 
 
 @dataclass
@@ -170,7 +173,7 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         train_model if config.compile and not ranks.several else torch.compile(model) if config.compile else model
     )
     count = shard_size(int(data.train_y.shape[0]), ranks.world)
-    steps = math.ceil(count / config.batch_size)
+    steps = math.ceil(count * config.epoch_share / config.batch_size)
     if config.max_steps_per_epoch is not None:
         steps = min(steps, config.max_steps_per_epoch)
     optimizer = build_optimizer(
@@ -178,8 +181,9 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
     )
     loss_fn = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
     eager = EagerStep(train_model, optimizer, loss_fn, prepare, device, config.amp)
-    augmentation = models.augmentation(config.model)
-    flip_base = _flip_base(config.seed, int(data.train_y.shape[0]), device) if augmentation.alternating_flip else None
+    augmentation = models.augmentation(config.model, config.jitter) if config.augment else None
+    flips = augmentation is not None and augmentation.alternating_flip
+    flip_base = _flip_base(config.seed, int(data.train_y.shape[0]), device) if flips else None
     gen = _seeded(config.seed, device)
     aug_gen = _seeded(config.seed * RANK_SEED_FACTOR + ranks.rank, device) if ranks.several else gen
     return Engine(
@@ -211,7 +215,7 @@ def capture_graph(engine: Engine) -> None:
     """Swap the eager step for a captured one (after any resume, so it captures the restored tensors)."""
     cfg = engine.config
     probe = _seeded(cfg.seed, engine.device)  # a throwaway order: the warm-up batch must not move the real generator
-    idx = batch_indices(permutation(int(engine.data.train_y.shape[0]), probe), 0, cfg.batch_size, True)
+    idx = batch_rows(permutation(int(engine.data.train_y.shape[0]), probe), 0, cfg.batch_size, True)
     for group in engine.optimizer.param_groups:  # the graph reads its rates from device tensors
         lr = group["lr"]
         if not isinstance(lr, torch.Tensor) or lr.device != engine.device:

@@ -16,7 +16,7 @@ from rocmtui.train.checkpoints import LAST
 from rocmtui.train.distributed import shard, sum_all
 from rocmtui.train.engine import Engine
 from rocmtui.train.evaluate import EvalResult, evaluate
-from rocmtui.train.gpudata import batch_indices, permutation
+from rocmtui.train.gpudata import batch_rows, permutation
 from rocmtui.train.learning_rates import set_lr
 from rocmtui.train.report import EpochFigures, Reporter
 from rocmtui.train.saving import Saver
@@ -46,29 +46,31 @@ class EpochLoop:
     def run(self) -> RunSummary:
         engine, p = self.engine, self.progress
         while p.epoch < engine.config.epochs:
+            epoch_start, seen_before = self.clock.now(), p.seen  # seen_before > 0 when resumed mid-epoch
             if p.perm is None:
+                p.epoch_rng = engine.batching.gen.get_state()
                 p.perm = permutation(int(engine.data.train_y.shape[0]), engine.batching.gen)
                 engine.stats.reset_epoch()
             order = shard(p.perm, engine.ranks)  # the whole order is drawn (and saved) alike on every rank
-            epoch_start, seen_before = self.clock.now(), p.seen  # seen_before > 0 when resumed mid-epoch
-            if not self._steps(order):
+            images = engine.augmenter.epoch(engine.data.train_x, order, p.epoch)
+            if not self._steps(images, engine.data.train_y[order]):
                 return self._finish("stopped")
+            del images
             self.reporter.flush()
             self._end_epoch(epoch_start, p.seen - seen_before)
         return self._finish("completed")
 
-    def _steps(self, order: torch.Tensor) -> bool:
-        """The rest of this epoch's steps over ``order``; False when a stop came first."""
+    def _steps(self, images: torch.Tensor, labels: torch.Tensor) -> bool:
+        """The rest of this epoch's steps over its ``images`` and ``labels`` (in its order, augmented);
+        False when a stop came first."""
         engine, cfg, p = self.engine, self.engine.config, self.progress
         batching, optimisation, stats = engine.batching, engine.optimisation, engine.stats
         world, alone, scheduled = engine.ranks.world, not engine.ranks.several, engine.scheduled
         while p.epoch_step < batching.steps_per_epoch:
             if not self.boundary.go_on(p.epoch_step):
                 return False
-            idx = batch_indices(order, p.epoch_step, cfg.batch_size, batching.full_batches)
-            x, y = engine.data.train_x[idx], engine.data.train_y[idx]
-            if cfg.augment:
-                x = engine.augmenter(x, idx, p.epoch)
+            x = batch_rows(images, p.epoch_step, cfg.batch_size, batching.full_batches)
+            y = batch_rows(labels, p.epoch_step, cfg.batch_size, batching.full_batches)
             if scheduled:
                 set_lr(optimisation.optimizer, cfg, p.global_step, engine.total_steps)
             optimisation.step(x, y, stats)
@@ -91,7 +93,7 @@ class EpochLoop:
         is_best = p.best_acc is None or result.acc > p.best_acc
         p.best_acc = result.acc if is_best else p.best_acc
         p.final_acc = result.acc
-        p.epoch, p.epoch_step, p.seen, p.perm = p.epoch + 1, 0, 0, None
+        p.epoch, p.epoch_step, p.seen, p.perm, p.epoch_rng = p.epoch + 1, 0, 0, None, None
         engine.stats.reset_epoch()
         self.reporter.epoch_completed(figures, result, eval_s, is_best)
         self.saver.after_epoch(engine, p, self.clock.now(), is_best)

@@ -1,6 +1,8 @@
 """The dataset as uint8 NCHW tensors on the training device; batches, normalisation and augmentation there.
 
-Nothing here syncs with the GPU: the permutation, the gathers and the augmentation are all device work.
+Nothing here syncs with the GPU: the permutation, the gathers and the augmentation are all device work. An
+epoch's images are gathered and augmented in one pass at its start (``epoch_images``); its steps then take
+slices of them, so a step launches two copies and its graph, not a dozen small kernels.
 """
 
 from __future__ import annotations
@@ -53,12 +55,16 @@ def to_device(arrays: Arrays, device: torch.device) -> DeviceData:
     )
 
 
+def channel_stats(channels: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The per-channel mean and std of pixel/255 for images of ``channels`` channels (CIFAR-10's or MNIST's)."""
+    return (CIFAR_MEAN, CIFAR_STD) if channels == 3 else (MNIST_MEAN, MNIST_STD)
+
+
 class Normalizer:
     """uint8 -> float ``(x/255 - mean)/std`` as one multiply-add kernel; ``plain`` keeps ToTensor's x/255."""
 
     def __init__(self, channels: int, device: torch.device, plain: bool) -> None:
-        mean: tuple[float, ...] = CIFAR_MEAN if channels == 3 else MNIST_MEAN
-        std: tuple[float, ...] = CIFAR_STD if channels == 3 else MNIST_STD
+        mean, std = channel_stats(channels)
         if plain:
             mean, std = (0.0,) * channels, (1.0,) * channels
         std_t = torch.tensor(std, device=device).view(1, -1, 1, 1)
@@ -74,13 +80,14 @@ def permutation(n: int, generator: torch.Generator) -> torch.Tensor:
     return torch.randperm(n, generator=generator, device=generator.device)
 
 
-def batch_indices(perm: torch.Tensor, step: int, batch_size: int, full: bool) -> torch.Tensor:
-    """Indices of batch ``step``; with ``full`` the last batch wraps to the start to keep its size fixed."""
+def batch_rows(rows: torch.Tensor, step: int, batch_size: int, full: bool) -> torch.Tensor:
+    """Batch ``step`` of ``rows`` (an epoch's order, images or labels): a slice, no copy; with ``full`` the last
+    batch wraps to the start to keep its size fixed."""
     start = step * batch_size
-    idx = perm[start : start + batch_size]
-    if full and idx.numel() < batch_size:
-        idx = torch.cat((idx, perm[: batch_size - idx.numel()]))
-    return idx
+    part = rows[start : start + batch_size]
+    if full and part.shape[0] < batch_size:
+        part = torch.cat((part, rows[: batch_size - part.shape[0]]))
+    return part
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,21 @@ class Augmentation:
     pad: int
     reflect: bool = False
     alternating_flip: bool = False
+    jitter: float = 0.0
+    """Brightness and contrast jitter: each image shifted by up to this many standard deviations and its
+    contrast about the data set's mean scaled by up to 1 +- this (0: none)."""
+
+
+def epoch_images(
+    images: torch.Tensor,
+    order: torch.Tensor,
+    generator: torch.Generator,
+    aug: Augmentation | None,
+    flips: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The epoch's training images in ``order``, augmented by ``aug`` (None: as they are), in one pass."""
+    ordered = images[order]
+    return ordered if aug is None else augment(ordered, generator, aug, flips)
 
 
 def alternating_flips(base: torch.Tensor, idx: torch.Tensor, epoch: int) -> torch.Tensor:
@@ -123,7 +145,19 @@ def augment(
         source, rows, cols = torch.nn.functional.pad(x, (pad, pad, pad, pad)), rows + pad, cols + pad
     batch = torch.arange(n, device=dev).view(n, 1, 1, 1)
     chans = torch.arange(x.shape[1], device=dev).view(1, -1, 1, 1)
-    return source[batch, chans, rows.view(n, 1, h, 1), cols.view(n, 1, 1, w)]
+    out = source[batch, chans, rows.view(n, 1, h, 1), cols.view(n, 1, 1, w)]
+    return jittered(out, generator, aug.jitter) if aug.jitter > 0 else out
+
+
+def jittered(x: torch.Tensor, generator: torch.Generator, amount: float) -> torch.Tensor:
+    """uint8 images with their brightness and contrast changed, per image: ``((z + b) * c)`` on the normalised
+    values ``z``, ``b`` and ``c - 1`` uniform in ``[-amount, amount]``, written back as clamped pixels (as
+    torchvision's ColorJitter clamps)."""
+    n, channels = x.shape[0], x.shape[1]
+    draws = torch.rand(2, n, 1, 1, 1, generator=generator, device=x.device) * (2 * amount) - amount
+    mean, std = (torch.tensor(v, device=x.device).view(1, -1, 1, 1) * 255 for v in channel_stats(channels))
+    shifted = (x.float() - mean + draws[0] * std) * (1 + draws[1]) + mean
+    return shifted.round_().clamp_(0, 255).to(torch.uint8)
 
 
 def _reflected(index: torch.Tensor, size: int) -> torch.Tensor:

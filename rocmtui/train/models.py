@@ -142,12 +142,13 @@ def uses_plain_inputs(name: str) -> bool:
     return name == "simplecnn"
 
 
-def augmentation(name: str) -> Augmentation:
+def augmentation(name: str, jitter: float = 0.0) -> Augmentation:
     """What ``--augment`` does for a model: airbench's for fastnet (translations of up to 2 px with
-    reflected edges, every image flipped in alternate epochs), the classic crop and random flip otherwise."""
+    reflected edges, every image flipped in alternate epochs), the classic crop and random flip otherwise;
+    ``jitter``: brightness and contrast jitter as well."""
     if name == "fastnet":
-        return Augmentation(pad=2, reflect=True, alternating_flip=True)
-    return Augmentation(pad=4)
+        return Augmentation(pad=2, reflect=True, alternating_flip=True, jitter=jitter)
+    return Augmentation(pad=4, jitter=jitter)
 
 
 def has_tta(name: str) -> bool:

@@ -12,6 +12,7 @@ from rocmtui.config import TrainConfig
 from rocmtui.errors import CheckpointError
 from rocmtui.train.data import fingerprint
 from rocmtui.train.engine import Engine
+from rocmtui.train.gpudata import permutation
 
 
 @dataclass
@@ -27,6 +28,9 @@ class Progress:
     final_acc: float | None = None
     perm: torch.Tensor | None = None
     """This epoch's data order (None before the epoch draws it)."""
+    epoch_rng: torch.Tensor | None = None
+    """The data generator's state when this epoch drew its order and augmentation (None before): a resume in
+    the middle of the epoch draws both again from it."""
     elapsed_s: float = 0.0
     """Training seconds before this (re)start, pauses excluded."""
     images: int = 0
@@ -66,6 +70,7 @@ def snapshot(engine: Engine, progress: Progress, elapsed_s: float) -> dict[str, 
         "best_acc": progress.best_acc,
         "final_acc": progress.final_acc,
         "perm": None if progress.perm is None else progress.perm.cpu(),
+        "rng_epoch": progress.epoch_rng,
         "loss_sum": engine.stats.loss_sum,
         "correct": int(engine.stats.correct.item()),
         "elapsed_s": elapsed_s,
@@ -101,7 +106,10 @@ def restore(engine: Engine, state: dict[str, Any], path: Path) -> Progress:
         if state["rng_cuda"] is not None and engine.device.type == "cuda":
             torch.cuda.set_rng_state(state["rng_cuda"], engine.device)
         engine.batching.gen.set_state(state["rng_data"])
-        perm = state["perm"]
+        perm, epoch_rng = state["perm"], state.get("rng_epoch")
+        if perm is not None and epoch_rng is not None:  # mid-epoch: the epoch's draws again, in their order
+            engine.batching.gen.set_state(epoch_rng)
+            perm = permutation(int(engine.data.train_y.shape[0]), engine.batching.gen)
         engine.stats.loss_sum = float(state["loss_sum"])
         engine.stats.correct.fill_(int(state["correct"]))
         progress = Progress(
@@ -112,6 +120,7 @@ def restore(engine: Engine, state: dict[str, Any], path: Path) -> Progress:
             best_acc=state["best_acc"],
             final_acc=state["final_acc"],
             perm=None if perm is None else perm.to(engine.device),
+            epoch_rng=epoch_rng if perm is not None else None,
             elapsed_s=float(state["elapsed_s"]),
             images=int(state["images"]),
         )

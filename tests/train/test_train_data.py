@@ -17,9 +17,18 @@ import pytest
 import torch
 
 from rocmtui.errors import DataError
-from rocmtui.events import RunControl, RunFinished, RunStarted, TrainEvent
+from rocmtui.events import RunControl, RunFinished, RunStarted, StepsCompleted, TrainEvent
 from rocmtui.train import data, tvdata
-from rocmtui.train.gpudata import Augmentation, alternating_flips, augment, batch_indices, permutation
+from rocmtui.train.gpudata import (
+    Augmentation,
+    alternating_flips,
+    augment,
+    batch_rows,
+    channel_stats,
+    epoch_images,
+    jittered,
+    permutation,
+)
 from rocmtui.train.loop import train
 
 
@@ -229,8 +238,8 @@ def test_batches_come_from_a_seeded_permutation_and_wrap_when_full() -> None:
     perm = permutation(10, gen)
     assert sorted(perm.tolist()) == list(range(10))
     assert torch.equal(perm, permutation(10, torch.Generator().manual_seed(3)))
-    assert batch_indices(perm, 2, 4, full=False).tolist() == perm[8:].tolist()
-    assert batch_indices(perm, 2, 4, full=True).tolist() == perm[8:].tolist() + perm[:2].tolist()
+    assert batch_rows(perm, 2, 4, full=False).tolist() == perm[8:].tolist()
+    assert batch_rows(perm, 2, 4, full=True).tolist() == perm[8:].tolist() + perm[:2].tolist()
 
 
 def test_augment_flips_and_translates_each_image_on_its_own() -> None:
@@ -277,6 +286,39 @@ def test_alternating_flips_mirror_every_image_in_one_of_two_epochs() -> None:
     for i in range(32):
         first, second = (x[i].flip(-1), x[i]) if base[i] else (x[i], x[i].flip(-1))
         assert torch.equal(even[i], first) and torch.equal(odd[i], second)
+
+
+def test_jitter_shifts_brightness_and_scales_contrast_per_image_within_its_bounds() -> None:
+    """A flat grey image at the data set's mean keeps its value under any contrast and moves by at most
+    ``amount`` standard deviations of brightness; clamped pixels stay pixels; the same seed draws the same."""
+    mean, std = (torch.tensor(v).view(1, 3, 1, 1) * 255 for v in channel_stats(3))
+    flat = mean.round().to(torch.uint8).expand(512, 3, 4, 4).contiguous()
+    out = jittered(flat, torch.Generator().manual_seed(0), 0.2)
+    moved = (out.float() - flat.float()).mean(dim=(2, 3)) / std.view(1, 3)  # in standard deviations
+    assert moved.abs().max() <= 0.2 * 1.2 + 0.02  # the brightness bound, times the largest contrast
+    assert moved.std() > 0.05  # each image draws its own
+    assert torch.equal(out, jittered(flat, torch.Generator().manual_seed(0), 0.2))
+    edges = torch.tensor([0, 255], dtype=torch.uint8).repeat(256).view(256, 1, 1, 2).expand(256, 3, 2, 2)
+    clamped = jittered(edges.contiguous(), torch.Generator().manual_seed(1), 0.5)
+    assert clamped.dtype == torch.uint8 and (clamped[..., 0] <= 128).all() and (clamped[..., 1] >= 128).all()
+
+
+def test_an_epochs_images_are_its_order_augmented_in_one_pass() -> None:
+    images = torch.randint(0, 255, (40, 3, 6, 6), dtype=torch.uint8, generator=torch.Generator().manual_seed(8))
+    order = permutation(40, torch.Generator().manual_seed(9))
+    assert torch.equal(epoch_images(images, order, torch.Generator(), None), images[order])
+    aug = Augmentation(pad=1, jitter=0.1)
+    drawn = epoch_images(images, order, torch.Generator().manual_seed(3), aug)
+    assert torch.equal(drawn, augment(images[order], torch.Generator().manual_seed(3), aug))
+
+
+def test_an_epoch_share_trains_fewer_steps_an_epoch(small) -> None:
+    events: list[TrainEvent] = []
+    config = small(epochs=1, max_steps_per_epoch=None, batch_size=100, epoch_share=0.25)  # of 1,900 images
+    summary = train(config, events.append, RunControl())
+    assert isinstance(summary.event, RunFinished)
+    steps = [e for e in events if isinstance(e, StepsCompleted)]
+    assert {e.steps_per_epoch for e in steps} == {5} and steps[-1].step == 5  # 475 images, in whole batches
 
 
 def test_mnist_trains_through_the_same_loop(small, tmp_path: Path) -> None:

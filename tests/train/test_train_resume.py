@@ -87,7 +87,7 @@ def test_a_fast_recipe_run_resumes_exactly(small, tmp_path: Path) -> None:
     )
     config = small(
         model="fastnet", optimizer="muon", lr=0.24, weight_decay=0.004, schedule="linear", label_smoothing=0.2,
-        augment=True, epochs=4, max_steps_per_epoch=4, batch_size=16, data_dir=folder,
+        augment=True, jitter=0.13, epochs=4, max_steps_per_epoch=4, batch_size=16, data_dir=folder,
     )  # fmt: skip
     whole = run(config)
     part = run(dataclasses.replace(config, runs_dir=config.runs_dir / "b"), stop_at(6))
