@@ -2,8 +2,10 @@
 
 It takes the lock, opens the event stream, keeps ``status.json`` current with a heartbeat, and reads
 the control channel into the writer's RunControl, on one daemon thread that wakes ``POLL_S`` apart.
-Events go through ``emit``: each is appended whole; epoch ends and the final event are fsynced, and
-the final event is also the folder's ``summary.json`` (this is the one place that writes it).
+Events go through ``emit``: each is appended whole; the start and the final event are fsynced before
+``emit`` returns, epoch ends by the session's thread at once (so that the training loop, whose clock runs,
+never waits for the disk), and the final event is also the folder's ``summary.json`` (this is the one place
+that writes it).
 """
 
 from __future__ import annotations
@@ -56,7 +58,11 @@ class RunSession:
             raise
         self._commands = CommandReader(run_dir)
         self._status_lock = threading.Lock()
+        self._file_lock = threading.Lock()
+        """One writer of ``status.json`` at a time: the loop's thread and the session's share its temp name."""
         self._closed = threading.Event()
+        self._sync_due = threading.Event()
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="rocmtui-run-session", daemon=True)
         self._thread.start()
         if self.events.set_aside:
@@ -70,7 +76,12 @@ class RunSession:
     def emit(self, event: TrainEvent) -> None:
         """Append ``event`` and fold it into the status. OSError (a full disk) reaches the caller."""
         self.events.write(event)
-        durable = isinstance(event, RunStarted | TrackStarted | EpochCompleted | EpochMetrics | RunFinished | RunFailed)
+        if isinstance(event, EpochCompleted | EpochMetrics):  # durable within a moment, on the session's thread
+            self._update(event, durable=False)
+            self._sync_due.set()
+            self._wake.set()
+            return
+        durable = isinstance(event, RunStarted | TrackStarted | RunFinished | RunFailed)
         if durable:
             self.events.sync()
         if isinstance(event, RunFinished | RunFailed):
@@ -88,7 +99,8 @@ class RunSession:
         with self._status_lock:
             self.status = replace(self.status, heartbeat=time.time(), state=self._live_state(self.status))
             status = self.status
-        write_status(self.run_dir, status, durable=durable)
+        with self._file_lock:
+            write_status(self.run_dir, status, durable=durable)
 
     def _live_state(self, status: RunStatus) -> State:
         if not status.live or status.state == "starting":
@@ -98,11 +110,21 @@ class RunSession:
         return "paused" if self.control.paused else "running"
 
     def _serve(self) -> None:
-        """The session's thread: commands every POLL_S, the heartbeat every HEARTBEAT_S."""
+        """The session's thread: epoch ends made durable as they come, commands every POLL_S, the heartbeat
+        every HEARTBEAT_S."""
         next_beat = time.monotonic() + HEARTBEAT_S
-        while not self._closed.wait(POLL_S):
+        while True:
+            self._wake.wait(POLL_S)
+            self._wake.clear()
+            if self._closed.is_set():
+                return
             # A full disk, a removed folder, or a control file replaced by a link or a FIFO: the loop hears of
             # the first two through its own writes; commands stop, the heartbeat never does.
+            if self._sync_due.is_set():
+                self._sync_due.clear()
+                with contextlib.suppress(OSError, UsageError):
+                    self.events.sync()
+                    self._write(durable=True)
             with contextlib.suppress(OSError, UsageError):
                 if self._commands.apply(self.control):
                     self._write(durable=False)
@@ -114,7 +136,10 @@ class RunSession:
     def close(self) -> None:
         """Stop the thread, write the last status, remove the channel, let go of the folder."""
         self._closed.set()
+        self._wake.set()
         self._thread.join()
+        with contextlib.suppress(OSError):
+            self.events.sync()  # an epoch end the thread had not reached yet
         self._commands.close()
         remove_channel(self.run_dir)
         with contextlib.suppress(OSError):

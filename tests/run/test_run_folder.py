@@ -126,6 +126,35 @@ def test_a_session_writes_status_and_a_killed_writer_reads_as_lost(tmp_path: Pat
     assert effective(tmp_path, other_host).state == "lost"
 
 
+def test_an_epoch_end_is_fsynced_by_the_sessions_thread_not_the_loops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The training loop's clock runs while it emits: the epoch end's fsyncs (the stream, status.json) happen on
+    the session's thread, promptly; the final event's before ``emit`` returns."""
+    synced_on: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced_on.append(threading.current_thread().name)
+        real_fsync(fd)
+
+    session = RunSession(tmp_path, RunControl(), name="cifar10 fastnet")
+    monkeypatch.setattr(os, "fsync", fsync)
+    session.emit(epoch(0))
+    assert "MainThread" not in synced_on
+    for _ in range(100):
+        status = read_status(tmp_path)
+        if status is not None and status.epoch == 1:
+            break
+        threading.Event().wait(0.02)
+    assert status is not None and status.epoch == 1, "the epoch reached status.json"
+    assert synced_on and set(synced_on) == {"rocmtui-run-session"}
+    synced_on.clear()
+    session.emit(RunFinished("completed", 1, 0.4, 0.4, 2.0, 1000.0, None, str(tmp_path)))
+    assert "MainThread" in synced_on
+    session.close()
+
+
 def test_the_control_channel_is_private_and_reaches_the_run(tmp_path: Path) -> None:
     old = os.umask(0)
     try:

@@ -303,6 +303,15 @@ def test_jitter_shifts_brightness_and_scales_contrast_per_image_within_its_bound
     assert clamped.dtype == torch.uint8 and (clamped[..., 0] <= 128).all() and (clamped[..., 1] >= 128).all()
 
 
+def test_jitter_is_its_formula_written_out_to_within_a_rounding() -> None:
+    x = torch.randint(0, 256, (300, 3, 8, 8), dtype=torch.uint8, generator=torch.Generator().manual_seed(2))
+    got = jittered(x, torch.Generator().manual_seed(3), 0.13)
+    draws = torch.rand(2, 300, 1, 1, 1, generator=torch.Generator().manual_seed(3)) * 0.26 - 0.13
+    mean, std = (torch.tensor(v).view(1, 3, 1, 1) * 255 for v in channel_stats(3))
+    want = ((x.float() - mean + draws[0] * std) * (1 + draws[1]) + mean).round().clamp(0, 255)
+    assert (got.float() - want).abs().max() <= 1 and (got.float() == want).float().mean() > 0.99
+
+
 def test_an_epochs_images_are_its_order_augmented_in_one_pass() -> None:
     images = torch.randint(0, 255, (40, 3, 6, 6), dtype=torch.uint8, generator=torch.Generator().manual_seed(8))
     order = permutation(40, torch.Generator().manual_seed(9))
