@@ -131,6 +131,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", default="fast", choices=sorted(RECIPES))
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0, help="the seeds are this one and the next")
     parser.add_argument("--epochs", default="", help="comma list of epoch counts to try (default: the recipe's)")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--compare-tta", action="store_true", help="also score all six views for every image")
@@ -180,7 +181,7 @@ def seeds_table(
     print("|---|---|---|---|---|---|---|---|---|")
     for count in counts:
         results = []
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             r = one_run(dataclasses.replace(base, epochs=count, seed=seed))
             r["result_s"] = whiten + float(r["train_s"] or 0) + float(r["tta_s"] or 0)
             r["all_views"] = ALL_VIEWS[-1] if args.compare_tta and ALL_VIEWS else None
