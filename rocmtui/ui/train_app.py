@@ -95,6 +95,8 @@ class TrainApp(MonitorApp):
         self.final: RunFinished | RunFailed | None = None
         self.trainer_done = threading.Event()
         self._backlog = Backlog(EMIT_AHEAD)
+        self._other_backlogs = [Backlog(EMIT_AHEAD) for _ in self.others]
+        """The same bound for each compared run's source: its history is read as fast as the main run's."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -145,7 +147,10 @@ class TrainApp(MonitorApp):
     def _follow_other(self, index: int, source: OtherSource) -> None:
         """Runs on a worker thread: one compared run's events, posted as ``OtherRunEvent``."""
 
+        backlog = self._other_backlogs[index - 1]
+
         def emit(event: TrainEvent) -> None:
+            backlog.add(self._others_going_away)
             self.post_message(OtherRunEvent(index, event))
 
         try:
@@ -154,7 +159,11 @@ class TrainApp(MonitorApp):
             emit(RunFailed(message=f"{type(err).__name__}: {err}", kind="error"))
 
     def on_other_run_event(self, message: OtherRunEvent) -> None:
+        self._other_backlogs[message.index - 1].applied()
         self.train_screen.apply_other(message.index, cleaned(message.event))
+
+    def _others_going_away(self) -> bool:
+        return self.others_control.leave.is_set() or not self.is_running
 
     def emit(self, event: TrainEvent) -> None:
         """The ``emit`` handed to the source: thread-safe. From the source's thread it waits while

@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 from ui_helpers import DATA, HOST_RECORDING, open_grid, recorded_config, recorded_events
 
 from rocmtui.cli.parser import build_parser
-from rocmtui.events import Emit, RunControl, TrainEvent
+from rocmtui.events import Emit, LogMessage, RunControl, TrainEvent
 from rocmtui.gpu.tail_source import TailSource
 from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
@@ -310,3 +310,36 @@ async def test_one_run_offers_no_differences(tmp_path: Path) -> None:
         await pilot.pause()
         assert "d" not in app.screen.active_bindings
         await pilot.press("q")
+
+
+async def test_a_compared_run_read_at_once_waits_a_few_events_ahead_of_the_ui(tmp_path: Path) -> None:
+    """A compared run's history is bounded as the main run's is: its source waits while EMIT_AHEAD of its
+    events are unapplied, and every event is applied in the end."""
+    from rocmtui.ui.train_app import EMIT_AHEAD
+
+    events: list[TrainEvent] = [LogMessage(f"line {n}") for n in range(4 * EMIT_AHEAD)] + recorded_events()
+    ahead: list[int] = []
+    applied: list[int] = []
+
+    def other(emit: Emit, control: RunControl) -> object:
+        for n, event in enumerate(events, start=1):
+            emit(event)
+            ahead.append(n - len(applied))
+        return None
+
+    app = compare_app(cpu_folder(tmp_path / "main"), [("other", other)])
+    original = app.train_screen.apply_other
+
+    def counting(index: int, event: TrainEvent) -> None:
+        original(index, event)
+        applied.append(index)
+
+    app.train_screen.apply_other = counting  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(200):
+            if len(applied) == len(events):
+                break
+            await pilot.pause(0.02)
+        assert len(applied) == len(events)
+        await pilot.press("q")
+    assert len(ahead) == len(events) and max(ahead) <= EMIT_AHEAD
