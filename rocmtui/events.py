@@ -75,6 +75,8 @@ class StepsCompleted(_Event, frozen=True):
     lr: float
     elapsed_s: float
     """Training seconds since the run (or resume) started, pauses excluded."""
+    wall: float = 0.0
+    """time.time() when its last step had run (0 in streams older than this field)."""
 
 
 class EpochCompleted(_Event, frozen=True):
@@ -99,6 +101,8 @@ class EpochCompleted(_Event, frozen=True):
     elapsed_s: float = 0.0
     """The run's clock when the epoch ended: training time, test passes and pauses left out (0 in
     recordings older than this field)."""
+    wall: float = 0.0
+    """time.time() when the epoch's last step had run, before its test pass (0 in older streams)."""
 
 
 class LogMessage(_Event, frozen=True):
@@ -188,6 +192,8 @@ class MetricsLogged(_Event, frozen=True):
     """The window's steps as ``(first, count)``: first, first + 1, ... (format 5, a long window)."""
     packed: dict[str, bytes] = msgspec.field(default_factory=dict)
     """Each name's values as little-endian float64 bytes, base64 in JSON, in place of ``logged`` (format 5)."""
+    wall: float = 0.0
+    """time.time() when the window was written (0 in streams older than this field)."""
 
     def call_steps(self) -> Sequence[int]:
         """The step of each ``run.log`` call of the window, whichever form the line has."""
@@ -218,6 +224,8 @@ class EpochMetrics(_Event, frozen=True):
     elapsed_s: float
     step: int | None = None
     """The last step logged before this epoch's values, to place them on a step axis."""
+    wall: float = 0.0
+    """time.time() when the values were written (0 in streams older than this field)."""
 
 
 TrainEvent = (

@@ -74,7 +74,8 @@ def test_the_recorded_run_loads_and_writes_back_the_same_objects() -> None:
     written = [json.loads(json.dumps(event_to_dict(e))) for e in events]
     added_since: dict[str, dict[str, object]] = {  # fields added after the recording, written back at their defaults
         "RunStarted": {"world_size": 1},
-        "EpochCompleted": {"eval_s": 0.0, "elapsed_s": 0.0},
+        "StepsCompleted": {"wall": 0.0},
+        "EpochCompleted": {"eval_s": 0.0, "elapsed_s": 0.0, "wall": 0.0},
         "RunFinished": {"tta_test_acc": None, "eval_s": 0.0},
     }
     assert written == [{**line, **added_since.get(line["event"], {})} for line in lines]

@@ -117,7 +117,7 @@ class Run:
         with self._lock:
             self.flush()
             self.epochs += 1
-            self._emit(EpochMetrics(operator.index(epoch), values, self.elapsed_s, step=self.step))
+            self._emit(EpochMetrics(operator.index(epoch), values, self.elapsed_s, step=self.step, wall=time.time()))
 
     def note(self, message: str, level: str = "info") -> None:
         """A line in the viewer's log panel."""
@@ -140,6 +140,7 @@ class Run:
                 self.elapsed_s,
                 count=len(window.steps),
                 total_steps=self.total_steps,
+                wall=time.time(),
                 **window.written(),
             )
         )

@@ -5,6 +5,8 @@ The clock counts training seconds only: pauses and test passes are left out (``r
 
 from __future__ import annotations
 
+import time
+
 import torch
 
 from rocmtui.base.clock import RunClock
@@ -87,7 +89,7 @@ class EpochLoop:
 
     def _end_epoch(self, epoch_start: float, trained_now: int) -> None:
         engine, p = self.engine, self.progress
-        figures = self._figures(self._synced_now() - epoch_start, trained_now)
+        figures = self._figures(self._synced_now() - epoch_start, trained_now, time.time())
         result, eval_s = self.clock.set_aside(lambda: evaluate(engine))
         self.per_class = result.per_class
         is_best = p.best_acc is None or result.acc > p.best_acc
@@ -99,14 +101,14 @@ class EpochLoop:
         self.saver.after_epoch(engine, p, self.clock.now(), is_best)
         self.reporter.mark()
 
-    def _figures(self, seconds: float, trained_now: int) -> EpochFigures:
+    def _figures(self, seconds: float, trained_now: int, wall: float) -> EpochFigures:
         """This epoch's training figures, over every rank's shard."""
         engine, ranks = self.engine, self.engine.ranks
         loss_sum, correct, seen = engine.stats.loss_sum, int(engine.stats.correct.item()), self.progress.seen
         if ranks.several:
             loss_sum, correct_all, seen_all = sum_all([loss_sum, correct, seen], engine.device)
             correct, seen, trained_now = int(correct_all), int(seen_all), trained_now * ranks.world
-        return EpochFigures(loss_sum / max(seen, 1), correct / max(seen, 1), trained_now, seconds)
+        return EpochFigures(loss_sum / max(seen, 1), correct / max(seen, 1), trained_now, seconds, wall)
 
     def _synced_now(self) -> float:
         """The run's clock once the queued steps have run: they belong to the training time."""

@@ -76,6 +76,8 @@ class EpochFigures:
     images: int
     """Images trained on in this epoch by this (re)start, over every rank."""
     seconds: float
+    wall: float = 0.0
+    """time.time() when its last step had run."""
 
 
 class Reporter:
@@ -124,6 +126,7 @@ class Reporter:
                 images_per_s=rate,
                 lr=self.lr(),
                 elapsed_s=now,
+                wall=time.time(),
             )
         )
 
@@ -147,5 +150,6 @@ class Reporter:
                 is_best=is_best,
                 eval_s=eval_s,
                 elapsed_s=self.clock.now(),
+                wall=figures.wall,
             )
         )

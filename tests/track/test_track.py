@@ -46,6 +46,8 @@ def test_a_tracked_run_writes_a_folder_that_runs_lists(tmp_path: Path) -> None:
     assert metrics[1].points() == {"loss": ((3,), (0.5,))}
     epoch = next(e for e in events if isinstance(e, EpochMetrics))
     assert (epoch.epoch, epoch.step, epoch.values) == (1, 3, {"val_loss": 0.75, "val_acc": 0.5})
+    walls = [started.started_at, *(m.wall for m in metrics), epoch.wall]  # each report says when it was made
+    assert walls == sorted(walls) and walls[0] > 0
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
     assert not is_locked(run.run_dir)
     [info] = list_runs(tmp_path)

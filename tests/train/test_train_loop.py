@@ -93,6 +93,11 @@ def test_metrics_log_holds_every_event_and_the_run_folder_is_complete(small) -> 
     assert not (folder / "control").exists()  # a finished run has no control channel
     assert json.loads((folder / "summary.json").read_text())["reason"] == "completed"
     assert json.loads((folder / "config.json").read_text())["batch_size"] == 32
+    # each report says when it happened: within its line's own time, an epoch's before its test pass
+    reports = [line for line in lines[1:] if line["event"] in ("StepsCompleted", "EpochCompleted")]
+    assert reports and all(0 < line["wall"] <= line["t"] + 0.001 for line in reports)  # t is in ms
+    walls = [line["wall"] for line in reports]
+    assert walls == sorted(walls)
 
 
 def test_steps_are_batched_between_emits(small) -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rocmtui.events import EpochCompleted
+from rocmtui.events import EpochCompleted, StepsCompleted, TrackStarted
 from rocmtui.gpu.codec import loads
 from rocmtui.run.format import decode_event_line
 from rocmtui.ui.state.cursor import PlotView
@@ -120,3 +120,25 @@ def test_a_track_keeps_each_sample_once_and_stays_bounded() -> None:
     assert track.record(sets) == len(sets)
     assert track.record(sets) == 0  # the same history again adds nothing
     assert len(track) <= 4 and track.t[-1] == sets[-1].timestamp
+
+
+def test_a_pause_is_on_the_wall_clock_from_the_reports_own_wall_time() -> None:
+    """A run paused for 30 s between steps 10 and 20: its clock does not move, its reports' wall times do, so
+    the wall-clock axis (and the GPU strip under it) places step 20 after the pause; a stream without ``wall``
+    is reckoned from the start and the clock, as before."""
+
+    def steps(step: int, elapsed: float, wall: float) -> StepsCompleted:
+        return StepsCompleted(0, step, step, 100, (1.0,), 1000.0, 0.1, elapsed, wall=wall)
+
+    start = 1_000.0
+    timeline = Timeline()
+    timeline.apply(TrackStarted(name="s", run_dir="r", started_at=start))
+    timeline.apply(steps(10, 1.0, start + 1.0))
+    timeline.apply(steps(20, 2.0, start + 32.0))
+    assert timeline.at(0.2, "wall") == pytest.approx(start + 32.0)
+    assert timeline.at(0.2, "elapsed") == pytest.approx(2.0)
+    assert timeline.x_at(start + 16.5, "wall") == pytest.approx(0.15)
+    older = Timeline()
+    older.apply(TrackStarted(name="s", run_dir="r", started_at=start))
+    older.apply(steps(20, 2.0, 0.0))
+    assert older.at(0.2, "wall") == pytest.approx(start + 2.0)

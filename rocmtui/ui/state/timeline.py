@@ -6,9 +6,10 @@ report of the run (``StepsCompleted``, ``EpochCompleted``, ``MetricsLogged``, ``
 between knots, times are interpolated. Memory is bounded: past ``capacity`` knots every other one is dropped
 (the newest kept), so a knot costs O(1) amortised and a long run keeps an even spread over its length.
 
-The wall clock of a knot is the run's start (``started_at``) plus its clock plus the test passes before it
-(``EpochCompleted.eval_s``, which the run's clock leaves out); a pause is not on either clock and is not known
-to a viewer, so after one the wall times drift early by its length.
+The wall clock of a knot is its report's ``wall`` (the time it was made, pauses and test passes included). A
+stream older than that field gives none: there it is the run's start (``started_at``) plus its clock plus the
+test passes before it (``EpochCompleted.eval_s``, which the run's clock leaves out), and after a pause, which
+neither clock holds, such wall times drift early by its length.
 """
 
 from __future__ import annotations
@@ -55,13 +56,13 @@ class Timeline:
         elif isinstance(event, TrackStarted):
             self._start(event.started_at, 0.0)
         elif isinstance(event, StepsCompleted):
-            self.add(event.step / max(1, event.steps_per_epoch), event.elapsed_s)
+            self.add(event.step / max(1, event.steps_per_epoch), event.elapsed_s, event.wall)
         elif isinstance(event, EpochCompleted):
             if event.elapsed_s > 0:
-                self.add(float(event.epoch + 1), event.elapsed_s)
+                self.add(float(event.epoch + 1), event.elapsed_s, event.wall)
             self._eval_s += event.eval_s
         elif isinstance(event, MetricsLogged | EpochMetrics) and event.step is not None:
-            self.add(float(event.step), event.elapsed_s)
+            self.add(float(event.step), event.elapsed_s, event.wall)
 
     def _start(self, started_at: float, x: float) -> None:
         self.started_at = started_at if started_at > 0 else None
@@ -75,13 +76,17 @@ class Timeline:
         for values in (self.x, self.elapsed, self.wall):
             del values[keep:]
 
-    def add(self, x: float, elapsed_s: float) -> None:
-        """A knot; one at an x already passed forgets those after it first; the clocks never go back."""
+    def add(self, x: float, elapsed_s: float, wall: float = 0.0) -> None:
+        """A knot; one at an x already passed forgets those after it first; the clocks never go back.
+        ``wall``: when it happened (0: not known, reckoned from the run's start and clock)."""
         if self.x and x < self.x[-1]:
             self.cut_from(x)
         if self.elapsed:
             elapsed_s = max(elapsed_s, self.elapsed[-1])
-        wall = (self.started_at or 0.0) + elapsed_s + self._eval_s
+        if wall <= 0:
+            wall = (self.started_at or 0.0) + elapsed_s + self._eval_s
+        if self.wall:
+            wall = max(wall, self.wall[-1])
         if self.x and self.x[-1] == x:
             self.elapsed[-1], self.wall[-1] = elapsed_s, wall
             return
