@@ -18,7 +18,7 @@ import torch
 
 from rocmtui.errors import DataError
 from rocmtui.events import RunControl, RunFinished, RunStarted, StepsCompleted, TrainEvent
-from rocmtui.train import data, tvdata
+from rocmtui.train import data, gpudata, tvdata
 from rocmtui.train.gpudata import (
     Augmentation,
     alternating_flips,
@@ -337,3 +337,10 @@ def test_mnist_trains_through_the_same_loop(small, tmp_path: Path) -> None:
     started = events[0]
     assert isinstance(started, RunStarted) and started.train_size == 40 and started.notice is None
     assert isinstance(summary.event, RunFinished)
+
+
+def test_jitter_in_parts_is_jitter_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = torch.randint(0, 256, (300, 3, 4, 4), dtype=torch.uint8, generator=torch.Generator().manual_seed(4))
+    whole = jittered(x, torch.Generator().manual_seed(5), 0.2)
+    monkeypatch.setattr(gpudata, "JITTER_CHUNK", 7)
+    assert torch.equal(jittered(x, torch.Generator().manual_seed(5), 0.2), whole)
