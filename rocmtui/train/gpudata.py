@@ -111,9 +111,8 @@ def epoch_images(
     aug: Augmentation | None,
     flips: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """The epoch's training images in ``order``, augmented by ``aug`` (None: as they are), in one pass."""
-    ordered = images[order]
-    return ordered if aug is None else augment(ordered, generator, aug, flips)
+    """The epoch's training images in ``order``, augmented by ``aug`` (None: as they are), in one gather."""
+    return images[order] if aug is None else augment(images, generator, aug, flips, which=order)
 
 
 def alternating_flips(base: torch.Tensor, idx: torch.Tensor, epoch: int) -> torch.Tensor:
@@ -123,14 +122,20 @@ def alternating_flips(base: torch.Tensor, idx: torch.Tensor, epoch: int) -> torc
 
 
 def augment(
-    x: torch.Tensor, generator: torch.Generator, aug: Augmentation, flips: torch.Tensor | None = None
+    x: torch.Tensor,
+    generator: torch.Generator,
+    aug: Augmentation,
+    flips: torch.Tensor | None = None,
+    which: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """``aug`` applied to a whole uint8 batch; ``flips`` (one bool per image) instead of random flips.
+    """``aug`` applied to a whole uint8 batch; ``flips`` (one bool per image) instead of random flips;
+    ``which``: the images of ``x`` to take, in that order (None: all of them), as ``augment(x[which])``.
 
     Vectorised: one gather with per-image offsets (through a padded copy for zero fill, through reflected
-    indexes otherwise) that also reads a mirrored image's columns backwards.
+    indexes otherwise) that also reads a mirrored image's columns backwards, and picks the images.
     """
-    n, _, h, w = x.shape
+    _, _, h, w = x.shape
+    n = x.shape[0] if which is None else int(which.shape[0])
     dev, pad = x.device, aug.pad
     shifts = torch.randint(-pad, pad + 1, (2, n), generator=generator, device=dev)
     if flips is None:
@@ -143,7 +148,7 @@ def augment(
         source, rows, cols = x, _reflected(rows, h), _reflected(cols, w)
     else:
         source, rows, cols = torch.nn.functional.pad(x, (pad, pad, pad, pad)), rows + pad, cols + pad
-    batch = torch.arange(n, device=dev).view(n, 1, 1, 1)
+    batch = (torch.arange(n, device=dev) if which is None else which).view(n, 1, 1, 1)
     chans = torch.arange(x.shape[1], device=dev).view(1, -1, 1, 1)
     out = source[batch, chans, rows.view(n, 1, h, 1), cols.view(n, 1, 1, w)]
     return jittered(out, generator, aug.jitter) if aug.jitter > 0 else out
