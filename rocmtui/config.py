@@ -42,6 +42,7 @@ ParseAs = Literal[
     "non_negative_float",
     "fraction",
     "share",
+    "crop_sizes",
 ]
 """How the CLI reads an option: a function of ``rocmtui.cli.argtypes`` by name, ``choice`` (the field's
 ``Literal`` values), or ``switch`` (a flag without a value)."""
@@ -159,6 +160,18 @@ class TrainConfig:
         ),
     )
     """Each epoch's steps cover this share of the (rank's) training split: the first steps of its order."""
+    crop_sizes: tuple[int, ...] = field(
+        default=(),
+        metadata=option(
+            "crop_sizes",
+            "with --augment: the first epochs train on smaller square crops, one side an epoch, comma-separated "
+            "(24,28: epoch 1 on 24x24 crops, epoch 2 on 28x28, the rest at full size; fewer pixels a step, the "
+            "objects at their own scale; default: none)",
+            "keep",
+            metavar="SIDES",
+        ),
+    )
+    """Crop side for each of the first epochs (``gpudata.augment``'s ``size``); later epochs at full size."""
     amp: AmpMode = field(
         default="off",
         metadata=option(

@@ -54,6 +54,23 @@ def share(text: str) -> float:
     return _number(text, float, "give a share above 0 and at most 1, such as 0.25", lambda v: 0.0 < v <= 1.0)
 
 
+CROP_RANGE = (9, 4096)
+"""A crop's side in pixels: fastnet's three halvings after its 2x2 stem need at least 9."""
+
+
+def crop_sizes(text: str) -> tuple[int, ...]:
+    """``24,28`` -> (24, 28): one crop side per epoch, from the first."""
+    low, high = CROP_RANGE
+    rule = f"give sides of {low} to {high} px separated by commas, one an epoch from the first, such as 24,28"
+    parts = [part.strip() for part in text.split(",")]
+    if not all(part.isdigit() for part in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of whole numbers; {rule}")
+    sides = tuple(int(part) for part in parts)
+    if not all(low <= side <= high for side in sides) or len(sides) > high:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range; {rule}")
+    return sides
+
+
 def interval(text: str) -> float:
     low, high = MonitorConfig.MIN_INTERVAL_S, MonitorConfig.MAX_INTERVAL_S
     return _number(text, float, f"give {low:g} to {high:g} seconds", lambda v: low <= v <= high)

@@ -29,6 +29,7 @@ PARSERS: dict[ParseAs, Callable[[str], Any]] = {
     "non_negative_float": argtypes.non_negative_float,
     "fraction": argtypes.fraction,
     "share": argtypes.share,
+    "crop_sizes": argtypes.crop_sizes,
 }
 """The argparse type function for each way of reading a value (``choice`` and ``dataset`` are built)."""
 

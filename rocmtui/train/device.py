@@ -37,11 +37,21 @@ def resolve_device(config: TrainConfig) -> torch.device:
         raise UsageError(f"{given} is tuned for fastnet's layers; with --model {config.model} give --optimizer sgd")
     if config.cuda_graph and config.compile:
         raise UsageError("choose one of --cuda-graph and --compile")
+    _check_crops(config)
     if config.nproc > 1:
         _check_ranks(config, device)
     if config.cuda_graph and config.amp == "fp16":
         raise UsageError("--cuda-graph cannot run with --amp fp16 (its GradScaler syncs); use --amp bf16")
     return device
+
+
+def _check_crops(config: TrainConfig) -> None:
+    if not config.crop_sizes:
+        return
+    if not config.augment:
+        raise UsageError("--crop-sizes crops as part of --augment; give --augment too")
+    if config.model == "simplecnn":
+        raise UsageError("--crop-sizes needs a model that takes any image size (fastnet or resnet18), not simplecnn")
 
 
 def _check_ranks(config: TrainConfig, device: torch.device) -> None:

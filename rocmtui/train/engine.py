@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from rocmtui.config import TrainConfig
+from rocmtui.errors import UsageError
 from rocmtui.train import fused, models
 from rocmtui.train.data import Arrays
 from rocmtui.train.distributed import SINGLE, Ranks, shard_size, wrap
@@ -29,7 +30,7 @@ from rocmtui.train.gpudata import (
 from rocmtui.train.learning_rates import build_optimizer
 from rocmtui.train.optimizer import FunctionalOptimizer
 from rocmtui.train.stats import Stats
-from rocmtui.train.step import EagerStep, GraphStep
+from rocmtui.train.step import EagerStep, GraphStep, GraphSteps
 
 FLIP_SEED_OFFSET = 0x5EED
 """The alternating flips are drawn from the seed plus this, apart from the data order's generator."""
@@ -54,8 +55,8 @@ class Optimisation:
 
     optimizer: FunctionalOptimizer
     eager: EagerStep
-    step: EagerStep | GraphStep
-    """``eager``, or its CUDA graph once ``capture_graph`` has captured it."""
+    step: EagerStep | GraphSteps
+    """``eager``, or its CUDA graphs once ``capture_graph`` has captured them."""
 
 
 @dataclass(frozen=True)
@@ -91,12 +92,18 @@ class Augmenter:
     flip_base: torch.Tensor | None
     """With alternating flips: whether each training image is mirrored in even epochs (drawn once from the
     seed, so a resumed run draws the same)."""
+    crops: tuple[int, ...] = ()
+    """``--crop-sizes``: the crop side of each of the first epochs; later epochs at the images' own size."""
+
+    def crop_at(self, epoch: int) -> int | None:
+        """The crop side epoch ``epoch`` trains on, or None for the images' own size."""
+        return self.crops[epoch] if epoch < len(self.crops) else None
 
     def epoch(self, images: torch.Tensor, order: torch.Tensor, epoch: int) -> torch.Tensor:
         """``images[order]`` as epoch ``epoch`` shows them, drawn in one pass (its augmentation's draws follow
         the epoch's order on the same generator, so a resume that redraws the order redraws them too)."""
         flips = None if self.flip_base is None else alternating_flips(self.flip_base, order, epoch)
-        return epoch_images(images, order, self.gen, self.augmentation, flips)
+        return epoch_images(images, order, self.gen, self.augmentation, flips, self.crop_at(epoch))
 
 
 @dataclass
@@ -153,6 +160,8 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         torch.cuda.init()  # type: ignore[no-untyped-call]
         torch.cuda.reset_peak_memory_stats(device)
     data = to_device(arrays, device)
+    if any(side > data.size for side in config.crop_sizes):
+        raise UsageError(f"--crop-sizes: a crop cannot be larger than the data's {data.size}x{data.size} images")
     model = models.build_model(config.model, data.channels, data.size, len(data.classes)).to(device)
     if config.channels_last:
         model = model.to(memory_format=torch.channels_last)
@@ -193,7 +202,7 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         nets=Nets(model=model, eval_model=eval_model),
         optimisation=Optimisation(optimizer=optimizer, eager=eager, step=eager),
         batching=Batching(gen, config.batch_size, count, steps, full_batches=config.cuda_graph),
-        augmenter=Augmenter(augmentation, aug_gen, flip_base),
+        augmenter=Augmenter(augmentation, aug_gen, flip_base, config.crop_sizes),
         stats=Stats(device),
         ranks=ranks,
         fused=fused_plan,
@@ -212,13 +221,20 @@ def _flip_base(seed: int, images: int, device: torch.device) -> torch.Tensor:
 
 
 def capture_graph(engine: Engine) -> None:
-    """Swap the eager step for a captured one (after any resume, so it captures the restored tensors)."""
-    cfg = engine.config
+    """Swap the eager step for captured ones, one a batch shape the run trains on (after any resume, so they
+    capture the restored tensors)."""
+    cfg, data = engine.config, engine.data
     probe = _seeded(cfg.seed, engine.device)  # a throwaway order: the warm-up batch must not move the real generator
-    idx = batch_rows(permutation(int(engine.data.train_y.shape[0]), probe), 0, cfg.batch_size, True)
+    idx = batch_rows(permutation(int(data.train_y.shape[0]), probe), 0, cfg.batch_size, True)
     for group in engine.optimizer.param_groups:  # the graph reads its rates from device tensors
         lr = group["lr"]
         if not isinstance(lr, torch.Tensor) or lr.device != engine.device:
             group["lr"] = torch.tensor(float(lr), device=engine.device)
-    x, y = engine.data.train_x[idx], engine.data.train_y[idx]
-    engine.optimisation.step = fused.capture(engine, lambda: GraphStep(engine.eager, x, y))
+    x, y = data.train_x[idx], data.train_y[idx]
+    sides = sorted({side for side in cfg.crop_sizes if side != data.size})
+    batches = [x, *(x[..., :side, :side].contiguous() for side in sides)]
+
+    def make() -> GraphSteps:
+        return GraphSteps([GraphStep(engine.eager, batch, y) for batch in batches])
+
+    engine.optimisation.step = fused.capture(engine, make)

@@ -37,7 +37,7 @@ from rocmtui.train.data import cache_dir
 
 if TYPE_CHECKING:
     from rocmtui.train.engine import Engine
-    from rocmtui.train.step import GraphStep
+    from rocmtui.train.step import GraphSteps
 
 FORMAT = 1
 READY, FAILED, REQUEST, LOG, LOCK = "ready.json", "failed.json", "request.json", "build.log", "build.lock"
@@ -80,6 +80,7 @@ def identity(config: TrainConfig, device: torch.device, shape: tuple[int, ...], 
         "amp": config.amp,
         "channels_last": config.channels_last,
         "input": list(shape),
+        "crops": sorted({side for side in config.crop_sizes if side != shape[-1]}),
         "classes": classes,
         "code": code,
     }
@@ -152,7 +153,7 @@ def compiled(model: nn.Module, fused: Plan) -> nn.Module:
     return torch.compile(model, dynamic=False)  # type: ignore[return-value]
 
 
-def capture(engine: Engine, make: Callable[[], GraphStep]) -> GraphStep:
+def capture(engine: Engine, make: Callable[[], GraphSteps]) -> GraphSteps:
     """``make()`` the captured step; if the compiled model fails there, train eagerly instead: the model's
     tensors as they were, the failure recorded in the folder and told in one line (``engine.fused``)."""
     if engine.fused.state != "ready":

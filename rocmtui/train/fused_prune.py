@@ -39,7 +39,8 @@ def prune(root: Path, keep: Path, count: int = KEEP) -> list[Path]:
     except OSError:
         return []
     entries.sort(key=last_used, reverse=True)
-    stays = {keep.resolve()} | {p.resolve() for p in entries[: max(count - 1, 0)]}
+    others = [p.resolve() for p in entries if p.resolve() != keep.resolve()]
+    stays = {keep.resolve(), *others[: max(count - 1, 0)]}
     removed = []
     for folder in entries:
         if folder.resolve() in stays or lock_held(folder / LOCK):

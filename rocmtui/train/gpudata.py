@@ -104,15 +104,17 @@ class Augmentation:
     contrast about the data set's mean scaled by up to 1 +- this (0: none)."""
 
 
-def epoch_images(
+def epoch_images(  # noqa: PLR0917 - the epoch's parts, each its own argument
     images: torch.Tensor,
     order: torch.Tensor,
     generator: torch.Generator,
     aug: Augmentation | None,
     flips: torch.Tensor | None = None,
+    crop: int | None = None,
 ) -> torch.Tensor:
-    """The epoch's training images in ``order``, augmented by ``aug`` (None: as they are), in one gather."""
-    return images[order] if aug is None else augment(images, generator, aug, flips, which=order)
+    """The epoch's training images in ``order``, augmented by ``aug`` (None: as they are), in one gather;
+    ``crop``: cut to ``crop`` x ``crop`` pixels (``augment``'s ``size``)."""
+    return images[order] if aug is None else augment(images, generator, aug, flips, which=order, size=crop)
 
 
 def alternating_flips(base: torch.Tensor, idx: torch.Tensor, epoch: int) -> torch.Tensor:
@@ -121,15 +123,18 @@ def alternating_flips(base: torch.Tensor, idx: torch.Tensor, epoch: int) -> torc
     return ~flips if epoch % 2 else flips
 
 
-def augment(
+def augment(  # noqa: PLR0917 - the batch's parts, each its own argument
     x: torch.Tensor,
     generator: torch.Generator,
     aug: Augmentation,
     flips: torch.Tensor | None = None,
     which: torch.Tensor | None = None,
+    size: int | None = None,
 ) -> torch.Tensor:
     """``aug`` applied to a whole uint8 batch; ``flips`` (one bool per image) instead of random flips;
-    ``which``: the images of ``x`` to take, in that order (None: all of them), as ``augment(x[which])``.
+    ``which``: the images of ``x`` to take, in that order (None: all of them), as ``augment(x[which])``;
+    ``size``: square crops of this side (None: the images' own size), placed anywhere in the image moved by
+    up to ``aug.pad`` pixels, so that objects keep their scale and a crop sees less of the scene.
 
     Vectorised: one gather with per-image offsets (through a padded copy for zero fill, through reflected
     indexes otherwise) that also reads a mirrored image's columns backwards, and picks the images.
@@ -137,12 +142,17 @@ def augment(
     _, _, h, w = x.shape
     n = x.shape[0] if which is None else int(which.shape[0])
     dev, pad = x.device, aug.pad
-    shifts = torch.randint(-pad, pad + 1, (2, n), generator=generator, device=dev)
+    side = min(h, w) if size is None else size
+    if not 0 < side <= min(h, w):
+        raise ValueError(f"a crop of {side} px does not fit {h}x{w} images")
+    out_h, out_w = (h, w) if size is None else (side, side)
+    # one draw for both axes: at the images' own size the range is -pad..pad, the translation alone
+    shifts = torch.randint(-pad, pad + 1 + min(h, w) - side, (2, n), generator=generator, device=dev)
     if flips is None:
         flips = torch.rand(n, generator=generator, device=dev) < 0.5
-    j = torch.arange(w, device=dev).view(1, w)
-    j = torch.where(flips.view(n, 1), (w - 1) - j, j)
-    rows = torch.arange(h, device=dev).view(1, h) + shifts[0].view(n, 1)
+    j = torch.arange(out_w, device=dev).view(1, out_w)
+    j = torch.where(flips.view(n, 1), (out_w - 1) - j, j)
+    rows = torch.arange(out_h, device=dev).view(1, out_h) + shifts[0].view(n, 1)
     cols = j + shifts[1].view(n, 1)
     if aug.reflect:
         source, rows, cols = x, _reflected(rows, h), _reflected(cols, w)
@@ -150,7 +160,7 @@ def augment(
         source, rows, cols = torch.nn.functional.pad(x, (pad, pad, pad, pad)), rows + pad, cols + pad
     batch = (torch.arange(n, device=dev) if which is None else which).view(n, 1, 1, 1)
     chans = torch.arange(x.shape[1], device=dev).view(1, -1, 1, 1)
-    out = source[batch, chans, rows.view(n, 1, h, 1), cols.view(n, 1, 1, w)]
+    out = source[batch, chans, rows.view(n, 1, out_h, 1), cols.view(n, 1, 1, out_w)]
     return jittered(out, generator, aug.jitter) if aug.jitter > 0 else out
 
 

@@ -66,12 +66,21 @@ class _Scale(nn.Module):
         return x * self.factor
 
 
+class _GlobalMaxPool(nn.Module):
+    """A max-pool over the whole feature map, whatever its size (``--crop-sizes`` trains on smaller inputs):
+    the same kernel as ``MaxPool2d`` sized to the map."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.max_pool2d(x, kernel_size=(int(x.shape[-2]), int(x.shape[-1])))
+
+
 HEAD_SCALE = 1 / 9
 """fastnet's logits are its linear head's output times this."""
 
 
 class FastNet(nn.Sequential):
-    """Whitening 2x2 conv -> GELU -> groups 64/256/256 -> global max-pool -> linear / 9.
+    """Whitening 2x2 conv -> GELU -> groups 64/256/256 -> global max-pool -> linear / 9, for images of any
+    size from 9 px (``size`` is not needed).
 
     The head starts with weights of standard deviation 9/256: airbench94_muon's unit-deviation head
     behind a 1/256 output scale, the same function and the same training under our 1/9 scale once its
@@ -83,14 +92,13 @@ class FastNet(nn.Sequential):
         widths = (64, 256, 256)
         whiten = nn.Conv2d(channels, whiten_width, kernel_size=2, padding=0, bias=True)
         whiten.weight.requires_grad_(False)
-        final = (size - 1) // 8
         super().__init__(
             whiten,
             nn.GELU(),
             _Group(whiten_width, widths[0]),
             _Group(widths[0], widths[1]),
             _Group(widths[1], widths[2]),
-            nn.MaxPool2d(final),
+            _GlobalMaxPool(),
             nn.Flatten(),
             nn.Linear(widths[2], num_classes, bias=False),
             _Scale(HEAD_SCALE),

@@ -103,6 +103,20 @@ class GraphStep:
         stats.record_static(self.loss, self.hits, int(y.shape[0]))
 
 
+class GraphSteps:
+    """One captured step per batch shape (``--crop-sizes`` trains its first epochs on smaller images), each
+    replayed for the batches of its shape; they share the model's and the optimizer's tensors."""
+
+    def __init__(self, steps: list[GraphStep]) -> None:
+        self.steps = {tuple(step.x.shape): step for step in steps}
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, stats: Stats) -> None:
+        step = self.steps.get(tuple(x.shape))
+        if step is None:  # cannot happen with full batches of the captured sides; kept as a guard
+            raise RuntimeError(f"no CUDA graph for batches of shape {tuple(x.shape)}")
+        step(x, y, stats)
+
+
 @torch.no_grad()
 def _restore(
     model: nn.Module,

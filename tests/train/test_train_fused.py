@@ -217,6 +217,13 @@ def test_pruning_keeps_the_newest_caches_and_the_one_just_built(tmp_path: Path) 
     assert sorted(tmp_path.iterdir()) == [caches[0], caches[1], caches[5]]
 
 
+def test_pruning_keeps_as_many_caches_when_the_one_just_built_is_the_newest(tmp_path: Path) -> None:
+    caches = [aged_cache(tmp_path, key(i), age_s=i * 3600.0) for i in range(6)]  # key(0) newest
+    removed = fused_prune.prune(tmp_path, caches[0], count=4)
+    assert sorted(removed) == caches[4:]
+    assert sorted(tmp_path.iterdir()) == caches[:4]
+
+
 def test_pruning_spares_a_running_build_links_and_what_is_not_a_cache(tmp_path: Path) -> None:
     root, elsewhere = tmp_path / "compiled", tmp_path / "elsewhere"
     old = aged_cache(root, key(1), age_s=9000.0)

@@ -72,8 +72,9 @@ def test_resume_matches_an_uninterrupted_run(small, stop_step: int) -> None:
 
 @pytest.mark.slow
 def test_a_fast_recipe_run_resumes_exactly(small, tmp_path: Path) -> None:
-    """Muon's momentum, the whitening bias's own span (3 epochs of 4 steps: it ends after the resume) and the
-    alternating flips (an odd epoch resumed mid-way) all come back from the checkpoint. On 64 random images
+    """Muon's momentum, the whitening bias's own span (3 epochs of 4 steps: it ends after the resume), the
+    alternating flips (an odd epoch resumed mid-way) and the epoch's crop side (its 28 px crops redrawn) all
+    come back from the checkpoint. On 64 random images
     and 20 test images: fastnet's test passes on the CPU would take most of the time otherwise."""
     rng = np.random.default_rng(0)
     folder = tmp_path / "data"
@@ -87,7 +88,8 @@ def test_a_fast_recipe_run_resumes_exactly(small, tmp_path: Path) -> None:
     )
     config = small(
         model="fastnet", optimizer="muon", lr=0.24, weight_decay=0.004, schedule="linear", label_smoothing=0.2,
-        augment=True, jitter=0.13, epochs=4, max_steps_per_epoch=4, batch_size=16, data_dir=folder,
+        augment=True, jitter=0.13, crop_sizes=(24, 28), epochs=4, max_steps_per_epoch=4, batch_size=16,
+        data_dir=folder,
     )  # fmt: skip
     whole = run(config)
     part = run(dataclasses.replace(config, runs_dir=config.runs_dir / "b"), stop_at(6))

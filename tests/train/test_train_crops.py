@@ -1,0 +1,159 @@
+"""``--crop-sizes``: the first epochs train on smaller crops, objects at their own scale, later ones at full size."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from rocmtui.cli.argtypes import crop_sizes
+from rocmtui.errors import UsageError
+from rocmtui.events import RunControl, RunFinished
+from rocmtui.train import fused, models
+from rocmtui.train.data import load_arrays, resolve_source
+from rocmtui.train.device import resolve_device
+from rocmtui.train.engine import build_engine, capture_graph
+from rocmtui.train.gpudata import Augmentation, augment, permutation
+from rocmtui.train.loop import train
+
+GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: one CUDA graph a crop side")
+
+
+def test_sides_are_read_as_one_an_epoch() -> None:
+    assert crop_sizes("24,28") == (24, 28)
+    assert crop_sizes(" 24 , 24 ,32") == (24, 24, 32)
+
+
+def test_a_crop_of_the_images_own_size_draws_what_the_translation_alone_draws() -> None:
+    """The recipe without ``--crop-sizes`` gives the same images to the bit, from the same random draws."""
+    x = torch.randint(0, 256, (40, 3, 12, 12), dtype=torch.uint8, generator=torch.Generator().manual_seed(1))
+    aug = Augmentation(pad=2, reflect=True, jitter=0.1)
+    whole = augment(x, torch.Generator().manual_seed(2), aug)
+    cropped = augment(x, torch.Generator().manual_seed(2), aug, size=12)
+    assert torch.equal(whole, cropped)
+
+
+@pytest.mark.parametrize("reflect", [True, False], ids=["reflected", "zero-filled"])
+def test_each_crop_is_a_window_of_the_translated_image_anywhere_in_it(reflect: bool) -> None:
+    """A 5x5 crop of a 9x9 image moved by up to 2 px: a window of the image padded by 2 at any of the 9x9
+    places (mirrored or not), every place drawn over enough images."""
+    x = torch.randint(0, 256, (2000, 3, 9, 9), dtype=torch.uint8, generator=torch.Generator().manual_seed(3))
+    out = augment(x, torch.Generator().manual_seed(4), Augmentation(pad=2, reflect=reflect), size=5)
+    assert out.shape == (2000, 3, 5, 5) and out.dtype == torch.uint8
+    mode = "reflect" if reflect else "constant"
+    padded = torch.nn.functional.pad(x.float(), (2, 2, 2, 2), mode=mode).to(torch.uint8)
+    windows = padded.unfold(2, 5, 1).unfold(3, 5, 1).permute(0, 2, 3, 1, 4, 5)  # N, 9, 9, C, 5, 5
+    crops = out.view(2000, 1, 1, 3, 5, 5)
+    found = (windows == crops).flatten(3).all(3) | (windows.flip(-1) == crops).flatten(3).all(3)  # N, 9, 9
+    assert found.flatten(1).any(1).all(), "a crop is no window of its padded image"
+    assert found.any(0).all(), "a place in the image is never drawn"
+
+
+def test_a_crop_larger_than_the_images_is_refused() -> None:
+    x = torch.zeros(2, 3, 8, 8, dtype=torch.uint8)
+    with pytest.raises(ValueError, match="does not fit"):
+        augment(x, torch.Generator(), Augmentation(pad=2), size=9)
+
+
+def test_fastnet_pools_the_whole_map_at_any_size() -> None:
+    """At 32 px its global max-pool is the 3x3 max-pool it always was; smaller inputs work as well."""
+    torch.manual_seed(0)
+    net = models.FastNet(3, 32, 10).eval()
+    x = torch.randn(4, 3, 32, 32)
+    with torch.no_grad():
+        layers = list(net)
+        features = torch.nn.Sequential(*layers[:5])(x)
+        assert features.shape[-2:] == (3, 3)
+        want = torch.nn.Sequential(*layers[6:])(torch.nn.functional.max_pool2d(features, 3))
+        assert torch.equal(net(x), want)
+        for side in (9, 24, 28):
+            assert net(torch.randn(2, 3, side, side)).shape == (2, 10)
+
+
+def test_the_first_epochs_are_cropped_and_the_rest_whole(small) -> None:
+    config = small(model="fastnet", optimizer="muon", lr=0.24, augment=True, crop_sizes=(24, 28))
+    engine = build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
+    order = permutation(int(engine.data.train_y.shape[0]), engine.batching.gen)[:10]
+    sides = [engine.augmenter.epoch(engine.data.train_x, order, epoch).shape[-1] for epoch in range(4)]
+    assert sides == [24, 28, 32, 32]
+
+
+def test_a_run_with_crops_trains_to_the_end(small) -> None:
+    config = small(model="fastnet", optimizer="muon", lr=0.24, augment=True, crop_sizes=(20,), epochs=2)
+    summary = train(config, lambda _: None, RunControl())
+    assert isinstance(summary.event, RunFinished), summary.event
+    assert summary.event.reason == "completed" and summary.event.final_test_acc is not None
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"augment": False}, "--crop-sizes crops as part of --augment; give --augment too"),
+        ({"model": "simplecnn", "optimizer": "sgd"}, "needs a model that takes any image size"),
+    ],
+    ids=["without-augment", "simplecnn"],
+)
+def test_settings_crops_cannot_go_with_are_refused(small, changes: dict[str, object], message: str) -> None:
+    config = small(**{"model": "fastnet", "optimizer": "muon", "augment": True, "crop_sizes": (24,), **changes})
+    with pytest.raises(UsageError, match=message):
+        resolve_device(config)
+
+
+def test_a_crop_larger_than_the_data_is_refused_in_one_line(small) -> None:
+    config = small(model="fastnet", optimizer="muon", augment=True, crop_sizes=(40,))
+    with pytest.raises(UsageError, match="cannot be larger than the data's 32x32 images"):
+        build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
+
+
+def test_the_fused_cache_is_keyed_by_the_crop_sides(small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another set of sides compiles other graphs: its own cache folder; a side of the images' own size
+    compiles nothing more."""
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda _=None: "NVIDIA H200")  # no GPU needed to key
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda _=None: (9, 0))
+    config = small(model="fastnet", augment=True)
+
+    def key(sides: tuple[int, ...]) -> str:
+        changed = dataclasses.replace(config, crop_sizes=sides)
+        return fused.cache_key(fused.identity(changed, torch.device("cuda"), (3, 32, 32), 10))
+
+    assert key(()) == key((32,))
+    assert key((24,)) == key((24, 24)) != key(())
+    assert key((24, 28)) == key((28, 24)) != key((24,))
+
+
+@GPU
+def test_captured_steps_at_each_side_train_as_eager_steps_do(small) -> None:
+    """One graph a side, sharing the model and the optimizer: a 24 px, a 32 px and a 24 px batch again give
+    the weights that eager steps give."""
+    config = small(
+        model="fastnet", optimizer="muon", lr=0.24, augment=True, crop_sizes=(24,), device="cuda",
+        batch_size=64, cudnn_benchmark=False,
+    )  # fmt: skip
+    arrays = load_arrays(resolve_source(config))
+    device = torch.device("cuda")
+    torch.backends.cudnn.deterministic = True
+    try:
+        graphed = build_engine(dataclasses.replace(config, cuda_graph=True), arrays, device)
+        capture_graph(graphed)
+        eager = build_engine(dataclasses.replace(config, cuda_graph=True), arrays, device)
+        x, y = graphed.data.train_x[:64], graphed.data.train_y[:64]
+        for batch in (x[..., 4:28, 4:28].contiguous(), x, x[..., :24, 8:].contiguous()):
+            graphed.optimisation.step(batch, y, graphed.stats)
+            eager.optimisation.step(batch, y, eager.stats)
+        for (name, a), b in zip(graphed.model.state_dict().items(), eager.model.state_dict().values(), strict=True):
+            assert torch.allclose(a.float(), b.float(), rtol=1e-3, atol=1e-5), name
+        assert graphed.stats.drain() == pytest.approx(eager.stats.drain(), rel=1e-4)
+    finally:
+        torch.backends.cudnn.deterministic = False
+
+
+@GPU
+def test_a_graphed_run_with_crops_trains_to_the_end(small) -> None:
+    config = small(
+        model="fastnet", optimizer="muon", lr=0.24, augment=True, crop_sizes=(24, 28), device="cuda",
+        cuda_graph=True, amp="bf16", channels_last=True, batch_size=64, epochs=3,
+    )  # fmt: skip
+    summary = train(config, lambda _: None, RunControl())
+    assert isinstance(summary.event, RunFinished), summary.event
+    assert summary.event.reason == "completed"
