@@ -6,9 +6,10 @@ and at its end starts ``python -m rocmtui.train.fused_build FOLDER`` in a sessio
 later runs. The folder's name is a hash of everything that shapes the compiled graph (torch, CUDA and Triton
 versions, the GPU, the model and its input, the code of the model), so a different torch, GPU or recipe never
 loads a stale one. ``ready.json`` lists every file with its SHA-256: a damaged cache is found before it is
-used, and the run trains eagerly with one line in its log. A build that failed leaves ``failed.json``, and no
-run tries again until the folder is removed. After a build, all but the most recently used few caches are
-removed (``fused_prune``). On ROCm the lever is skipped (not measured there).
+used, and the run trains eagerly with one line in its log; so does a run that starts while a build runs (it
+shares the GPU with the build's compiles and benchmarks, and its steps are slower). A build that failed leaves
+``failed.json``, and no run tries again until the folder is removed. After a build, all but the most recently
+used few caches are removed (``fused_prune``). On ROCm the lever is skipped (not measured there).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from rocmtui.codec import CodecError, decode_json, encode_json
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError, first_line
 from rocmtui.run.format import write_record
+from rocmtui.run.lock import lock_held
 from rocmtui.train.data import cache_dir
 
 if TYPE_CHECKING:
@@ -43,7 +45,7 @@ FORMAT = 1
 READY, FAILED, REQUEST, LOG, LOCK = "ready.json", "failed.json", "request.json", "build.log", "build.lock"
 CODE = ("models.py",)
 """The modules (beside this one) whose source is part of the key: they define the compiled graph."""
-State = Literal["off", "skipped", "ready", "missing", "broken", "failed"]
+State = Literal["off", "skipped", "ready", "missing", "building", "broken", "failed"]
 
 
 @dataclass(frozen=True)
@@ -97,11 +99,17 @@ def plan(config: TrainConfig, device: torch.device, shape: tuple[int, ...], clas
     if getattr(torch.version, "hip", None):
         return Plan("skipped", notice="fused kernels: not used on ROCm (measured on CUDA only); eager kernels")
     parts = identity(config, device, shape, classes)
-    folder = cache_root() / cache_key(parts)
-    request = {"identity": parts, "config": config.to_dict()}
+    return _folder_plan(cache_root() / cache_key(parts), parts, {"identity": parts, "config": config.to_dict()})
+
+
+def _folder_plan(folder: Path, parts: dict[str, Any], request: dict[str, Any]) -> Plan:
+    """The plan from what the cache folder holds: a failure, a build under way, nothing yet, damage, or ready."""
     if (folder / FAILED).exists():
         why = _read_json(folder / FAILED).get("error", "unknown error")
         return Plan("failed", folder, f"fused kernels: the build failed ({why}); eager kernels (see {folder})")
+    if lock_held(folder / LOCK):  # a build shares the GPU: this run's steps are slower until it ends
+        note = f"fused kernels: being built in {folder} now; eager kernels, and slower steps while the build runs"
+        return Plan("building", folder, note)
     if not (folder / READY).exists():
         note = (
             f"fused kernels: none cached for this GPU and recipe yet; eager kernels, built after this run in {folder}"

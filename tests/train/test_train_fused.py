@@ -78,6 +78,20 @@ def test_missing_then_ready(parts: dict[str, Any]) -> None:
     assert ready.state == "ready" and ready.notice is None
 
 
+def test_a_run_during_a_build_says_it_shares_the_gpu_and_starts_no_other(parts: dict[str, Any]) -> None:
+    """A build benchmarks and compiles on the GPU: a run beside it trains eagerly, slower, and says why."""
+    folder = planned().folder
+    assert folder is not None
+    folder.mkdir(parents=True)
+    with open(folder / fused.LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        during = planned()
+        assert during.state == "building" and during.notice is not None
+        assert "being built" in during.notice and "slower steps" in during.notice
+        assert fused.build_later(during) is None
+    assert planned().state == "missing"
+
+
 def test_a_damaged_cache_is_found_before_use(parts: dict[str, Any]) -> None:
     folder = planned().folder
     assert folder is not None
