@@ -10,6 +10,7 @@ import torch
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
 from rocmtui.gpu.host import read_cpu_name
+from rocmtui.train.data import SPECS
 
 
 def settle(config: TrainConfig) -> tuple[torch.device, TrainConfig]:
@@ -52,6 +53,9 @@ def _check_crops(config: TrainConfig) -> None:
         raise UsageError("--crop-sizes crops as part of --augment; give --augment too")
     if config.model == "simplecnn":
         raise UsageError("--crop-sizes needs a model that takes any image size (fastnet or resnet18), not simplecnn")
+    size = SPECS[config.dataset].size
+    if max(config.crop_sizes) > size:
+        raise UsageError(f"--crop-sizes: a crop cannot be larger than {config.dataset}'s {size}x{size} images")
 
 
 def _check_ranks(config: TrainConfig, device: torch.device) -> None:

@@ -11,7 +11,6 @@ import torch
 from torch import nn
 
 from rocmtui.config import TrainConfig
-from rocmtui.errors import UsageError
 from rocmtui.train import fused, models
 from rocmtui.train.data import Arrays
 from rocmtui.train.distributed import SINGLE, Ranks, shard_size, wrap
@@ -160,8 +159,6 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         torch.cuda.init()  # type: ignore[no-untyped-call]
         torch.cuda.reset_peak_memory_stats(device)
     data = to_device(arrays, device)
-    if any(side > data.size for side in config.crop_sizes):
-        raise UsageError(f"--crop-sizes: a crop cannot be larger than the data's {data.size}x{data.size} images")
     model = models.build_model(config.model, data.channels, data.size, len(data.classes)).to(device)
     if config.channels_last:
         model = model.to(memory_format=torch.channels_last)

@@ -21,7 +21,7 @@ def setup_failure(err: Exception) -> RunFailed:
     """A failure before the run has a folder: bad input, a busy folder, a full disk."""
     if is_disk_full(err):
         return RunFailed(disk_full_message(err), "disk")
-    return RunFailed(str(err), _usage_kind(err)) if isinstance(err, UsageError) else _error(err)
+    return RunFailed(str(err), "data") if isinstance(err, UsageError) else _error(err)  # input to fix: exit 2
 
 
 def training_failure(err: Exception, step: int, epoch: int) -> RunFailed:

@@ -100,10 +100,15 @@ def test_settings_crops_cannot_go_with_are_refused(small, changes: dict[str, obj
         resolve_device(config)
 
 
-def test_a_crop_larger_than_the_data_is_refused_in_one_line(small) -> None:
-    config = small(model="fastnet", optimizer="muon", augment=True, crop_sizes=(40,))
-    with pytest.raises(UsageError, match="cannot be larger than the data's 32x32 images"):
-        build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
+def test_a_crop_larger_than_the_data_is_refused_in_one_line_before_any_folder(small) -> None:
+    config = small(model="fastnet", optimizer="muon", augment=True, crop_sizes=(24, 40))
+    with pytest.raises(UsageError, match="cannot be larger than cifar10's 32x32 images"):
+        resolve_device(config)
+    summary = train(config, lambda _: None, RunControl())
+    assert summary.event.kind == "data" and "cannot be larger" in summary.event.message  # type: ignore[union-attr]
+    assert summary.run_dir is None and not config.runs_dir.exists()
+    with pytest.raises(UsageError, match="cannot be larger than mnist's 28x28 images"):
+        resolve_device(dataclasses.replace(config, dataset="mnist", crop_sizes=(32,)))
 
 
 def test_the_fused_cache_is_keyed_by_the_crop_sides(small, monkeypatch: pytest.MonkeyPatch) -> None:

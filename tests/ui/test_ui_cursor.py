@@ -14,9 +14,10 @@ from ui_helpers import DATA, recorded_config
 from rocmtui.gpu.tail_source import TailSource
 from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
+from rocmtui.ui.state.gpu_track import GpuTrack
 from rocmtui.ui.train_app import TrainApp, create_train_app
 from rocmtui.ui.widgets.cursor_readout import value_text
-from rocmtui.ui.widgets.gpu_strip import NO_SAMPLES, blocks
+from rocmtui.ui.widgets.gpu_strip import NO_SAMPLES, blocks, strip_lines
 
 H200_RUN = DATA / "h200-fastnet-run"
 SIZE = (80, 24)
@@ -189,6 +190,12 @@ async def test_the_gpu_strip_lines_up_the_runs_samples_or_says_there_are_none(h2
     async with app.run_test(size=SIZE) as pilot:
         await settled(app, pilot)
         assert any(line.strip() == NO_SAMPLES for line in under_loss(app))
+
+
+def test_a_run_that_ended_before_any_point_is_drawn_has_an_empty_strip_not_an_error() -> None:
+    """A run that failed at its first step: the plot's x range exists, nothing is drawn on it (-inf)."""
+    lines = strip_lines(GpuTrack(), float, axis=(0.0, 1.02), drawn_to=-float("inf"), left=4, width=40, rows=2)
+    assert [line.plain.strip() for line in lines] == [NO_SAMPLES]
 
 
 async def test_comparing_runs_the_cursor_reads_each_run_at_its_own_point(h200_dir: Path, tmp_path: Path) -> None:

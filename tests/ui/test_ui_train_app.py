@@ -270,6 +270,22 @@ async def test_trainer_exception_becomes_a_failure(host_source) -> None:
     assert app.return_value == 1
 
 
+async def test_a_run_refused_before_it_starts_leaves_at_once_with_its_line(host_source) -> None:
+    """Bad settings the trainer finds (it alone imports torch): no empty dashboard to quit, the one line and
+    exit 2, as without a screen."""
+
+    def refused(config, emit, control) -> None:
+        emit(RunFailed(message="--crop-sizes crops as part of --augment; give --augment too", kind="data"))
+
+    app = create_train_app(recorded_config(), refused, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not app.is_running  # no key pressed
+    assert app.return_value == 2
+    assert app.final_lines() == ["rocmtui: failed (data): --crop-sizes crops as part of --augment; give --augment too"]
+
+
 async def test_exit_on_finish(events, host_source) -> None:
     app = create_train_app(recorded_config(), ReplayTrainer(events), host_source, exit_on_finish=True)
     async with app.run_test(size=SIZE) as pilot:

@@ -8,6 +8,7 @@ epoch or a data stall shows as a stretch of low utilisation under the steps it s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from rich.text import Text
@@ -62,7 +63,7 @@ def _edges(
     wall_at: Callable[[float], float | None], axis: tuple[float, float] | None, drawn_to: float, cells: int
 ) -> list[float] | None:
     """The wall time at each column's left edge, up to the last column with something drawn, and its end."""
-    if axis is None or cells <= 0:
+    if axis is None or cells <= 0 or not math.isfinite(drawn_to):  # -inf: nothing drawn yet
         return None
     low, high = axis
     span = (high - low) / cells
