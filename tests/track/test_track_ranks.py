@@ -60,7 +60,7 @@ def test_torchrun_ranks_report_into_rank_zeros_folder(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
     done = run_script(tmp_path, [*torchrun, str(script), str(runs)])
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[:1500] + " ... " + done.stderr[-1500:]
     [run] = run_dirs(runs)  # one folder for both ranks
     events = read_events(run)
     assert isinstance(events[0], TrackStarted) and events[0].name == "ddp-script"
@@ -139,6 +139,8 @@ trainer = transformers.Trainer(
 )
 trainer.train()
 assert args.world_size == 2
+torch.distributed.barrier()  # both ranks done before either tears gloo down: a rank leaving first can abort the other
+torch.distributed.destroy_process_group()
 """
 
 
@@ -149,7 +151,7 @@ def test_hugging_face_trainer_ddp_on_two_cpu_processes_reports_every_rank(tmp_pa
     runs = tmp_path / "runs"
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
     done = run_script(tmp_path, [*torchrun, str(script), str(tmp_path / "out")], **{env.RUNS_DIR: str(runs)})
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[:1500] + " ... " + done.stderr[-1500:]
     [run] = run_dirs(runs)  # one folder for both ranks
     events = read_events(run)
     assert isinstance(events[0], TrackStarted) and events[0].name == "hf-ddp" and events[0].total_steps == 6
