@@ -217,9 +217,14 @@ def _flip_base(seed: int, images: int, device: torch.device) -> torch.Tensor:
     return torch.rand(images, generator=_seeded(seed + FLIP_SEED_OFFSET, device), device=device) < 0.5
 
 
-def capture_graph(engine: Engine) -> None:
-    """Swap the eager step for captured ones, one a batch shape the run trains on (after any resume, so they
-    capture the restored tensors)."""
+def crop_sides(crops: tuple[int, ...], size: int, from_epoch: int = 0) -> list[int]:
+    """The crop sides below the images' own ``size`` that epochs from ``from_epoch`` on train with."""
+    return sorted({side for side in crops[from_epoch:] if side != size})
+
+
+def capture_graph(engine: Engine, from_epoch: int = 0) -> None:
+    """Swap the eager step for captured ones, one a batch shape the run trains on from epoch ``from_epoch``
+    (after any resume, so they capture the restored tensors and leave out the crop sides already done)."""
     cfg, data = engine.config, engine.data
     probe = _seeded(cfg.seed, engine.device)  # a throwaway order: the warm-up batch must not move the real generator
     idx = batch_rows(permutation(int(data.train_y.shape[0]), probe), 0, cfg.batch_size, True)
@@ -228,7 +233,7 @@ def capture_graph(engine: Engine) -> None:
         if not isinstance(lr, torch.Tensor) or lr.device != engine.device:
             group["lr"] = torch.tensor(float(lr), device=engine.device)
     x, y = data.train_x[idx], data.train_y[idx]
-    sides = sorted({side for side in cfg.crop_sizes if side != data.size})
+    sides = crop_sides(cfg.crop_sizes, data.size, from_epoch)
     batches = [x, *(x[..., :side, :side].contiguous() for side in sides)]
 
     def make() -> GraphSteps:

@@ -82,7 +82,7 @@ def identity(config: TrainConfig, device: torch.device, shape: tuple[int, ...], 
         "amp": config.amp,
         "channels_last": config.channels_last,
         "input": list(shape),
-        "crops": sorted({side for side in config.crop_sizes if side != shape[-1]}),
+        "crops": sorted({side for side in config.crop_sizes if side != shape[-1]}),  # the build captures them all
         "classes": classes,
         "code": code,
     }

@@ -139,7 +139,7 @@ class _Run:
             self.progress = restore(engine, resume.state, resume.checkpoint)
             resume.release_state()
         if config.cuda_graph:
-            capture_graph(engine)
+            capture_graph(engine, from_epoch=self.progress.epoch)
         if ranks.leader:
             write_config(run_dir, config)
         send_started(

@@ -13,7 +13,7 @@ from rocmtui.events import RunControl, RunFinished
 from rocmtui.train import fused, models
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import resolve_device
-from rocmtui.train.engine import build_engine, capture_graph
+from rocmtui.train.engine import build_engine, capture_graph, crop_sides
 from rocmtui.train.gpudata import Augmentation, augment, permutation
 from rocmtui.train.loop import train
 
@@ -77,6 +77,14 @@ def test_the_first_epochs_are_cropped_and_the_rest_whole(small) -> None:
     order = permutation(int(engine.data.train_y.shape[0]), engine.batching.gen)[:10]
     sides = [engine.augmenter.epoch(engine.data.train_x, order, epoch).shape[-1] for epoch in range(4)]
     assert sides == [24, 28, 32, 32]
+
+
+def test_graphs_are_captured_for_the_crop_sides_still_to_come() -> None:
+    """One graph a side the run still trains on: a run resumed after its crop epochs needs none of them."""
+    assert crop_sides((24, 28, 24), 32) == [24, 28]
+    assert crop_sides((24, 28, 24), 32, from_epoch=1) == [24, 28]
+    assert crop_sides((24, 28, 32), 32, from_epoch=2) == []
+    assert crop_sides((24, 28), 32, from_epoch=5) == []
 
 
 def test_a_run_with_crops_trains_to_the_end(small) -> None:
