@@ -87,6 +87,11 @@ class RunFold:
         return self.phase in ("starting", "training", "paused", "stopping")
 
     @property
+    def begun(self) -> bool:
+        """Whether the run's start was seen: a training's ``RunStarted`` or a tracked script's ``TrackStarted``."""
+        return self.started is not None or self.tracked is not None
+
+    @property
     def name(self) -> str:
         if self.tracked is not None:
             return self.tracked.name

@@ -226,7 +226,7 @@ class TrainApp(MonitorApp):
 
     def _run_ended(self) -> None:
         self.peaks.update_all(self.sampler.history())
-        if isinstance(self.final, RunFailed) and self.state.started is None:
+        if isinstance(self.final, RunFailed) and not self.state.begun:
             self.exit_now()  # refused before it started (bad settings, no data): its one line, as without a screen
             return
         if self.notify_end and not self.quitting and self.signal_code is None:  # a run the user did not end

@@ -9,7 +9,7 @@ from rich.text import Text
 from ui_helpers import ReplayTrainer, recorded_config
 
 from rocmtui.errors import UsageError
-from rocmtui.events import LogMessage, RunFailed, RunFinished, RunStarted, StepsCompleted
+from rocmtui.events import LogMessage, RunFailed, RunFinished, RunStarted, StepsCompleted, TrackStarted
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.screens.finished import SummaryCard
 from rocmtui.ui.screens.help import HelpScreen
@@ -284,6 +284,23 @@ async def test_a_run_refused_before_it_starts_leaves_at_once_with_its_line(host_
         assert not app.is_running  # no key pressed
     assert app.return_value == 2
     assert app.final_lines() == ["rocmtui: failed (data): --crop-sizes crops as part of --augment; give --augment too"]
+
+
+async def test_a_tracked_script_that_fails_keeps_its_screen(host_source) -> None:
+    """A script's failure once it has begun (``TrackStarted``, no ``RunStarted``) is shown, not left at once."""
+
+    def failing_script(config, emit, control) -> None:
+        emit(TrackStarted(name="sweep", run_dir="runs/sweep"))
+        emit(RunFailed(message="the script exited with code 3", kind="error"))
+
+    app = create_train_app(recorded_config(), failing_script, host_source)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.is_running and app.state.phase == "failed"
+        assert app.train_screen.query_one(SummaryCard).failed
+        await pilot.press("q")
+    assert app.return_value == 1
 
 
 async def test_exit_on_finish(events, host_source) -> None:
