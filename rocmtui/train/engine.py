@@ -22,6 +22,7 @@ from rocmtui.train.gpudata import (
     Normalizer,
     alternating_flips,
     batch_rows,
+    crop_sides,
     epoch_images,
     permutation,
     to_device,
@@ -215,11 +216,6 @@ def _seeded(seed: int, device: torch.device) -> torch.Generator:
 def _flip_base(seed: int, images: int, device: torch.device) -> torch.Tensor:
     """Whether each training image is mirrored in even epochs, drawn apart from the data order."""
     return torch.rand(images, generator=_seeded(seed + FLIP_SEED_OFFSET, device), device=device) < 0.5
-
-
-def crop_sides(crops: tuple[int, ...], size: int, from_epoch: int = 0) -> list[int]:
-    """The crop sides below the images' own ``size`` that epochs from ``from_epoch`` on train with."""
-    return sorted({side for side in crops[from_epoch:] if side != size})
 
 
 def capture_graph(engine: Engine, from_epoch: int = 0) -> None:

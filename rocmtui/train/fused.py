@@ -36,6 +36,7 @@ from rocmtui.errors import UsageError, first_line
 from rocmtui.run.format import write_record
 from rocmtui.run.lock import lock_held
 from rocmtui.train.data import cache_dir
+from rocmtui.train.gpudata import crop_sides
 
 if TYPE_CHECKING:
     from rocmtui.train.engine import Engine
@@ -82,7 +83,7 @@ def identity(config: TrainConfig, device: torch.device, shape: tuple[int, ...], 
         "amp": config.amp,
         "channels_last": config.channels_last,
         "input": list(shape),
-        "crops": sorted({side for side in config.crop_sizes if side != shape[-1]}),  # the build captures them all
+        "crops": crop_sides(config.crop_sizes, shape[-1]),  # every side of the run: the build captures them all
         "classes": classes,
         "code": code,
     }

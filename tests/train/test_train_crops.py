@@ -13,8 +13,8 @@ from rocmtui.events import RunControl, RunFinished
 from rocmtui.train import fused, models
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import resolve_device
-from rocmtui.train.engine import build_engine, capture_graph, crop_sides
-from rocmtui.train.gpudata import Augmentation, augment, permutation
+from rocmtui.train.engine import build_engine, capture_graph
+from rocmtui.train.gpudata import Augmentation, augment, crop_sides, permutation
 from rocmtui.train.loop import train
 
 GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: one CUDA graph a crop side")
