@@ -4,6 +4,8 @@ the augmentation, each a named part of the ``Engine``."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,15 +24,14 @@ from rocmtui.train.gpudata import (
     Normalizer,
     alternating_flips,
     batch_rows,
-    crop_sides,
     epoch_images,
     permutation,
     to_device,
 )
-from rocmtui.train.learning_rates import build_optimizer
+from rocmtui.train.learning_rates import build_optimizer, spanned_params, spent_from_epoch
 from rocmtui.train.optimizer import FunctionalOptimizer
 from rocmtui.train.stats import Stats
-from rocmtui.train.step import EagerStep, GraphStep, GraphSteps
+from rocmtui.train.step import EagerStep, GraphStep, GraphSteps, graph_keys
 
 FLIP_SEED_OFFSET = 0x5EED
 """The alternating flips are drawn from the seed plus this, apart from the data order's generator."""
@@ -149,6 +150,12 @@ class Engine:
     def total_steps(self) -> int:
         return self.batching.steps_per_epoch * self.config.epochs
 
+    @property
+    def freezes_spent(self) -> bool:
+        """Whether spent parameters stop taking gradients (``learning_rates.freeze_spent``): not under
+        DistributedDataParallel, which expects them, nor under ``--compile``, which would compile again."""
+        return not self.ranks.several and not self.config.compile
+
 
 def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, ranks: Ranks = SINGLE) -> Engine:
     """Build the run on ``device``; with several ranks the model trains through DistributedDataParallel and
@@ -219,8 +226,9 @@ def _flip_base(seed: int, images: int, device: torch.device) -> torch.Tensor:
 
 
 def capture_graph(engine: Engine, from_epoch: int = 0) -> None:
-    """Swap the eager step for captured ones, one a batch shape the run trains on from epoch ``from_epoch``
-    (after any resume, so they capture the restored tensors and leave out the crop sides already done)."""
+    """Swap the eager step for captured ones, one a batch shape and state of the spent parameters the run trains
+    with from epoch ``from_epoch`` (after any resume, so they capture the restored tensors and leave out the crop
+    sides already done)."""
     cfg, data = engine.config, engine.data
     probe = _seeded(cfg.seed, engine.device)  # a throwaway order: the warm-up batch must not move the real generator
     idx = batch_rows(permutation(int(data.train_y.shape[0]), probe), 0, cfg.batch_size, True)
@@ -229,10 +237,29 @@ def capture_graph(engine: Engine, from_epoch: int = 0) -> None:
         if not isinstance(lr, torch.Tensor) or lr.device != engine.device:
             group["lr"] = torch.tensor(float(lr), device=engine.device)
     x, y = data.train_x[idx], data.train_y[idx]
-    sides = crop_sides(cfg.crop_sizes, data.size, from_epoch)
-    batches = [x, *(x[..., :side, :side].contiguous() for side in sides)]
+    spanned = spanned_params(engine.optimizer) if engine.freezes_spent else []
+    frozen_from = spent_from_epoch(cfg) if spanned else None
+    keys = graph_keys(cfg.crop_sizes, data.size, cfg.epochs, frozen_from, from_epoch)
 
     def make() -> GraphSteps:
-        return GraphSteps([GraphStep(engine.eager, batch, y) for batch in batches])
+        steps = []
+        for side, frozen in keys:
+            batch = x if side == data.size else x[..., :side, :side].contiguous()
+            with _gradients(spanned, not frozen):
+                steps.append(GraphStep(engine.eager, batch, y, frozen=frozen))
+        return GraphSteps(steps, spanned)
 
     engine.optimisation.step = fused.capture(engine, make)
+
+
+@contextmanager
+def _gradients(params: list[torch.Tensor], wanted: bool) -> Iterator[None]:
+    """``params`` take gradients (or not) inside, as they did after."""
+    before = [p.requires_grad for p in params]
+    for param in params:
+        param.requires_grad_(wanted)
+    try:
+        yield
+    finally:
+        for param, was in zip(params, before, strict=True):
+            param.requires_grad_(was)

@@ -19,7 +19,7 @@ from rocmtui.train.distributed import shard, sum_all
 from rocmtui.train.engine import Engine
 from rocmtui.train.evaluate import EvalResult, evaluate
 from rocmtui.train.gpudata import batch_rows, permutation
-from rocmtui.train.learning_rates import set_lr
+from rocmtui.train.learning_rates import freeze_spent, set_lr
 from rocmtui.train.report import EpochFigures, Reporter
 from rocmtui.train.saving import Saver
 from rocmtui.train.state import Progress
@@ -68,6 +68,7 @@ class EpochLoop:
         engine, cfg, p = self.engine, self.engine.config, self.progress
         batching, optimisation, stats = engine.batching, engine.optimisation, engine.stats
         world, alone, scheduled = engine.ranks.world, not engine.ranks.several, engine.scheduled
+        freezes = scheduled and engine.freezes_spent
         while p.epoch_step < batching.steps_per_epoch:
             if not self.boundary.go_on(p.epoch_step):
                 return False
@@ -75,6 +76,8 @@ class EpochLoop:
             y = batch_rows(labels, p.epoch_step, cfg.batch_size, batching.full_batches)
             if scheduled:
                 set_lr(optimisation.optimizer, cfg, p.global_step, engine.total_steps)
+            if freezes:
+                freeze_spent(optimisation.optimizer, p.global_step)
             optimisation.step(x, y, stats)
             size = batching.size_at(p.epoch_step)
             p.epoch_step, p.global_step, p.seen, p.images = (

@@ -36,7 +36,8 @@ from rocmtui.errors import UsageError, first_line
 from rocmtui.run.format import write_record
 from rocmtui.run.lock import lock_held
 from rocmtui.train.data import cache_dir
-from rocmtui.train.gpudata import crop_sides
+from rocmtui.train.learning_rates import spent_from_epoch
+from rocmtui.train.step import graph_keys
 
 if TYPE_CHECKING:
     from rocmtui.train.engine import Engine
@@ -83,7 +84,10 @@ def identity(config: TrainConfig, device: torch.device, shape: tuple[int, ...], 
         "amp": config.amp,
         "channels_last": config.channels_last,
         "input": list(shape),
-        "crops": crop_sides(config.crop_sizes, shape[-1]),  # every side of the run: the build captures them all
+        # every step the run captures (crop sides, spent parameters frozen): the build compiles them all
+        "graphs": [
+            list(key) for key in graph_keys(config.crop_sizes, shape[-1], config.epochs, spent_from_epoch(config))
+        ],
         "classes": classes,
         "code": code,
     }

@@ -24,6 +24,7 @@ from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_prune
 from rocmtui.train.data import Arrays
 from rocmtui.train.engine import build_engine, capture_graph
+from rocmtui.train.step import GraphSteps
 
 
 def random_arrays(shape: list[int], classes: int, count: int) -> Arrays:
@@ -39,7 +40,7 @@ def random_arrays(shape: list[int], classes: int, count: int) -> Arrays:
 def build(folder: Path) -> float:
     """Compile and capture as the run would; the seconds it took."""
     request = fused._read_json(folder / fused.REQUEST)
-    config = replace(TrainConfig.from_dict(request["config"]), fused_kernels=False, resume=None, epochs=1)
+    config = replace(TrainConfig.from_dict(request["config"]), fused_kernels=False, resume=None)
     parts = request["identity"]
     fused.use_cache(folder)
     started = time.perf_counter()
@@ -50,8 +51,9 @@ def build(folder: Path) -> float:
     engine = build_engine(config, arrays, device)
     engine.eager.model = torch.compile(engine.model, dynamic=False)  # type: ignore[assignment]
     capture_graph(engine)
-    x, y = engine.data.train_x[: config.batch_size], engine.data.train_y[: config.batch_size]
-    engine.optimisation.step(x, y, engine.stats)
+    graphs = engine.optimisation.step
+    for step in graphs.steps.values() if isinstance(graphs, GraphSteps) else ():
+        step(step.x, step.y, engine.stats)  # each captured step replays
     torch.cuda.synchronize()
     write_record(folder / fused.READY, {"identity": parts, "files": fused.manifest(folder)})
     return time.perf_counter() - started

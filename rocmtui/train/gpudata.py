@@ -104,12 +104,6 @@ class Augmentation:
     contrast about the data set's mean scaled by up to 1 +- this (0: none)."""
 
 
-def crop_sides(crops: tuple[int, ...], size: int, from_epoch: int = 0) -> list[int]:
-    """The crop sides other than the images' own ``size`` that epochs from ``from_epoch`` on train with: one
-    batch shape (one CUDA graph, one compiled graph) each."""
-    return sorted({side for side in crops[from_epoch:] if side != size})
-
-
 def epoch_images(  # noqa: PLR0917 - the epoch's parts, each its own argument
     images: torch.Tensor,
     order: torch.Tensor,

@@ -26,6 +26,11 @@ WHITEN_BIAS_EPOCHS = 3
 """With muon, the whitening layer's bias learns for this many epochs, its rate falling to 0, then stays."""
 
 
+def spent_from_epoch(config: TrainConfig) -> int | None:
+    """The epoch from which a group with its own span (muon's whitening bias) has stopped learning, or None."""
+    return WHITEN_BIAS_EPOCHS if config.optimizer == "muon" and config.epochs > WHITEN_BIAS_EPOCHS else None
+
+
 def param_groups(
     model: nn.Module, config: TrainConfig, steps_per_epoch: int = 0, images_per_step: int = 0
 ) -> list[dict[str, Any]]:
@@ -116,6 +121,23 @@ def lr_at(config: TrainConfig, step: int, total_steps: int) -> float:
     if frac < warm:
         return config.lr * (0.1 + 0.9 * frac / warm)
     return config.lr * (1.0 - 0.99 * (frac - warm) / (1.0 - warm))
+
+
+def spanned_params(optimizer: FunctionalOptimizer) -> list[torch.Tensor]:
+    """The parameters of the groups with their own span of steps (``freeze_spent`` stops their gradients)."""
+    return [p for group in optimizer.param_groups if group.get("span") for p in group["params"]]
+
+
+def freeze_spent(optimizer: FunctionalOptimizer, step: int) -> None:
+    """From the end of its span, a group's parameters take no gradient: their rate is 0 from then on, so the
+    backward pass need not compute them (for fastnet's whitening bias, the first conv's input gradient and the
+    whitening layer's backward are left out, as airbench does). A captured step is picked by it
+    (``GraphSteps``). Not for DistributedDataParallel, which expects every parameter's gradient."""
+    for group in optimizer.param_groups:
+        span = group.get("span")
+        if span and step >= span and group["params"][0].requires_grad:
+            for param in group["params"]:
+                param.requires_grad_(False)
 
 
 def set_lr(optimizer: FunctionalOptimizer, config: TrainConfig, step: int, total_steps: int) -> None:

@@ -63,10 +63,14 @@ class GraphStep:
     static outputs and accumulated outside it. Needs a capturable optimizer with a tensor learning rate.
     """
 
-    def __init__(self, eager: EagerStep, batch_x: torch.Tensor, batch_y: torch.Tensor, warmup: int = 1) -> None:
+    def __init__(
+        self, eager: EagerStep, batch_x: torch.Tensor, batch_y: torch.Tensor, warmup: int = 1, frozen: bool = False
+    ) -> None:
+        """``frozen``: captured with the spent parameters taking no gradient (``freeze_spent``)."""
         self.eager = eager
         self.x = batch_x.clone()
         self.y = batch_y.clone()
+        self.key = (tuple(self.x.shape), frozen)
         model, optimizer = eager.model, eager.optimizer
         saved_model = {k: v.clone() for k, v in model.state_dict().items()}
         saved_opt = {
@@ -95,7 +99,7 @@ class GraphStep:
         return loss.detach().float(), (logits.detach().argmax(1) == self.y).sum()
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor, stats: Stats) -> None:
-        """Replay for a batch of the captured shape (``GraphSteps`` picks the step by shape)."""
+        """Replay for a batch of the captured shape (``GraphSteps`` picks the step by its ``key``)."""
         self.x.copy_(x)
         self.y.copy_(y)
         self.graph.replay()
@@ -103,17 +107,33 @@ class GraphStep:
 
 
 class GraphSteps:
-    """One captured step per batch shape (``--crop-sizes`` trains its first epochs on smaller images), each
-    replayed for the batches of its shape; they share the model's and the optimizer's tensors."""
+    """One captured step per batch shape (``--crop-sizes`` trains its first epochs on smaller images) and per
+    state of the ``spanned`` parameters (learning, or frozen once spent), each replayed for the batches it
+    was captured for; they share the model's and the optimizer's tensors."""
 
-    def __init__(self, steps: list[GraphStep]) -> None:
-        self.steps = {tuple(step.x.shape): step for step in steps}
+    def __init__(self, steps: list[GraphStep], spanned: list[torch.Tensor] | None = None) -> None:
+        self.steps = {step.key: step for step in steps}
+        self.spanned = spanned or []
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor, stats: Stats) -> None:
-        step = self.steps.get(tuple(x.shape))
+        frozen = bool(self.spanned) and not self.spanned[0].requires_grad
+        step = self.steps.get((tuple(x.shape), frozen))
         if step is None:  # cannot happen with full batches of the captured sides; kept as a guard
-            raise RuntimeError(f"no CUDA graph for batches of shape {tuple(x.shape)}")
+            raise RuntimeError(f"no CUDA graph for batches of shape {tuple(x.shape)} (frozen: {frozen})")
         step(x, y, stats)
+
+
+def graph_keys(
+    sides: tuple[int, ...], size: int, epochs: int, frozen_from: int | None, from_epoch: int = 0
+) -> list[tuple[int, bool]]:
+    """The (image side, spent parameters frozen) of each step a run captures for its epochs from ``from_epoch``:
+    ``sides`` are ``--crop-sizes`` (later epochs at the images' own ``size``), ``frozen_from`` the epoch its
+    spanned parameters stop learning (None: never). One CUDA graph, and one compiled graph, each."""
+    keys = {
+        (sides[epoch] if epoch < len(sides) else size, frozen_from is not None and epoch >= frozen_from)
+        for epoch in range(from_epoch, epochs)
+    }
+    return sorted(keys)
 
 
 @torch.no_grad()

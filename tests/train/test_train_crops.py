@@ -14,8 +14,9 @@ from rocmtui.train import fused, models
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import resolve_device
 from rocmtui.train.engine import build_engine, capture_graph
-from rocmtui.train.gpudata import Augmentation, augment, crop_sides, permutation
+from rocmtui.train.gpudata import Augmentation, augment, permutation
 from rocmtui.train.loop import train
+from rocmtui.train.step import graph_keys
 
 GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: one CUDA graph a crop side")
 
@@ -81,10 +82,20 @@ def test_the_first_epochs_are_cropped_and_the_rest_whole(small) -> None:
 
 def test_graphs_are_captured_for_the_crop_sides_still_to_come() -> None:
     """One graph a side the run still trains on: a run resumed after its crop epochs needs none of them."""
-    assert crop_sides((24, 28, 24), 32) == [24, 28]
-    assert crop_sides((24, 28, 24), 32, from_epoch=1) == [24, 28]
-    assert crop_sides((24, 28, 32), 32, from_epoch=2) == []
-    assert crop_sides((24, 28), 32, from_epoch=5) == []
+    assert graph_keys((24, 28, 24), 32, 8, None) == [(24, False), (28, False), (32, False)]
+    assert graph_keys((24, 28, 24), 32, 8, None, from_epoch=1) == [(24, False), (28, False), (32, False)]
+    assert graph_keys((24, 28, 32), 32, 8, None, from_epoch=2) == [(32, False)]
+    assert graph_keys((24, 28), 32, 8, None, from_epoch=5) == [(32, False)]
+    assert graph_keys((24,), 32, 8, None, from_epoch=8) == []
+
+
+def test_graphs_are_captured_for_the_spent_parameters_learning_and_frozen() -> None:
+    """Muon's whitening bias learns for 3 epochs: the steps before and after need graphs of their own, and a
+    crop side trained on both sides of that epoch needs both."""
+    assert graph_keys((), 32, 8, 3) == [(32, False), (32, True)]
+    assert graph_keys((), 32, 3, None) == [(32, False)]
+    assert graph_keys((24, 24, 24, 24), 32, 8, 3) == [(24, False), (24, True), (32, True)]
+    assert graph_keys((24,), 32, 8, 3, from_epoch=3) == [(32, True)]
 
 
 def test_a_run_with_crops_trains_to_the_end(small) -> None:
@@ -119,12 +130,12 @@ def test_a_crop_larger_than_the_data_is_refused_in_one_line_before_any_folder(sm
         resolve_device(dataclasses.replace(config, dataset="mnist", crop_sizes=(32,)))
 
 
-def test_the_fused_cache_is_keyed_by_the_crop_sides(small, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fused_cache_is_keyed_by_the_graphs_it_compiles(small, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another set of sides compiles other graphs: its own cache folder; a side of the images' own size
-    compiles nothing more."""
+    compiles nothing more; muon's frozen whitening bias is a graph of its own from the fourth epoch."""
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda _=None: "NVIDIA H200")  # no GPU needed to key
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda _=None: (9, 0))
-    config = small(model="fastnet", augment=True)
+    config = small(model="fastnet", augment=True, epochs=8)
 
     def key(sides: tuple[int, ...]) -> str:
         changed = dataclasses.replace(config, crop_sizes=sides)
@@ -133,6 +144,8 @@ def test_the_fused_cache_is_keyed_by_the_crop_sides(small, monkeypatch: pytest.M
     assert key(()) == key((32,))
     assert key((24,)) == key((24, 24)) != key(())
     assert key((24, 28)) == key((28, 24)) != key((24,))
+    muon = dataclasses.replace(config, optimizer="muon", epochs=8)
+    assert fused.identity(muon, torch.device("cuda"), (3, 32, 32), 10)["graphs"] == [[32, False], [32, True]]
 
 
 @GPU

@@ -11,8 +11,10 @@ from torch import nn
 
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
+from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import resolve_device
-from rocmtui.train.learning_rates import build_optimizer, lr_at, set_lr
+from rocmtui.train.engine import build_engine
+from rocmtui.train.learning_rates import build_optimizer, freeze_spent, lr_at, set_lr
 from rocmtui.train.models import FastNet, build_model
 
 
@@ -99,6 +101,33 @@ def test_the_whitening_bias_learns_for_its_span_then_stays() -> None:
         (pytest.approx(1 - 30 / 80), 0.0),
         (pytest.approx(1 - 60 / 80), 0.0),
     ]
+
+
+def test_a_spent_whitening_bias_takes_no_gradient_and_trains_as_at_rate_zero(small) -> None:
+    """Past its span the whitening bias is frozen: no gradient computed for it, and the same weights as the
+    run that kept computing it at rate 0."""
+    config = small(model="fastnet", optimizer="muon", lr=0.24, schedule="linear", epochs=4, max_steps_per_epoch=2)
+    arrays = load_arrays(resolve_source(config))
+    frozen, computed = (build_engine(config, arrays, torch.device("cpu")) for _ in range(2))
+    x, y = frozen.data.train_x[:32], frozen.data.train_y[:32]
+    span = frozen.optimizer.param_groups[1]["span"]
+    assert span == 6 and frozen.freezes_spent
+    for step in range(span + 2):
+        for engine in (frozen, computed):
+            set_lr(engine.optimizer, config, step, engine.total_steps)
+            if engine is frozen:
+                freeze_spent(engine.optimizer, step)
+            engine.optimisation.step(x, y, engine.stats)
+        assert frozen.model.whiten.bias.requires_grad == (step < span)
+    assert frozen.model.whiten.bias.grad is None and computed.model.whiten.bias.grad is not None
+    for (name, a), b in zip(frozen.model.state_dict().items(), computed.model.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    assert frozen.stats.drain() == computed.stats.drain()
+
+
+def test_the_spent_parameters_keep_their_gradients_under_compile(small) -> None:
+    config = small(model="fastnet", optimizer="muon", lr=0.24, epochs=4, compile=True)
+    assert not build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu")).freezes_spent
 
 
 def test_fastnets_head_starts_as_airbenchs_behind_its_scale() -> None:

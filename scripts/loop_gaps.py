@@ -1,0 +1,179 @@
+"""Where a run's clock goes outside its training steps: the GPU's idle time inside one run, by loop phase.
+
+Runs a recipe (``--recipe fast`` by default) as ``rocmtui train`` does (``train()``, checkpoints included),
+once as a warm-up, then once under ``torch.profiler`` (CPU and CUDA activities) with the loop's phases
+labelled: the epoch's draw, each step, the epoch's end, the test pass (set aside by the run's clock), the
+checkpoint, the final pass. Prints the run's clock, the GPU's busy time inside it, and its idle time by the
+phase the host was in when the GPU waited, with the longest gaps; a third run without the profiler bounds
+what the profiler itself added to the clock.
+
+    python scripts/loop_gaps.py --data-dir ~/c10            # a folder holding cifar10.npz
+    python scripts/loop_gaps.py -- --crop-sizes 24          # more 'rocmtui train' options after --
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from recipe_seeds import build_fused, config_of
+from torch.profiler import ProfilerActivity, profile, record_function
+
+from rocmtui.config import TrainConfig
+from rocmtui.events import RunControl, RunFinished
+from rocmtui.train import engine as engine_module
+from rocmtui.train import epochs, report, saving, step
+from rocmtui.train.loop import train
+
+PHASES = "loop."
+"""The labels' prefix; every label below is a phase of the loop."""
+GAP_FLOOR_US = 5.0
+"""Idle stretches shorter than this are the GPU's own launch spacing, not waiting for the host."""
+
+
+def labelled(owner: Any, name: str, label: str) -> None:
+    """Run ``owner.name`` inside ``record_function(label)`` from now on."""
+    original: Callable[..., Any] = getattr(owner, name)
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with record_function(PHASES + label):
+            return original(*args, **kwargs)
+
+    setattr(owner, name, wrapper)
+
+
+def label_loop() -> None:
+    labelled(engine_module.Augmenter, "epoch", "draw")
+    labelled(epochs, "permutation", "permutation")
+    labelled(step.GraphSteps, "__call__", "step")
+    labelled(step.EagerStep, "__call__", "step")
+    labelled(epochs, "set_lr", "rates")
+    labelled(report.Reporter, "flush", "flush")
+    labelled(epochs.EpochLoop, "_end_epoch", "end_epoch")
+    labelled(epochs, "evaluate", "evaluate")
+    labelled(saving.Saver, "after_epoch", "checkpoint")
+    labelled(epochs.EpochLoop, "_finish", "finish")
+
+
+def one_run(config: TrainConfig) -> RunFinished:
+    with tempfile.TemporaryDirectory() as runs:
+        summary = train(dataclasses.replace(config, runs_dir=Path(runs)), lambda _event: None, RunControl())
+    if not isinstance(summary.event, RunFinished):
+        raise SystemExit(f"run failed: {summary.event.message}")
+    return summary.event
+
+
+def spans(prof: Any) -> tuple[list[tuple[float, float, str]], list[tuple[float, float, str]]]:
+    """The host's labelled phases and the GPU's kernels and copies, each (start µs, end µs, name)."""
+    host, gpu = [], []
+    for event in prof.events():
+        start, end = float(event.time_range.start), float(event.time_range.end)
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            gpu.append((start, end, event.name))
+        elif event.name.startswith(PHASES):
+            host.append((start, end, event.name[len(PHASES) :]))
+    return sorted(host), sorted(gpu)
+
+
+def innermost(host: list[tuple[float, float, str]], at: float) -> str:
+    """The shortest labelled phase the host was in at ``at`` (µs), or ``loop`` between phases."""
+    inside = [(end - start, name) for start, end, name in host if start <= at <= end]
+    return min(inside)[1] if inside else "loop"
+
+
+def analyse(host: list[tuple[float, float, str]], gpu: list[tuple[float, float, str]]) -> dict[str, Any]:
+    """The GPU's busy and idle time from the first draw to the last step's end, test passes left out."""
+    draws = [s for s in host if s[2] == "draw"]
+    steps = [s for s in host if s[2] == "step"]
+    if not draws or not steps:
+        raise SystemExit("no labelled draw or step in the profile: the loop's names have changed")
+    set_aside = [(s, e) for s, e, name in host if name == "evaluate"]
+    begin = draws[0][0]
+    final_pass = max(s for s, _ in set_aside) if set_aside else steps[-1][1]  # the TTA pass after the last step
+    end = max((e for s, e, _ in gpu if s < final_pass), default=steps[-1][1])
+    busy, gaps = 0.0, []
+    idle_by_phase: defaultdict[str, float] = defaultdict(float)
+    cursor = begin
+    for began, stop, _name in gpu:
+        if stop <= cursor or began >= end:
+            continue
+        start = max(began, cursor)
+        if start - cursor >= GAP_FLOOR_US:
+            idle = _without(cursor, start, set_aside)
+            if idle > 0:
+                phase = innermost(host, (cursor + start) / 2)
+                idle_by_phase[phase] += idle
+                gaps.append((idle, phase, cursor - begin))
+        busy += _without(start, min(stop, end), set_aside)
+        cursor = max(cursor, min(stop, end))
+    aside = sum(min(e, end) - max(s, begin) for s, e in set_aside if e > begin and s < end)
+    return {
+        "span_ms": (end - begin) / 1000,
+        "set_aside_ms": aside / 1000,
+        "busy_ms": busy / 1000,
+        "idle_ms": {k: v / 1000 for k, v in sorted(idle_by_phase.items(), key=lambda kv: -kv[1])},
+        "longest_gaps": [
+            {"ms": g / 1000, "phase": p, "at_ms": t / 1000} for g, p, t in sorted(gaps, reverse=True)[:15]
+        ],
+        "steps": len(steps),
+    }
+
+
+def _without(start: float, stop: float, holes: list[tuple[float, float]]) -> float:
+    """The length of [start, stop] outside the ``holes`` (the test passes the clock sets aside)."""
+    length = stop - start
+    for s, e in holes:
+        length -= max(0.0, min(stop, e) - max(start, s))
+    return max(0.0, length)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recipe", default="fast")
+    parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--trace", type=Path, default=None, help="write the profiled run's Chrome trace here")
+    parser.add_argument("train_args", nargs=argparse.REMAINDER, help="more 'rocmtui train' options, after --")
+    args = parser.parse_args()
+    where = ["--data-dir", str(args.data_dir)] if args.data_dir else []
+    config = config_of(args.recipe, [*where, *(a for a in args.train_args if a != "--")])
+    build_fused(config)
+    label_loop()
+    warm = one_run(config)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    with profile(activities=activities) as prof:
+        profiled = one_run(config)
+    plain = one_run(config)
+    if args.trace:
+        prof.export_chrome_trace(str(args.trace))
+    figures = analyse(*spans(prof)) | {
+        "clock_s": {"warm_up": warm.total_s, "profiled": profiled.total_s, "plain": plain.total_s},
+    }
+    clock = figures["clock_s"]
+    print(f"run's clock: {clock['plain']:.3f} s plain, {clock['profiled']:.3f} s profiled", end="")
+    print(f" (warm-up {clock['warm_up']:.3f})")
+    print(f"profiled span {figures['span_ms']:.1f} ms over {figures['steps']} steps: ", end="")
+    print(f"GPU busy {figures['busy_ms']:.1f} ms, test passes set aside {figures['set_aside_ms']:.1f} ms")
+    print("| host phase while the GPU waited | GPU idle, ms |\n|---|---|")
+    for phase, ms in figures["idle_ms"].items():
+        print(f"| {phase} | {ms:.2f} |")
+    print(
+        "longest gaps: "
+        + ", ".join(f"{g['ms']:.2f} ms in {g['phase']} at {g['at_ms']:.0f} ms" for g in figures["longest_gaps"])
+    )
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
