@@ -142,13 +142,18 @@ def damage(folder: Path, parts: dict[str, Any]) -> str | None:
 
 
 def manifest(folder: Path) -> dict[str, str]:
-    """Every cached file under ``folder`` (the build's own files aside) with its SHA-256."""
+    """Every cached file under ``folder`` with its SHA-256: the build's own files aside, and the lock files
+    Inductor and Triton take and drop as they load (no kernel is in them)."""
     skip = {READY, FAILED, REQUEST, LOG, LOCK}
     return {
         str(path.relative_to(folder)): _digest(path)
         for path in sorted(folder.rglob("*"))
-        if path.is_file() and not path.is_symlink() and path.name not in skip
+        if path.is_file() and not path.is_symlink() and path.name not in skip and not _is_lock(path, folder)
     }
+
+
+def _is_lock(path: Path, folder: Path) -> bool:
+    return path.suffix == ".lock" or "locks" in path.relative_to(folder).parts[:-1]
 
 
 def use_cache(folder: Path) -> None:

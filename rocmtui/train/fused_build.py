@@ -55,8 +55,17 @@ def build(folder: Path) -> float:
     for step in graphs.steps.values() if isinstance(graphs, GraphSteps) else ():
         step(step.x, step.y, engine.stats)  # each captured step replays
     torch.cuda.synchronize()
+    _stop_compile_workers()  # their last writes land before the files are listed
     write_record(folder / fused.READY, {"identity": parts, "files": fused.manifest(folder)})
     return time.perf_counter() - started
+
+
+def _stop_compile_workers() -> None:
+    try:
+        from torch._inductor.async_compile import shutdown_compile_workers
+    except ImportError:  # an Inductor without it: its workers end with this process
+        return
+    shutdown_compile_workers()
 
 
 def main(argv: list[str]) -> int:

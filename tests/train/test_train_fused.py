@@ -104,6 +104,17 @@ def test_a_damaged_cache_is_found_before_use(parts: dict[str, Any]) -> None:
     assert planned().state == "broken"
 
 
+def test_lock_files_are_not_part_of_the_cache(parts: dict[str, Any]) -> None:
+    folder = planned().folder
+    assert folder is not None
+    ready_cache(folder)
+    (folder / "inductor" / "locks").mkdir()
+    (folder / "inductor" / "locks" / "abc").write_text("")
+    (folder / "triton").mkdir()
+    (folder / "triton" / "k.lock").write_text("")
+    assert list(fused.manifest(folder)) == ["inductor/graph.py"]
+
+
 def test_a_cache_for_another_identity_is_not_used(parts: dict[str, Any]) -> None:
     folder = planned().folder
     assert folder is not None
