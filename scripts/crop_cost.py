@@ -2,7 +2,8 @@
 
 Builds the fast recipe's engine with the given sides over random images of CIFAR-10's shape, with its fused
 kernels (the cache built first, as ``scripts/recipe_seeds.py`` does, unless ``--no-fused-kernels``), captures
-one graph a side as a run does, and times each captured step:
+one graph a side (and, with Muon, one for the whitening bias learning and one for it frozen) as a run does,
+and times each captured step:
 
     python scripts/crop_cost.py --sides 28,24,20
     python scripts/crop_cost.py --sides 24 --no-fused-kernels
@@ -19,6 +20,7 @@ from fast_levers import gpu_ms, random_arrays, recipe_config
 
 from rocmtui.train import fused
 from rocmtui.train.engine import build_engine, capture_graph
+from rocmtui.train.step import GraphSteps
 
 
 def main() -> int:
@@ -38,17 +40,18 @@ def main() -> int:
     engine = build_engine(config, arrays, device)
     capture_graph(engine)
     torch.cuda.synchronize()
-    print(f"engine and {1 + len(set(sides))} captures: {time.perf_counter() - start:.1f} s, fused {engine.fused.state}")
-    full = engine.data.train_x[: config.batch_size]
-    y = engine.data.train_y[: config.batch_size]
+    graphs = engine.optimisation.step
+    assert isinstance(graphs, GraphSteps)
+    print(f"engine and {len(graphs.steps)} captures: {time.perf_counter() - start:.1f} s, fused {engine.fused.state}")
     base = None
-    print("| side | step, ms | against 32 px | pixels against 32 px |\n|---|---|---|---|")
-    for side in (32, *sides):
-        x = full[..., :side, :side].contiguous()
-        ms = gpu_ms(lambda x=x: engine.optimisation.step(x, y, engine.stats), repeats=40)
+    print("| side | whitening bias | step, ms | against 32 px, learning | pixels against 32 px |")
+    print("|---|---|---|---|---|")
+    for (shape, frozen), step in sorted(graphs.steps.items(), key=lambda item: (-item[0][0][-1], item[0][1])):
+        ms = gpu_ms(lambda step=step: step(step.x, step.y, engine.stats), repeats=40)
         engine.stats.drain()
         base = base or ms
-        print(f"| {side} | {ms:.3f} | {ms / base:.3f} | {(side - 1) ** 2 / 31**2:.3f} |", flush=True)
+        side, state = shape[-1], "frozen" if frozen else "learning"
+        print(f"| {side} | {state} | {ms:.3f} | {ms / base:.3f} | {(side - 1) ** 2 / 31**2:.3f} |", flush=True)
     return 0
 
 

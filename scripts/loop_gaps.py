@@ -72,6 +72,15 @@ def one_run(config: TrainConfig) -> RunFinished:
     return summary.event
 
 
+def launched_ms(prof: Any) -> dict[str, float]:
+    """The GPU time of the work each labelled phase launched (its whole subtree), over the profiled run."""
+    totals: defaultdict[str, float] = defaultdict(float)
+    for event in prof.events():
+        if event.name.startswith(PHASES) and event.device_type != torch.autograd.DeviceType.CUDA:
+            totals[event.name[len(PHASES) :]] += float(event.device_time_total) / 1000
+    return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
+
+
 def spans(prof: Any) -> tuple[list[tuple[float, float, str]], list[tuple[float, float, str]]]:
     """The host's labelled phases and the GPU's kernels and copies, each (start µs, end µs, name)."""
     host, gpu = [], []
@@ -156,6 +165,7 @@ def main() -> int:
     if args.trace:
         prof.export_chrome_trace(str(args.trace))
     figures = analyse(*spans(prof)) | {
+        "launched_ms": launched_ms(prof),
         "clock_s": {"warm_up": warm.total_s, "profiled": profiled.total_s, "plain": plain.total_s},
     }
     clock = figures["clock_s"]
@@ -163,6 +173,9 @@ def main() -> int:
     print(f" (warm-up {clock['warm_up']:.3f})")
     print(f"profiled span {figures['span_ms']:.1f} ms over {figures['steps']} steps: ", end="")
     print(f"GPU busy {figures['busy_ms']:.1f} ms, test passes set aside {figures['set_aside_ms']:.1f} ms")
+    print("| phase | GPU time it launched, ms |\n|---|---|")
+    for phase, ms in figures["launched_ms"].items():
+        print(f"| {phase} | {ms:.2f} |")
     print("| host phase while the GPU waited | GPU idle, ms |\n|---|---|")
     for phase, ms in figures["idle_ms"].items():
         print(f"| {phase} | {ms:.2f} |")

@@ -232,9 +232,13 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+MANIFEST_BYTES = 64 << 20
+"""The most a cache's own records are read up to: max-autotune's kernels list thousands of files."""
+
+
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        value = decode_json(read_small(path), Any)
+        value = decode_json(read_small(path, MANIFEST_BYTES), Any)
     except (OSError, CodecError, UsageError):
         return {}
     return value if isinstance(value, dict) else {}

@@ -104,6 +104,17 @@ def test_a_damaged_cache_is_found_before_use(parts: dict[str, Any]) -> None:
     assert planned().state == "broken"
 
 
+def test_a_cache_of_thousands_of_files_is_read(parts: dict[str, Any]) -> None:
+    """Max-autotune's build lists about 6,000 files: a ready.json of more than a megabyte."""
+    folder = planned().folder
+    assert folder is not None
+    ready_cache(folder)
+    files = {f"triton/{n:064x}/kernel.cubin": "0" * 64 for n in range(12_000)}
+    write_record(folder / fused.READY, {"identity": PARTS, "files": files})
+    assert (folder / fused.READY).stat().st_size > 1 << 20
+    assert fused.damage(folder, PARTS) == f"{next(iter(files))} is missing or changed"
+
+
 def test_lock_files_are_not_part_of_the_cache(parts: dict[str, Any]) -> None:
     folder = planned().folder
     assert folder is not None
