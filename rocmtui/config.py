@@ -21,6 +21,7 @@ ModelName = Literal["simplecnn", "fastnet", "resnet18"]
 OptimizerName = Literal["adam", "adamw", "sgd", "muon"]
 ScheduleName = Literal["constant", "onecycle", "linear"]
 AmpMode = Literal["off", "bf16", "fp16"]
+FusedMode = Literal["default", "max-autotune"]
 BackendName = Literal["auto", "rocm", "sysfs", "nvml", "host"]
 MODELS: tuple[str, ...] = get_args(ModelName)
 BACKENDS: tuple[str, ...] = get_args(BackendName)
@@ -206,6 +207,19 @@ class TrainConfig:
     )
     """Load the model's compiled (Inductor/Triton) kernels from the on-disk cache ``train.fused`` keeps; a run
     without a usable cache trains eagerly and starts the build for later runs."""
+    fused_mode: FusedMode = field(
+        default="default",
+        metadata=option(
+            "choice",
+            "with --fused-kernels: how their build picks them: {choices} (max-autotune times each convolution's "
+            "and matrix product's candidate kernels: a build of about 2 minutes and a load of about twice the "
+            "default's, for faster steps; default: {default})",
+            "may change",
+            what="fused mode",
+        ),
+    )
+    """Inductor's mode for the fused kernels (``max-autotune`` is compiled without Inductor's own CUDA graphs:
+    the run captures its step itself); part of the cache's key."""
     tta_share: float = field(
         default=1.0,
         metadata=option(

@@ -27,9 +27,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sides", default="28,24", help="crop sides to time beside the full 32 px, comma list")
     parser.add_argument("--no-fused-kernels", action="store_true", help="eager kernels in the graphs")
+    parser.add_argument("--fused-mode", default="default", choices=["default", "max-autotune"])
     args = parser.parse_args()
     sides = tuple(int(side) for side in args.sides.split(",") if side)
-    config = dataclasses.replace(recipe_config(), crop_sizes=sides, fused_kernels=not args.no_fused_kernels)
+    config = dataclasses.replace(
+        recipe_config(), crop_sizes=sides, fused_kernels=not args.no_fused_kernels, fused_mode=args.fused_mode
+    )
     device, arrays = torch.device("cuda"), random_arrays()
     start = time.perf_counter()
     process = fused.build_later(fused.plan(config, device, (3, 32, 32), 10))

@@ -181,7 +181,9 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
     trained: nn.Module = wrap(model, device) if ranks.several else model
     shape = (data.channels, data.size, data.size)
     fused_plan = FUSED_OFF if ranks.several else fused.plan(config, device, shape, len(data.classes))
-    train_model: Any = torch.compile(trained) if config.compile else fused.compiled(trained, fused_plan)
+    train_model: Any = (
+        torch.compile(trained) if config.compile else fused.compiled(trained, fused_plan, config.fused_mode)
+    )
     # evaluation stays eager with fused kernels: a compile for the test shapes would cost seconds per run
     eval_model: Any = (
         train_model if config.compile and not ranks.several else torch.compile(model) if config.compile else model

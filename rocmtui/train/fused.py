@@ -31,7 +31,7 @@ from torch import nn
 
 from rocmtui.base.files import read_small
 from rocmtui.codec import CodecError, decode_json, encode_json
-from rocmtui.config import TrainConfig
+from rocmtui.config import FusedMode, TrainConfig
 from rocmtui.errors import UsageError, first_line
 from rocmtui.run.format import write_record
 from rocmtui.run.lock import lock_held
@@ -83,6 +83,7 @@ def identity(config: TrainConfig, device: torch.device, shape: tuple[int, ...], 
         "batch_size": config.batch_size,
         "amp": config.amp,
         "channels_last": config.channels_last,
+        "mode": config.fused_mode,
         "input": list(shape),
         # every step the run captures (crop sides, spent parameters frozen): the build compiles them all
         "graphs": [
@@ -162,13 +163,22 @@ def use_cache(folder: Path) -> None:
     os.environ["TRITON_CACHE_DIR"] = str(folder / "triton")
 
 
-def compiled(model: nn.Module, fused: Plan) -> nn.Module:
+INDUCTOR_MODES: dict[FusedMode, str | None] = {"default": None, "max-autotune": "max-autotune-no-cudagraphs"}
+"""``torch.compile``'s mode for each ``--fused-mode``: never Inductor's own CUDA graphs, the run captures the step."""
+
+
+def compile_for(model: nn.Module, mode: FusedMode) -> nn.Module:
+    """``model`` through ``torch.compile`` as a build for ``mode`` compiles it (and a run loads it)."""
+    return torch.compile(model, dynamic=False, mode=INDUCTOR_MODES[mode])  # type: ignore[return-value]
+
+
+def compiled(model: nn.Module, fused: Plan, mode: FusedMode = "default") -> nn.Module:
     """``model`` through ``torch.compile`` over the ready cache, or ``model`` itself."""
     if fused.state != "ready" or fused.folder is None:
         return model
     use_cache(fused.folder)
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # a warm cache needs no pool of compilers
-    return torch.compile(model, dynamic=False)  # type: ignore[return-value]
+    return compile_for(model, mode)
 
 
 def capture(engine: Engine, make: Callable[[], GraphSteps]) -> GraphSteps:

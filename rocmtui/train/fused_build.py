@@ -49,7 +49,7 @@ def build(folder: Path) -> float:
         raise ValueError("this machine's torch, GPU or code differ from the request's")
     arrays = random_arrays(parts["input"], int(parts["classes"]), max(config.batch_size, 5000))
     engine = build_engine(config, arrays, device)
-    engine.eager.model = torch.compile(engine.model, dynamic=False)  # type: ignore[assignment]
+    engine.eager.model = fused.compile_for(engine.model, config.fused_mode)
     capture_graph(engine)
     graphs = engine.optimisation.step
     for step in graphs.steps.values() if isinstance(graphs, GraphSteps) else ():

@@ -238,7 +238,7 @@ def test_every_train_option_is_derived_from_the_table(capsys: pytest.CaptureFixt
         if "{default}" in option.help:
             assert f"default: {getattr(defaults, name)}" in " ".join(out.split())
     unwrapped = " ".join(out.split()).replace("- ", "-")  # argparse may wrap a line after a flag's hyphen
-    may_change = "only --epochs, --cudnn-benchmark, --fused-kernels, --tta-share, --data-dir"
+    may_change = "only --epochs, --cudnn-benchmark, --fused-kernels, --fused-mode, --tta-share, --data-dir"
     assert f"With --resume, a run keeps its own settings: {may_change}" in unwrapped
 
 

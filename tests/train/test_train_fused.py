@@ -55,6 +55,21 @@ def test_the_key_changes_with_torch_the_gpu_and_the_recipe() -> None:
     assert fused.cache_key(dict(reversed(list(PARTS.items())))) == fused.cache_key(PARTS)
 
 
+def test_each_fused_mode_has_its_own_cache_and_compiles_as_its_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda _=None: "NVIDIA H200")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda _=None: (9, 0))
+
+    def key(mode: str) -> str:
+        return fused.cache_key(fused.identity(dataclasses.replace(FAST, fused_mode=mode), CUDA, (3, 32, 32), 10))
+
+    assert key("default") != key("max-autotune")
+    modes: list[object] = []
+    monkeypatch.setattr(torch, "compile", lambda model, **options: modes.append(options["mode"]) or model)
+    fused.compile_for(torch.nn.Linear(1, 1), "max-autotune")
+    fused.compile_for(torch.nn.Linear(1, 1), "default")
+    assert modes == ["max-autotune-no-cudagraphs", None]  # the run captures its step itself
+
+
 def test_off_without_the_option_a_graph_or_a_gpu() -> None:
     assert fused.plan(FAST, torch.device("cpu"), (3, 32, 32), 10) is fused.OFF
     assert fused.plan(dataclasses.replace(FAST, fused_kernels=False), CUDA, (3, 32, 32), 10) is fused.OFF
