@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import torch
 
-from rocmtui.config import RECIPES, TrainConfig
+from rocmtui.config import RECIPES, FusedMode, TrainConfig
 from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_build, fused_prune
 
@@ -59,12 +59,17 @@ def test_each_fused_mode_has_its_own_cache_and_compiles_as_its_build(monkeypatch
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda _=None: "NVIDIA H200")
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda _=None: (9, 0))
 
-    def key(mode: str) -> str:
+    def key(mode: FusedMode) -> str:
         return fused.cache_key(fused.identity(dataclasses.replace(FAST, fused_mode=mode), CUDA, (3, 32, 32), 10))
 
     assert key("default") != key("max-autotune")
     modes: list[object] = []
-    monkeypatch.setattr(torch, "compile", lambda model, **options: modes.append(options["mode"]) or model)
+
+    def compile_(model: torch.nn.Module, **options: object) -> torch.nn.Module:
+        modes.append(options["mode"])
+        return model
+
+    monkeypatch.setattr(torch, "compile", compile_)
     fused.compile_for(torch.nn.Linear(1, 1), "max-autotune")
     fused.compile_for(torch.nn.Linear(1, 1), "default")
     assert modes == ["max-autotune-no-cudagraphs", None]  # the run captures its step itself
