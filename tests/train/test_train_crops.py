@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 import torch
+from graph_pairs import assert_trained_alike, graphed_and_eager
 
 from rocmtui.cli.argtypes import crop_sizes
 from rocmtui.errors import UsageError
@@ -13,7 +14,7 @@ from rocmtui.events import RunControl, RunFinished
 from rocmtui.train import fused, models
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import resolve_device
-from rocmtui.train.engine import build_engine, capture_graph
+from rocmtui.train.engine import build_engine
 from rocmtui.train.gpudata import Augmentation, augment, permutation
 from rocmtui.train.loop import train
 from rocmtui.train.step import graph_keys
@@ -156,22 +157,12 @@ def test_captured_steps_at_each_side_train_as_eager_steps_do(small) -> None:
         model="fastnet", optimizer="muon", lr=0.24, augment=True, crop_sizes=(24,), device="cuda",
         batch_size=64, cudnn_benchmark=False,
     )  # fmt: skip
-    arrays = load_arrays(resolve_source(config))
-    device = torch.device("cuda")
-    torch.backends.cudnn.deterministic = True
-    try:
-        graphed = build_engine(dataclasses.replace(config, cuda_graph=True), arrays, device)
-        capture_graph(graphed)
-        eager = build_engine(dataclasses.replace(config, cuda_graph=True), arrays, device)
+    with graphed_and_eager(config) as (graphed, eager):
         x, y = graphed.data.train_x[:64], graphed.data.train_y[:64]
         for batch in (x[..., 4:28, 4:28].contiguous(), x, x[..., :24, 8:].contiguous()):
             graphed.optimisation.step(batch, y, graphed.stats)
             eager.optimisation.step(batch, y, eager.stats)
-        for (name, a), b in zip(graphed.model.state_dict().items(), eager.model.state_dict().values(), strict=True):
-            assert torch.allclose(a.float(), b.float(), rtol=1e-3, atol=1e-5), name
-        assert graphed.stats.drain() == pytest.approx(eager.stats.drain(), rel=1e-4)
-    finally:
-        torch.backends.cudnn.deterministic = False
+        assert_trained_alike(graphed, eager)
 
 
 @GPU
