@@ -2,7 +2,7 @@
 
 Builds the fast recipe's engine with the given sides over random images of CIFAR-10's shape, with its fused
 kernels (the cache built first, as ``scripts/recipe_seeds.py`` does, unless ``--no-fused-kernels``), captures
-one graph a side (and, with Muon, one for the whitening bias learning and one for it frozen) as a run does,
+one graph a side (and, with eager kernels and Muon, one for the whitening bias frozen) as a run does,
 and times each captured step:
 
     python scripts/crop_cost.py --sides 28,24,20

@@ -9,6 +9,10 @@ what the profiler itself added to the clock.
 
     python scripts/loop_gaps.py --data-dir ~/c10            # a folder holding cifar10.npz
     python scripts/loop_gaps.py -- --crop-sizes 24          # more 'rocmtui train' options after --
+    python scripts/loop_gaps.py --random-images             # random images of CIFAR-10's shape (timing only)
+
+It also sums the GPU's kernels and copies inside the training by name (``kernels``), so that the steps' own
+GPU time in a run can be set beside the time a captured step takes alone (``scripts/crop_cost.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from fast_levers import random_arrays
 from recipe_seeds import build_fused, config_of
 from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -31,6 +36,7 @@ from rocmtui.config import TrainConfig
 from rocmtui.events import RunControl, RunFinished
 from rocmtui.train import engine as engine_module
 from rocmtui.train import epochs, report, saving, step
+from rocmtui.train.data import save_npz
 from rocmtui.train.loop import train
 
 PHASES = "loop."
@@ -134,7 +140,25 @@ def analyse(host: list[tuple[float, float, str]], gpu: list[tuple[float, float, 
             {"ms": g / 1000, "phase": p, "at_ms": t / 1000} for g, p, t in sorted(gaps, reverse=True)[:15]
         ],
         "steps": len(steps),
+        "kernels": kernels(gpu, begin, end, set_aside),
+        "kernels_total_ms": sum(k["ms"] for k in kernels(gpu, begin, end, set_aside, top=10**6)),
     }
+
+
+def kernels(
+    gpu: list[tuple[float, float, str]], begin: float, end: float, holes: list[tuple[float, float]], top: int = 25
+) -> list[dict[str, Any]]:
+    """The GPU time of each kernel or copy name inside [begin, end] less the test passes, the largest first."""
+    totals: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    for start, stop, name in gpu:
+        if stop <= begin or start >= end:
+            continue
+        took = _without(max(start, begin), min(stop, end), holes)
+        if took > 0:
+            totals[name][0] += took
+            totals[name][1] += 1
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])
+    return [{"name": name[:90], "ms": ms / 1000, "count": int(count)} for name, (ms, count) in ranked[:top]]
 
 
 def _without(start: float, stop: float, holes: list[tuple[float, float]]) -> float:
@@ -151,8 +175,12 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--trace", type=Path, default=None, help="write the profiled run's Chrome trace here")
+    parser.add_argument("--random-images", action="store_true", help="random images of CIFAR-10's shape")
     parser.add_argument("train_args", nargs=argparse.REMAINDER, help="more 'rocmtui train' options, after --")
     args = parser.parse_args()
+    if args.random_images:
+        args.data_dir = Path(tempfile.mkdtemp(prefix="loop-gaps-"))
+        save_npz(random_arrays(), args.data_dir / "cifar10.npz")
     where = ["--data-dir", str(args.data_dir)] if args.data_dir else []
     config = config_of(args.recipe, [*where, *(a for a in args.train_args if a != "--")])
     build_fused(config)
@@ -179,6 +207,10 @@ def main() -> int:
     print("| host phase while the GPU waited | GPU idle, ms |\n|---|---|")
     for phase, ms in figures["idle_ms"].items():
         print(f"| {phase} | {ms:.2f} |")
+    print("| kernel or copy, inside the training | GPU ms | count |\n|---|---|---|")
+    for kernel in figures["kernels"]:
+        print(f"| {kernel['name']} | {kernel['ms']:.2f} | {kernel['count']} |")
+    print(f"all kernels and copies inside the training: {figures['kernels_total_ms']:.1f} ms")
     print(
         "longest gaps: "
         + ", ".join(f"{g['ms']:.2f} ms in {g['phase']} at {g['at_ms']:.0f} ms" for g in figures["longest_gaps"])

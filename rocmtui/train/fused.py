@@ -36,7 +36,6 @@ from rocmtui.errors import UsageError, first_line
 from rocmtui.run.format import write_record
 from rocmtui.run.lock import lock_held
 from rocmtui.train.data import cache_dir
-from rocmtui.train.learning_rates import spent_from_epoch
 from rocmtui.train.step import graph_keys
 
 if TYPE_CHECKING:
@@ -85,10 +84,9 @@ def identity(config: TrainConfig, device: torch.device, shape: tuple[int, ...], 
         "channels_last": config.channels_last,
         "mode": config.fused_mode,
         "input": list(shape),
-        # every step the run captures (crop sides, spent parameters frozen): the build compiles them all
-        "graphs": [
-            list(key) for key in graph_keys(config.crop_sizes, shape[-1], config.epochs, spent_from_epoch(config))
-        ],
+        # every step a run with fused kernels captures (one a crop side; it freezes no spent parameter, see
+        # ``Engine.freezes_spent``): the build compiles them all
+        "graphs": [list(key) for key in graph_keys(config.crop_sizes, shape[-1], config.epochs, None)],
         "classes": classes,
         "code": code,
     }

@@ -50,6 +50,7 @@ def build(folder: Path) -> float:
     arrays = random_arrays(parts["input"], int(parts["classes"]), max(config.batch_size, 5000))
     engine = build_engine(config, arrays, device)
     engine.eager.model = fused.compile_for(engine.model, config.fused_mode)
+    engine.fused = fused.Plan("ready", folder)  # its steps are a fused run's: the same graphs captured
     capture_graph(engine)
     graphs = engine.optimisation.step
     for step in graphs.steps.values() if isinstance(graphs, GraphSteps) else ():

@@ -133,7 +133,8 @@ def test_a_crop_larger_than_the_data_is_refused_in_one_line_before_any_folder(sm
 
 def test_the_fused_cache_is_keyed_by_the_graphs_it_compiles(small, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another set of sides compiles other graphs: its own cache folder; a side of the images' own size
-    compiles nothing more; muon's frozen whitening bias is a graph of its own from the fourth epoch."""
+    compiles nothing more; muon's frozen whitening bias is not compiled (a run with fused kernels keeps it
+    learning at rate 0: frozen, its compiled step is no cheaper)."""
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda _=None: "NVIDIA H200")  # no GPU needed to key
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda _=None: (9, 0))
     config = small(model="fastnet", augment=True, epochs=8)
@@ -146,7 +147,7 @@ def test_the_fused_cache_is_keyed_by_the_graphs_it_compiles(small, monkeypatch: 
     assert key((24,)) == key((24, 24)) != key(())
     assert key((24, 28)) == key((28, 24)) != key((24,))
     muon = dataclasses.replace(config, optimizer="muon", epochs=8)
-    assert fused.identity(muon, torch.device("cuda"), (3, 32, 32), 10)["graphs"] == [[32, False], [32, True]]
+    assert fused.identity(muon, torch.device("cuda"), (3, 32, 32), 10)["graphs"] == [[32, False]]
 
 
 @GPU

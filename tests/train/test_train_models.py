@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from torch import nn
 
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
+from rocmtui.train import fused
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import resolve_device
 from rocmtui.train.engine import build_engine
@@ -128,6 +130,15 @@ def test_a_spent_whitening_bias_takes_no_gradient_and_trains_as_at_rate_zero(sma
 def test_the_spent_parameters_keep_their_gradients_under_compile(small) -> None:
     config = small(model="fastnet", optimizer="muon", lr=0.24, epochs=4, compile=True)
     assert not build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu")).freezes_spent
+
+
+def test_the_spent_parameters_keep_their_gradients_with_fused_kernels(small) -> None:
+    """Fused kernels gain nothing from a frozen whitening bias: such a run captures no frozen graph."""
+    config = small(model="fastnet", optimizer="muon", lr=0.24, epochs=4)
+    engine = build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
+    assert engine.freezes_spent
+    engine.fused = fused.Plan("ready", Path("unused"))
+    assert not engine.freezes_spent
 
 
 def test_fastnets_head_starts_as_airbenchs_behind_its_scale() -> None:
