@@ -93,7 +93,8 @@ def spans(prof: Any) -> tuple[list[tuple[float, float, str]], list[tuple[float, 
     for event in prof.events():
         start, end = float(event.time_range.start), float(event.time_range.end)
         if event.device_type == torch.autograd.DeviceType.CUDA:
-            gpu.append((start, end, event.name))
+            if not event.name.startswith(PHASES):  # the labels' own spans on the GPU's timeline: not work
+                gpu.append((start, end, event.name))
         elif event.name.startswith(PHASES):
             host.append((start, end, event.name[len(PHASES) :]))
     return sorted(host), sorted(gpu)
