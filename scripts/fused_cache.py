@@ -21,7 +21,7 @@ from rocmtui.train.engine import build_engine, capture_graph
 
 def main() -> int:
     config = TrainConfig(**{**RECIPES["fast"].settings, "device": "cuda"})
-    plan = fused.plan(config, torch.device("cuda"), (3, 32, 32), 10)
+    plan = fused.plan(config, torch.device("cuda"), (3, 32, 32), 10, 50_000)
     print(f"before: {plan.state} ({plan.notice})", flush=True)
     start = time.perf_counter()
     process = fused.build_later(plan)

@@ -106,6 +106,16 @@ class HostCopy:
         self._groups.clear()
         return hosts, events, frozen
 
+    def completed(self, values: dict[str, Any]) -> HostCopy:
+        """This copy with ``values`` added: host values only (CPU tensors are cloned), known after it was taken,
+        such as the run's position once its epoch has been evaluated."""
+        added = self._slotted(values)
+        if self._groups:
+            self._groups.clear()
+            raise ValueError("a copy's GPU tensors are gathered when it is taken, not added afterwards")
+        self._state = {**self._state, **added}
+        return self
+
     def state(self) -> dict[str, Any]:
         for event in self._events:
             event.synchronize()

@@ -22,6 +22,7 @@ from rocmtui.train.gpudata import (
     Augmentation,
     DeviceData,
     Normalizer,
+    Placement,
     alternating_flips,
     batch_rows,
     epoch_images,
@@ -95,6 +96,9 @@ class Augmenter:
     seed, so a resumed run draws the same)."""
     crops: tuple[int, ...] = ()
     """``--crop-sizes``: the crop side of each of the first epochs; later epochs at the images' own size."""
+    placement: Placement | None = None
+    """With fused kernels, the crops, flips and jitter compiled into one kernel (``fused.compiled_placement``);
+    None: eager kernels (a gather, and three passes for each part of the jitter)."""
 
     def crop_at(self, epoch: int) -> int | None:
         """The crop side epoch ``epoch`` trains on, or None for the images' own size."""
@@ -104,7 +108,18 @@ class Augmenter:
         """``images[order]`` as epoch ``epoch`` shows them, drawn in one pass (its augmentation's draws follow
         the epoch's order on the same generator, so a resume that redraws the order redraws them too)."""
         flips = None if self.flip_base is None else alternating_flips(self.flip_base, order, epoch)
-        return epoch_images(images, order, self.gen, self.augmentation, flips, self.crop_at(epoch))
+        return epoch_images(images, order, self.gen, self.augmentation, flips, self.crop_at(epoch), self.placement)
+
+    def warm(self, images: torch.Tensor, epochs: range) -> None:
+        """Compile (or load from the cache) the placement for each crop side of ``epochs``, on a throwaway
+        order and generator, so that no epoch's draw compiles on the run's clock."""
+        if self.placement is None or self.augmentation is None:
+            return
+        probe = _seeded(0, images.device)
+        order = permutation(int(images.shape[0]), probe)
+        flips = None if self.flip_base is None else alternating_flips(self.flip_base, order, 0)
+        for crop in {self.crop_at(epoch) for epoch in epochs}:
+            epoch_images(images, order, probe, self.augmentation, flips, crop, self.placement)
 
 
 @dataclass
@@ -182,7 +197,9 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
 
     trained: nn.Module = wrap(model, device) if ranks.several else model
     shape = (data.channels, data.size, data.size)
-    fused_plan = FUSED_OFF if ranks.several else fused.plan(config, device, shape, len(data.classes))
+    fused_plan = (
+        FUSED_OFF if ranks.several else fused.plan(config, device, shape, len(data.classes), int(data.train_y.shape[0]))
+    )
     train_model: Any = (
         torch.compile(trained) if config.compile else fused.compiled(trained, fused_plan, config.fused_mode)
     )
@@ -200,6 +217,7 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
     loss_fn = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
     eager = EagerStep(train_model, optimizer, loss_fn, prepare, device, config.amp)
     augmentation = models.augmentation(config.model, config.jitter) if config.augment else None
+    placement = fused.compiled_placement(fused_plan, config.fused_mode) if augmentation is not None else None
     flips = augmentation is not None and augmentation.alternating_flip
     flip_base = _flip_base(config.seed, int(data.train_y.shape[0]), device) if flips else None
     gen = _seeded(config.seed, device)
@@ -211,7 +229,7 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         nets=Nets(model=model, eval_model=eval_model),
         optimisation=Optimisation(optimizer=optimizer, eager=eager, step=eager),
         batching=Batching(gen, config.batch_size, count, steps, full_batches=config.cuda_graph),
-        augmenter=Augmenter(augmentation, aug_gen, flip_base, config.crop_sizes),
+        augmenter=Augmenter(augmentation, aug_gen, flip_base, config.crop_sizes, placement),
         stats=Stats(device),
         ranks=ranks,
         fused=fused_plan,
@@ -232,7 +250,7 @@ def _flip_base(seed: int, images: int, device: torch.device) -> torch.Tensor:
 def capture_graph(engine: Engine, from_epoch: int = 0) -> None:
     """Swap the eager step for captured ones, one a batch shape and state of the spent parameters the run trains
     with from epoch ``from_epoch`` (after any resume, so they capture the restored tensors and leave out the crop
-    sides already done)."""
+    sides already done); with fused kernels, the epochs' compiled placement is loaded as well."""
     cfg, data = engine.config, engine.data
     probe = _seeded(cfg.seed, engine.device)  # a throwaway order: the warm-up batch must not move the real generator
     idx = batch_rows(permutation(int(data.train_y.shape[0]), probe), 0, cfg.batch_size, True)
@@ -252,6 +270,7 @@ def capture_graph(engine: Engine, from_epoch: int = 0) -> None:
             batch = x if side == data.size else x[..., :side, :side].contiguous()
             with _gradients(spanned, not frozen):
                 steps.append(GraphStep(engine.eager, batch, y, frozen=frozen))
+        engine.augmenter.warm(data.train_x, range(from_epoch, cfg.epochs))
         return GraphSteps(steps, spanned)
 
     engine.optimisation.step = fused.capture(engine, make)

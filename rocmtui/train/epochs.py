@@ -14,7 +14,7 @@ from rocmtui.events import Emit, LogMessage, RunControl, RunFinished
 from rocmtui.run.ranks import RankWriter
 from rocmtui.train import fused, models
 from rocmtui.train.boundary import Boundary
-from rocmtui.train.checkpoints import LAST
+from rocmtui.train.checkpoints import LAST, HostCopy
 from rocmtui.train.distributed import shard, sum_all
 from rocmtui.train.engine import Engine
 from rocmtui.train.evaluate import EvalResult, evaluate
@@ -47,20 +47,33 @@ class EpochLoop:
 
     def run(self) -> RunSummary:
         engine, p = self.engine, self.progress
-        while p.epoch < engine.config.epochs:
-            epoch_start, seen_before = self.clock.now(), p.seen  # seen_before > 0 when resumed mid-epoch
-            if p.perm is None:
-                p.epoch_rng = engine.batching.gen.get_state()
-                p.perm = permutation(int(engine.data.train_y.shape[0]), engine.batching.gen)
-                engine.stats.reset_epoch()
-            order = shard(p.perm, engine.ranks)  # the whole order is drawn (and saved) alike on every rank
-            images = engine.augmenter.epoch(engine.data.train_x, order, p.epoch)
-            if not self._steps(images, engine.data.train_y[order]):
+        drawn = self._draw() if p.epoch < engine.config.epochs else None
+        while drawn is not None:
+            epoch_start, seen_before, images, labels = drawn  # seen_before > 0 when resumed mid-epoch
+            if not self._steps(images, labels):
                 return self._finish("stopped")
-            del images
+            del drawn, images, labels
+            taken = self.saver.take(engine)  # while the GPU still runs the epoch's last steps
             self.reporter.flush()
-            self._end_epoch(epoch_start, p.seen - seen_before)
+            ended = self._end_epoch(epoch_start, p.seen - seen_before, taken)
+            # the next epoch's draw is queued before the epoch's events are sent: the GPU need not wait for them
+            drawn = self._draw() if p.epoch < engine.config.epochs else None
+            self.reporter.epoch_completed(*ended)
+            self.reporter.mark()
         return self._finish("completed")
+
+    def _draw(self) -> tuple[float, int, torch.Tensor, torch.Tensor]:
+        """The epoch's start on the clock, the images it had seen before, and its images and labels in its order
+        (drawn now, on the device, unless a resume in its middle restored the order)."""
+        engine, p = self.engine, self.progress
+        epoch_start, seen_before = self.clock.now(), p.seen
+        if p.perm is None:
+            p.epoch_rng = engine.batching.gen.get_state()
+            p.perm = permutation(int(engine.data.train_y.shape[0]), engine.batching.gen)
+            engine.stats.reset_epoch()
+        order = shard(p.perm, engine.ranks)  # the whole order is drawn (and saved) alike on every rank
+        images = engine.augmenter.epoch(engine.data.train_x, order, p.epoch)
+        return epoch_start, seen_before, images, engine.data.train_y[order]
 
     def _steps(self, images: torch.Tensor, labels: torch.Tensor) -> bool:
         """The rest of this epoch's steps over its ``images`` and ``labels`` (in its order, augmented);
@@ -90,7 +103,11 @@ class EpochLoop:
                 self.reporter.flush()
         return True
 
-    def _end_epoch(self, epoch_start: float, trained_now: int) -> None:
+    def _end_epoch(
+        self, epoch_start: float, trained_now: int, taken: HostCopy | None
+    ) -> tuple[EpochFigures, EvalResult, float, bool]:
+        """The epoch's figures and test pass, the run moved to the next epoch, the checkpoints ``taken`` at its
+        end handed to the writer; what ``Reporter.epoch_completed`` sends of it."""
         engine, p = self.engine, self.progress
         figures = self._figures(self._synced_now() - epoch_start, trained_now, time.time())
         result, eval_s = self.clock.set_aside(lambda: evaluate(engine))
@@ -100,9 +117,8 @@ class EpochLoop:
         p.final_acc = result.acc
         p.epoch, p.epoch_step, p.seen, p.perm, p.epoch_rng = p.epoch + 1, 0, 0, None, None
         engine.stats.reset_epoch()
-        self.reporter.epoch_completed(figures, result, eval_s, is_best)
-        self.saver.after_epoch(engine, p, self.clock.now(), is_best)
-        self.reporter.mark()
+        self.saver.after_epoch(engine, p, self.clock.now(), is_best, taken)
+        return figures, result, eval_s, is_best
 
     def _figures(self, seconds: float, trained_now: int, wall: float) -> EpochFigures:
         """This epoch's training figures, over every rank's shard."""

@@ -24,6 +24,7 @@ from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_prune
 from rocmtui.train.data import Arrays
 from rocmtui.train.engine import build_engine, capture_graph
+from rocmtui.train.gpudata import place_images
 from rocmtui.train.step import GraphSteps
 
 
@@ -45,13 +46,17 @@ def build(folder: Path) -> float:
     fused.use_cache(folder)
     started = time.perf_counter()
     device = torch.device("cuda")
-    if fused.identity(config, device, tuple(parts["input"]), int(parts["classes"])) != parts:
+    images = int(parts["images"])  # as many as the run's: an epoch's draw is compiled for its count
+    if fused.identity(config, device, tuple(parts["input"]), int(parts["classes"]), images) != parts:
         raise ValueError("this machine's torch, GPU or code differ from the request's")
-    arrays = random_arrays(parts["input"], int(parts["classes"]), max(config.batch_size, 5000))
+    arrays = random_arrays(parts["input"], int(parts["classes"]), images)
     engine = build_engine(config, arrays, device)
     engine.eager.model = fused.compile_for(engine.model, config.fused_mode)
+    if engine.augmenter.augmentation is not None:
+        placement = fused.compile_for(place_images, config.fused_mode)
+        engine.augmenter = replace(engine.augmenter, placement=placement)
     engine.fused = fused.Plan("ready", folder)  # its steps are a fused run's: the same graphs captured
-    capture_graph(engine)
+    capture_graph(engine)  # and the placement compiled for each crop side
     graphs = engine.optimisation.step
     for step in graphs.steps.values() if isinstance(graphs, GraphSteps) else ():
         step(step.x, step.y, engine.stats)  # each captured step replays

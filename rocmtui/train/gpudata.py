@@ -7,6 +7,7 @@ slices of them, so a step launches two copies and its graph, not a dozen small k
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -104,6 +105,10 @@ class Augmentation:
     contrast about the data set's mean scaled by up to 1 +- this (0: none)."""
 
 
+Placement = Callable[..., torch.Tensor]
+"""``place_images`` itself, or the same compiled into one fused kernel (``train.fused.compiled_placement``)."""
+
+
 def epoch_images(  # noqa: PLR0917 - the epoch's parts, each its own argument
     images: torch.Tensor,
     order: torch.Tensor,
@@ -111,10 +116,14 @@ def epoch_images(  # noqa: PLR0917 - the epoch's parts, each its own argument
     aug: Augmentation | None,
     flips: torch.Tensor | None = None,
     crop: int | None = None,
+    placement: Placement | None = None,
 ) -> torch.Tensor:
     """The epoch's training images in ``order``, augmented by ``aug`` (None: as they are), in one gather;
-    ``crop``: cut to ``crop`` x ``crop`` pixels (``augment``'s ``size``)."""
-    return images[order] if aug is None else augment(images, generator, aug, flips, which=order, size=crop)
+    ``crop``: cut to ``crop`` x ``crop`` pixels (``augment``'s ``size``); ``placement``: a compiled
+    ``place_images`` (None: the eager one)."""
+    if aug is None:
+        return images[order]
+    return augment(images, generator, aug, flips, which=order, size=crop, placement=placement)
 
 
 def alternating_flips(base: torch.Tensor, idx: torch.Tensor, epoch: int) -> torch.Tensor:
@@ -130,14 +139,15 @@ def augment(  # noqa: PLR0917 - the batch's parts, each its own argument
     flips: torch.Tensor | None = None,
     which: torch.Tensor | None = None,
     size: int | None = None,
+    placement: Placement | None = None,
 ) -> torch.Tensor:
     """``aug`` applied to a whole uint8 batch; ``flips`` (one bool per image) instead of random flips;
     ``which``: the images of ``x`` to take, in that order (None: all of them), as ``augment(x[which])``;
     ``size``: square crops of this side (None: the images' own size), placed anywhere in the image moved by
     up to ``aug.pad`` pixels, so that objects keep their scale and a crop sees less of the scene.
 
-    Vectorised: one gather with per-image offsets (through a padded copy for zero fill, through reflected
-    indexes otherwise) that also reads a mirrored image's columns backwards, and picks the images.
+    The random draws are made here, on ``generator``, in one order whatever does the rest; the images are then
+    cut, mirrored and jittered by ``placement`` (``place_images``, eager or compiled).
     """
     _, _, h, w = x.shape
     n = x.shape[0] if which is None else int(which.shape[0])
@@ -150,36 +160,77 @@ def augment(  # noqa: PLR0917 - the batch's parts, each its own argument
     shifts = torch.randint(-pad, pad + 1 + min(h, w) - side, (2, n), generator=generator, device=dev)
     if flips is None:
         flips = torch.rand(n, generator=generator, device=dev) < 0.5
+    draws = jitter_draws(n, generator, aug.jitter, dev) if aug.jitter > 0 else None
+    # compiled, the jitter needs no parts: its floats stay in the kernel's registers
+    place, chunk = (place_images, JITTER_CHUNK) if placement is None else (placement, None)
+    return place(x, shifts, flips, which, draws, out_h=out_h, out_w=out_w, pad=pad, reflect=aug.reflect, chunk=chunk)
+
+
+def place_images(
+    x: torch.Tensor,
+    shifts: torch.Tensor,
+    flips: torch.Tensor,
+    which: torch.Tensor | None,
+    draws: torch.Tensor | None,
+    *,
+    out_h: int,
+    out_w: int,
+    pad: int,
+    reflect: bool,
+    chunk: int | None,
+) -> torch.Tensor:
+    """The images ``which`` of ``x`` (all when None), each moved by its ``shifts`` (rows, columns), mirrored
+    where ``flips``, cut to ``out_h`` x ``out_w`` and jittered by its ``draws`` (None: not jittered; ``chunk``
+    images at a time, None: all at once). No random draw: the same inputs give the same images.
+
+    One gather with per-image offsets (through a padded copy for zero fill, through reflected indexes otherwise)
+    that also reads a mirrored image's columns backwards, and picks the images.
+    """
+    _, _, h, w = x.shape
+    n, dev = int(flips.shape[0]), x.device
     j = torch.arange(out_w, device=dev).view(1, out_w)
     j = torch.where(flips.view(n, 1), (out_w - 1) - j, j)
     rows = torch.arange(out_h, device=dev).view(1, out_h) + shifts[0].view(n, 1)
     cols = j + shifts[1].view(n, 1)
-    if aug.reflect:
+    if reflect:
         source, rows, cols = x, _reflected(rows, h), _reflected(cols, w)
     else:
         source, rows, cols = torch.nn.functional.pad(x, (pad, pad, pad, pad)), rows + pad, cols + pad
     batch = (torch.arange(n, device=dev) if which is None else which).view(n, 1, 1, 1)
     chans = torch.arange(x.shape[1], device=dev).view(1, -1, 1, 1)
     out = source[batch, chans, rows.view(n, 1, out_h, 1), cols.view(n, 1, 1, out_w)]
-    return jittered(out, generator, aug.jitter) if aug.jitter > 0 else out
+    return out if draws is None else jitter_with(out, draws, chunk)
 
 
 JITTER_CHUNK = 8192
-"""Images jittered at once: their float copy is 100 MB for CIFAR-10's, where a whole epoch's would be 600 MB."""
+"""Images jittered at once with eager kernels: their float copy is 100 MB for CIFAR-10's, where a whole epoch's
+would be 600 MB."""
 
 
 def jittered(x: torch.Tensor, generator: torch.Generator, amount: float) -> torch.Tensor:
     """uint8 images with their brightness and contrast changed, per image: ``((z + b) * c)`` on the normalised
     values ``z``, ``b`` and ``c - 1`` uniform in ``[-amount, amount]``, written back as clamped pixels (as
     torchvision's ColorJitter clamps)."""
-    n, channels = x.shape[0], x.shape[1]
-    draws = torch.rand(2, n, 1, 1, 1, generator=generator, device=x.device) * (2 * amount) - amount
+    return jitter_with(x, jitter_draws(int(x.shape[0]), generator, amount, x.device), JITTER_CHUNK)
+
+
+def jitter_draws(n: int, generator: torch.Generator, amount: float, device: torch.device) -> torch.Tensor:
+    """Each image's brightness shift ``b`` and contrast change ``c - 1`` (``jittered``), uniform in
+    ``[-amount, amount]``: shape (2, n, 1, 1, 1)."""
+    return torch.rand(2, n, 1, 1, 1, generator=generator, device=device) * (2 * amount) - amount
+
+
+def jitter_with(x: torch.Tensor, draws: torch.Tensor, chunk: int | None) -> torch.Tensor:
+    """``x`` jittered by ``draws`` (``jitter_draws``), ``chunk`` images at a time (None: all at once)."""
+    channels = x.shape[1]
     mean, std = (torch.tensor(v, device=x.device).view(1, -1, 1, 1) * 255 for v in channel_stats(channels))
     contrast = 1 + draws[1]
     offset = (draws[0] * std - mean) * contrast + mean + 0.5  # per image and channel; + 0.5: the cast rounds
+    if chunk is None:
+        return torch.addcmul(offset, x, contrast).clamp_(0, 255).to(torch.uint8)
     out = torch.empty_like(x)
-    for start in range(0, n, JITTER_CHUNK):  # floats for a part at a time: an epoch's would be 4 bytes a pixel
-        part = slice(start, start + JITTER_CHUNK)
+    for start in range(0, int(x.shape[0]), chunk):  # floats for a part at a time: an epoch's would be 4 bytes a pixel
+        part = slice(start, start + chunk)
         # three passes (multiply-add, clamp, cast) where the formula written out takes eight
         out[part] = torch.addcmul(offset[part], x[part], contrast[part]).clamp_(0, 255)
     return out

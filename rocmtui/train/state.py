@@ -53,6 +53,11 @@ def snapshot(engine: Engine, progress: Progress, elapsed_s: float) -> dict[str, 
 
     Tensors, state dicts and plain values only: ``load_checkpoint`` reads it back without running code.
     """
+    return {**device_state(engine), **position(engine, progress, elapsed_s)}
+
+
+def device_state(engine: Engine) -> dict[str, Any]:
+    """The part of a checkpoint the steps change: the model, the optimizer, the scaler and the generators."""
     cuda_rng = torch.cuda.get_rng_state(engine.device) if engine.device.type == "cuda" else None
     return {
         "config": engine.config.to_dict(),
@@ -63,6 +68,12 @@ def snapshot(engine: Engine, progress: Progress, elapsed_s: float) -> dict[str, 
         "rng_cpu": torch.get_rng_state(),
         "rng_cuda": cuda_rng,
         "rng_data": engine.batching.gen.get_state(),
+    }
+
+
+def position(engine: Engine, progress: Progress, elapsed_s: float) -> dict[str, Any]:
+    """The part of a checkpoint the loop keeps on the host: where the run is, its accumulators and its clock."""
+    return {
         "epoch": progress.epoch,
         "epoch_step": progress.epoch_step,
         "global_step": progress.global_step,

@@ -21,6 +21,7 @@ import torch
 from rocmtui.config import RECIPES, FusedMode, TrainConfig
 from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_build, fused_prune
+from rocmtui.train.engine import Augmenter
 
 FAST = TrainConfig(**RECIPES["fast"].settings)
 CUDA = torch.device("cuda")
@@ -35,7 +36,7 @@ def parts(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def planned() -> fused.Plan:
-    return fused.plan(FAST, CUDA, (3, 32, 32), 10)
+    return fused.plan(FAST, CUDA, (3, 32, 32), 10, 50_000)
 
 
 def ready_cache(folder: Path) -> None:
@@ -60,7 +61,9 @@ def test_each_fused_mode_has_its_own_cache_and_compiles_as_its_build(monkeypatch
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda _=None: (9, 0))
 
     def key(mode: FusedMode) -> str:
-        return fused.cache_key(fused.identity(dataclasses.replace(FAST, fused_mode=mode), CUDA, (3, 32, 32), 10))
+        return fused.cache_key(
+            fused.identity(dataclasses.replace(FAST, fused_mode=mode), CUDA, (3, 32, 32), 10, 50_000)
+        )
 
     assert key("default") != key("max-autotune")
     modes: list[object] = []
@@ -76,9 +79,9 @@ def test_each_fused_mode_has_its_own_cache_and_compiles_as_its_build(monkeypatch
 
 
 def test_off_without_the_option_a_graph_or_a_gpu() -> None:
-    assert fused.plan(FAST, torch.device("cpu"), (3, 32, 32), 10) is fused.OFF
-    assert fused.plan(dataclasses.replace(FAST, fused_kernels=False), CUDA, (3, 32, 32), 10) is fused.OFF
-    assert fused.plan(dataclasses.replace(FAST, cuda_graph=False), CUDA, (3, 32, 32), 10) is fused.OFF
+    assert fused.plan(FAST, torch.device("cpu"), (3, 32, 32), 10, 50_000) is fused.OFF
+    assert fused.plan(dataclasses.replace(FAST, fused_kernels=False), CUDA, (3, 32, 32), 10, 50_000) is fused.OFF
+    assert fused.plan(dataclasses.replace(FAST, cuda_graph=False), CUDA, (3, 32, 32), 10, 50_000) is fused.OFF
 
 
 def test_skipped_on_rocm_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,6 +175,7 @@ class FakeEngine:
         self.model = torch.nn.Linear(3, 2)
         self.optimizer = torch.optim.SGD(self.model.parameters())
         self.eager = type("Eager", (), {"model": "compiled"})()
+        self.augmenter = Augmenter(None, torch.Generator(), None, placement=lambda *_args, **_kw: torch.zeros(1))
         self.fused = plan
 
 
@@ -193,6 +197,7 @@ def test_a_compiled_step_that_fails_falls_back_to_eager_once(parts: dict[str, An
 
     assert fused.capture(engine, make) == "eager step"  # type: ignore[arg-type]
     assert calls == ["compiled", engine.model]
+    assert engine.augmenter.placement is None  # the epochs' draws with eager kernels too
     assert all(torch.equal(v, before[k]) for k, v in engine.model.state_dict().items())
     assert engine.fused.state == "failed"
     assert engine.fused.notice == "fused kernels failed (RuntimeError: inductor: bad cache); eager kernels"
@@ -248,10 +253,10 @@ def test_the_fast_recipe_asks_for_fused_kernels_and_a_quarter_of_the_tta() -> No
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the build captures a CUDA graph: run on the H200 instead")
 def test_a_build_on_a_gpu_makes_a_cache_the_next_run_loads(tmp_path: Path) -> None:
     config = dataclasses.replace(FAST, device="cuda")
-    missing = fused.plan(config, CUDA, (3, 32, 32), 10)
+    missing = fused.plan(config, CUDA, (3, 32, 32), 10, 50_000)
     process = fused.build_later(missing)
     assert process is not None and process.wait() == 0
-    assert fused.plan(config, CUDA, (3, 32, 32), 10).state == "ready"
+    assert fused.plan(config, CUDA, (3, 32, 32), 10, 50_000).state == "ready"
 
 
 def aged_cache(root: Path, name: str, age_s: float) -> Path:

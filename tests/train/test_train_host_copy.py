@@ -8,6 +8,9 @@ import pytest
 import torch
 
 from rocmtui.train.checkpoints import HostCopy
+from rocmtui.train.data import load_arrays, resolve_source
+from rocmtui.train.engine import build_engine
+from rocmtui.train.state import Progress, device_state, position, snapshot
 
 
 def test_a_host_copy_of_cpu_tensors_is_not_changed_by_later_steps() -> None:
@@ -85,3 +88,31 @@ def test_a_host_copy_gathers_each_dtype_and_gives_back_every_tensor_as_it_was() 
     assert got["empty"].shape == (0, 3) and torch.equal(got["cpu"], torch.ones(2))
     assert got["optimizer"]["lr"] == 0.1
     assert model["conv"].untyped_storage().size() == model["conv"].numel() * 4  # its own storage, not the buffer's
+
+
+def test_a_copy_taken_at_the_epoch_end_and_completed_later_is_the_whole_checkpoint(small) -> None:
+    """The epoch end's device state is taken before the loop waits for its steps, the position added once the
+    epoch is evaluated: the same checkpoint as a snapshot of that moment, and later steps do not change it."""
+    config = small(epochs=2)
+    engine = build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
+    progress = Progress(epoch=1, global_step=7, best_acc=0.5, final_acc=0.5, images=448)
+    whole = snapshot(engine, progress, 3.25)
+    weights = {name: value.clone() for name, value in whole["model"].items()}  # the snapshot holds live tensors
+    taken = HostCopy(device_state(engine))
+    with torch.no_grad():
+        for param in engine.model.parameters():
+            param.add_(1)
+    got = taken.completed(position(engine, progress, 3.25)).state()
+    assert sorted(got) == sorted(whole)
+    for name, value in weights.items():
+        assert torch.equal(got["model"][name], value), name
+    assert {k: got[k] for k in ("epoch", "global_step", "best_acc", "elapsed_s", "images", "perm")} == {
+        "epoch": 1, "global_step": 7, "best_acc": 0.5, "elapsed_s": 3.25, "images": 448, "perm": None,
+    }  # fmt: skip
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: a GPU tensor added late")
+def test_a_gpu_tensor_cannot_be_added_to_a_copy_already_taken() -> None:
+    copy = HostCopy({"model": {"w": torch.ones(3, device="cuda")}})
+    with pytest.raises(ValueError, match="gathered when it is taken"):
+        copy.completed({"late": torch.zeros(2, device="cuda")})
