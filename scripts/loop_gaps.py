@@ -66,6 +66,7 @@ def label_loop() -> None:
     labelled(report.Reporter, "flush", "flush")
     labelled(epochs.EpochLoop, "_end_epoch", "end_epoch")
     labelled(epochs, "evaluate", "evaluate")
+    labelled(saving.Saver, "take", "checkpoint")
     labelled(saving.Saver, "after_epoch", "checkpoint")
     labelled(epochs.EpochLoop, "_finish", "finish")
 

@@ -6,6 +6,7 @@ The clock counts training seconds only: pauses and test passes are left out (``r
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import torch
 
@@ -14,7 +15,7 @@ from rocmtui.events import Emit, LogMessage, RunControl, RunFinished
 from rocmtui.run.ranks import RankWriter
 from rocmtui.train import fused, models
 from rocmtui.train.boundary import Boundary
-from rocmtui.train.checkpoints import LAST, HostCopy
+from rocmtui.train.checkpoints import LAST
 from rocmtui.train.distributed import shard, sum_all
 from rocmtui.train.engine import Engine
 from rocmtui.train.evaluate import EvalResult, evaluate
@@ -22,7 +23,7 @@ from rocmtui.train.gpudata import batch_rows, permutation
 from rocmtui.train.learning_rates import freeze_spent, set_lr
 from rocmtui.train.report import EpochFigures, Reporter
 from rocmtui.train.saving import Saver
-from rocmtui.train.state import Progress
+from rocmtui.train.state import Progress, position
 from rocmtui.train.summary import RunSummary
 
 
@@ -55,9 +56,11 @@ class EpochLoop:
             del drawn, images, labels
             taken = self.saver.take(engine)  # while the GPU still runs the epoch's last steps
             self.reporter.flush()
-            ended = self._end_epoch(epoch_start, p.seen - seen_before, taken)
-            # the next epoch's draw is queued before the epoch's events are sent: the GPU need not wait for them
+            ended, at = self._end_epoch(epoch_start, p.seen - seen_before)
+            # the next epoch's draw is queued before the checkpoint is handed on and the events are sent: the
+            # GPU need not wait for them
             drawn = self._draw() if p.epoch < engine.config.epochs else None
+            self.saver.after_epoch(engine, taken, at, is_best=ended[-1])
             self.reporter.epoch_completed(*ended)
             self.reporter.mark()
         return self._finish("completed")
@@ -104,10 +107,10 @@ class EpochLoop:
         return True
 
     def _end_epoch(
-        self, epoch_start: float, trained_now: int, taken: HostCopy | None
-    ) -> tuple[EpochFigures, EvalResult, float, bool]:
-        """The epoch's figures and test pass, the run moved to the next epoch, the checkpoints ``taken`` at its
-        end handed to the writer; what ``Reporter.epoch_completed`` sends of it."""
+        self, epoch_start: float, trained_now: int
+    ) -> tuple[tuple[EpochFigures, EvalResult, float, bool], dict[str, Any]]:
+        """The epoch's figures and test pass, and the run moved to the next epoch: what
+        ``Reporter.epoch_completed`` sends of it, and the run's position for its checkpoint."""
         engine, p = self.engine, self.progress
         figures = self._figures(self._synced_now() - epoch_start, trained_now, time.time())
         result, eval_s = self.clock.set_aside(lambda: evaluate(engine))
@@ -117,8 +120,7 @@ class EpochLoop:
         p.final_acc = result.acc
         p.epoch, p.epoch_step, p.seen, p.perm, p.epoch_rng = p.epoch + 1, 0, 0, None, None
         engine.stats.reset_epoch()
-        self.saver.after_epoch(engine, p, self.clock.now(), is_best, taken)
-        return figures, result, eval_s, is_best
+        return (figures, result, eval_s, is_best), position(engine, p, self.clock.now())
 
     def _figures(self, seconds: float, trained_now: int, wall: float) -> EpochFigures:
         """This epoch's training figures, over every rank's shard."""

@@ -140,6 +140,7 @@ class _Run:
             resume.release_state()
         if config.cuda_graph:
             capture_graph(engine, from_epoch=self.progress.epoch)
+        self.saver.prepare(engine)
         if ranks.leader:
             write_config(run_dir, config)
         send_started(

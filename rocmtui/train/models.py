@@ -57,6 +57,35 @@ class _Group(nn.Sequential):
         self.append(nn.GELU())
 
 
+WHITEN_CHANNEL_MULTIPLE = 8
+"""On a GPU the whitening conv sees its input channels zero-padded to a multiple of this (``_Whiten``)."""
+
+
+class _Whiten(nn.Conv2d):
+    """The frozen 2x2 whitening conv. On a GPU its input channels are zero-padded to a multiple of 8, and its
+    filters with zeros: the same sums, where cuDNN has tensor-core kernels for channels_last inputs of 8
+    channels and only a generic one for 3 (``scripts/whiten_cost.py``)."""
+
+    pad_channels = True
+    """False: the conv as it is, for a benchmark to set beside."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.padded(x) if x.is_cuda and self.pad_channels else super().forward(x)
+
+    def padded(self, x: torch.Tensor) -> torch.Tensor:
+        """The conv over ``x`` and its filters zero-padded to a multiple of 8 channels, keeping channels_last."""
+        extra = -int(x.shape[1]) % WHITEN_CHANNEL_MULTIPLE
+        if not extra:
+            return super().forward(x)
+        last = x.is_contiguous(memory_format=torch.channels_last)
+        padded = nn.functional.pad(x, (0, 0, 0, 0, 0, extra))
+        weight = nn.functional.pad(self.weight, (0, 0, 0, 0, 0, extra))
+        if last:
+            padded = padded.contiguous(memory_format=torch.channels_last)
+            weight = weight.contiguous(memory_format=torch.channels_last)
+        return nn.functional.conv2d(padded, weight, self.bias)
+
+
 class _Scale(nn.Module):
     def __init__(self, factor: float) -> None:
         super().__init__()
@@ -90,7 +119,7 @@ class FastNet(nn.Sequential):
     def __init__(self, channels: int, size: int, num_classes: int) -> None:
         whiten_width = 2 * channels * 4
         widths = (64, 256, 256)
-        whiten = nn.Conv2d(channels, whiten_width, kernel_size=2, padding=0, bias=True)
+        whiten = _Whiten(channels, whiten_width, kernel_size=2, padding=0, bias=True)
         whiten.weight.requires_grad_(False)
         super().__init__(
             whiten,

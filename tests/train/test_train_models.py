@@ -12,7 +12,7 @@ from torch import nn
 
 from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError
-from rocmtui.train import fused
+from rocmtui.train import fused, models
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import resolve_device
 from rocmtui.train.engine import build_engine
@@ -217,3 +217,26 @@ def test_a_recipes_bf16_becomes_fp32_on_a_cpu_that_would_emulate_it(
     monkeypatch.setattr(device, "cpu_has_bf16", lambda: native)
     config = small(amp="bf16", given=given)
     assert device.fit_to_device(config, torch.device("cpu")).amp == amp
+
+
+@pytest.mark.parametrize("channels", [3, 1], ids=["cifar", "mnist"])
+def test_the_whitening_conv_padded_to_eight_channels_is_the_same_conv(channels: int) -> None:
+    """On a GPU the whitening conv runs over zero-padded channels: the same outputs, the same bias gradient, and
+    the same state dict (its filters keep their shape)."""
+    net = FastNet(channels, 32, 10)
+    conv, bias = net.whiten, net.whiten.bias
+    assert isinstance(conv, models._Whiten) and bias is not None
+    with torch.no_grad():
+        bias.normal_(generator=torch.Generator().manual_seed(0))
+    x = torch.randn(4, channels, 12, 12, generator=torch.Generator().manual_seed(1))
+    plain, padded = conv(x), conv.padded(x.contiguous(memory_format=torch.channels_last))
+    assert padded.shape == plain.shape and padded.is_contiguous(memory_format=torch.channels_last)
+    assert torch.allclose(padded, plain, atol=1e-5)
+    grads = []
+    for out in (padded, plain):
+        out.sum().backward()
+        assert bias.grad is not None
+        grads.append(bias.grad.clone())
+        bias.grad = None
+    assert torch.allclose(grads[0], grads[1], atol=1e-4)
+    assert net.state_dict()["0.weight"].shape == (8 * channels, channels, 2, 2)
