@@ -38,6 +38,11 @@ class Boundary:
             self._save()
         return True
 
+    def quiet(self) -> bool:
+        """Whether the next boundary has nothing to do (a single process, no request waiting): work that
+        can wait may then follow the next step's launch."""
+        return not self.ranks.several and not self.control.asked
+
     def _agreed(self, epoch_step: int) -> bool:
         """The ranks' boundary: every ``sync_steps`` steps they agree on stop, pause, save and reporting.
 

@@ -5,17 +5,21 @@ The clock counts training seconds only: pauses and test passes are left out (``r
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from rocmtui.base.clock import RunClock
-from rocmtui.events import Emit, LogMessage, RunControl, RunFinished
+from rocmtui.events import Emit, LogMessage, RunControl, RunFinished, StepsCompleted
 from rocmtui.run.ranks import RankWriter
 from rocmtui.train import fused, models
 from rocmtui.train.boundary import Boundary
-from rocmtui.train.checkpoints import LAST
+from rocmtui.train.checkpoints import LAST, HostCopy
 from rocmtui.train.distributed import shard, sum_all
 from rocmtui.train.engine import Engine
 from rocmtui.train.evaluate import EvalResult, evaluate
@@ -25,6 +29,23 @@ from rocmtui.train.report import EpochFigures, Reporter
 from rocmtui.train.saving import Saver
 from rocmtui.train.state import Progress, position
 from rocmtui.train.summary import RunSummary
+
+_Ended = tuple[EpochFigures, EvalResult, float, bool]
+"""An ended epoch's figures, test pass, its seconds and whether it was the best: ``Reporter.epoch_completed``'s."""
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """An epoch's images and labels in its order, drawn on the device, and where its clock starts."""
+
+    start: float
+    seen_before: int
+    """Images it had trained on before (a resume in its middle)."""
+    perm: torch.Tensor
+    rng: torch.Tensor | None
+    """The data generator's state before its order was drawn (``Progress.epoch_rng``)."""
+    images: torch.Tensor
+    labels: torch.Tensor
 
 
 class EpochLoop:
@@ -47,45 +68,61 @@ class EpochLoop:
         self.per_class: tuple[tuple[str, float], ...] = ()
 
     def run(self) -> RunSummary:
-        engine, p = self.engine, self.progress
-        drawn = self._draw() if p.epoch < engine.config.epochs else None
+        engine, p, epochs = self.engine, self.progress, self.engine.config.epochs
+        drawn = self._draw_current() if p.epoch < epochs else None
+        reports: Callable[[], None] | None = None
         while drawn is not None:
-            epoch_start, seen_before, images, labels = drawn  # seen_before > 0 when resumed mid-epoch
-            if not self._steps(images, labels):
+            if not self._steps(drawn, reports):
                 return self._finish("stopped")
-            del drawn, images, labels
             taken = self.saver.take(engine)  # while the GPU still runs the epoch's last steps
-            self.reporter.flush()
-            ended, at = self._end_epoch(epoch_start, p.seen - seen_before)
-            # the next epoch's draw is queued before the checkpoint is handed on and the events are sent: the
-            # GPU need not wait for them
-            drawn = self._draw() if p.epoch < engine.config.epochs else None
-            self.saver.after_epoch(engine, taken, at, is_best=ended[-1])
-            self.reporter.epoch_completed(*ended)
-            self.reporter.mark()
+            # the next epoch drawn behind them: its launches overlap their tail, and its GPU time is the run's
+            upcoming = self._draw(p.epoch + 1, None) if p.epoch + 1 < epochs else None
+            steps = self.reporter.collect()  # waits for them
+            ended, at, epoch_end = self._end_epoch(drawn)
+            if upcoming is not None:  # the checkpoint's position ``at`` is the epoch boundary's, read before
+                p.perm, p.epoch_rng = upcoming.perm, upcoming.rng
+                upcoming = dataclasses.replace(upcoming, start=epoch_end)
+            reports = functools.partial(self._report, steps, ended, taken, at)
+            drawn = upcoming
+        if reports is not None:
+            reports()
         return self._finish("completed")
 
-    def _draw(self) -> tuple[float, int, torch.Tensor, torch.Tensor]:
-        """The epoch's start on the clock, the images it had seen before, and its images and labels in its order
-        (drawn now, on the device, unless a resume in its middle restored the order)."""
+    def _draw_current(self) -> _Drawn:
+        """This epoch's images: drawn now, or (a resume in its middle) in the order the checkpoint restored."""
         engine, p = self.engine, self.progress
-        epoch_start, seen_before = self.clock.now(), p.seen
-        if p.perm is None:
-            p.epoch_rng = engine.batching.gen.get_state()
-            p.perm = permutation(int(engine.data.train_y.shape[0]), engine.batching.gen)
-            engine.stats.reset_epoch()
-        order = shard(p.perm, engine.ranks)  # the whole order is drawn (and saved) alike on every rank
-        images = engine.augmenter.epoch(engine.data.train_x, order, p.epoch)
-        return epoch_start, seen_before, images, engine.data.train_y[order]
+        if p.perm is not None:
+            return dataclasses.replace(self._draw(p.epoch, p.perm), rng=p.epoch_rng, seen_before=p.seen)
+        drawn = self._draw(p.epoch, None)
+        p.perm, p.epoch_rng = drawn.perm, drawn.rng
+        engine.stats.reset_epoch()
+        return drawn
 
-    def _steps(self, images: torch.Tensor, labels: torch.Tensor) -> bool:
-        """The rest of this epoch's steps over its ``images`` and ``labels`` (in its order, augmented);
-        False when a stop came first."""
+    def _draw(self, epoch: int, perm: torch.Tensor | None) -> _Drawn:
+        """Epoch ``epoch``'s images and labels in its order ``perm`` (None: drawn now on the data generator),
+        augmented, on the device; nothing waits for the GPU."""
+        engine = self.engine
+        start, rng = self.clock.now(), None
+        if perm is None:
+            rng = engine.batching.gen.get_state()
+            perm = permutation(int(engine.data.train_y.shape[0]), engine.batching.gen)
+        order = shard(perm, engine.ranks)  # the whole order is drawn (and saved) alike on every rank
+        images = engine.augmenter.epoch(engine.data.train_x, order, epoch)
+        return _Drawn(start, 0, perm, rng, images, engine.data.train_y[order])
+
+    def _steps(self, drawn: _Drawn, reports: Callable[[], None] | None) -> bool:
+        """The rest of this epoch's steps over its ``drawn`` images (in its order, augmented); False when a stop
+        came first. ``reports``: the last epoch's events and checkpoint, sent once this epoch's first step is
+        queued (so that the GPU runs it meanwhile), or at once when a request waits at the boundary."""
         engine, cfg, p = self.engine, self.engine.config, self.progress
         batching, optimisation, stats = engine.batching, engine.optimisation, engine.stats
         world, alone, scheduled = engine.ranks.world, not engine.ranks.several, engine.scheduled
         freezes = scheduled and engine.freezes_spent
+        images, labels = drawn.images, drawn.labels
         while p.epoch_step < batching.steps_per_epoch:
+            if reports is not None and not self.boundary.quiet():
+                reports()
+                reports = None
             if not self.boundary.go_on(p.epoch_step):
                 return False
             x = batch_rows(images, p.epoch_step, cfg.batch_size, batching.full_batches)
@@ -102,17 +139,21 @@ class EpochLoop:
                 p.seen + size,
                 p.images + size * world,
             )
+            if reports is not None:
+                reports()
+                reports = None
             if stats.full or (alone and self.reporter.due()):
                 self.reporter.flush()
+        if reports is not None:
+            reports()
         return True
 
-    def _end_epoch(
-        self, epoch_start: float, trained_now: int
-    ) -> tuple[tuple[EpochFigures, EvalResult, float, bool], dict[str, Any]]:
-        """The epoch's figures and test pass, and the run moved to the next epoch: what
-        ``Reporter.epoch_completed`` sends of it, and the run's position for its checkpoint."""
+    def _end_epoch(self, drawn: _Drawn) -> tuple[_Ended, dict[str, Any], float]:
+        """The epoch's figures and test pass, and the run moved to the next epoch: what ``_report`` sends of
+        it, the run's position for its checkpoint, and the clock at its last step."""
         engine, p = self.engine, self.progress
-        figures = self._figures(self._synced_now() - epoch_start, trained_now, time.time())
+        epoch_end = self._synced_now()
+        figures = self._figures(epoch_end, drawn, time.time())
         result, eval_s = self.clock.set_aside(lambda: evaluate(engine))
         self.per_class = result.per_class
         is_best = p.best_acc is None or result.acc > p.best_acc
@@ -120,16 +161,26 @@ class EpochLoop:
         p.final_acc = result.acc
         p.epoch, p.epoch_step, p.seen, p.perm, p.epoch_rng = p.epoch + 1, 0, 0, None, None
         engine.stats.reset_epoch()
-        return (figures, result, eval_s, is_best), position(engine, p, self.clock.now())
+        self.reporter.mark()
+        return (figures, result, eval_s, is_best), position(engine, p, self.clock.now()), epoch_end
 
-    def _figures(self, seconds: float, trained_now: int, wall: float) -> EpochFigures:
-        """This epoch's training figures, over every rank's shard."""
+    def _report(self, steps: StepsCompleted | None, ended: _Ended, taken: HostCopy | None, at: dict[str, Any]) -> None:
+        """An ended epoch's last steps and its figures sent, its checkpoint handed to the writer."""
+        if steps is not None:
+            self.reporter.send(steps)
+        self.saver.after_epoch(self.engine, taken, at, is_best=ended[-1])
+        self.reporter.epoch_completed(*ended)
+
+    def _figures(self, end: float, drawn: _Drawn, wall: float) -> EpochFigures:
+        """This epoch's training figures, over every rank's shard, at its ``end`` on the run's clock."""
         engine, ranks = self.engine, self.engine.ranks
+        seconds, trained_now = end - drawn.start, self.progress.seen - drawn.seen_before
         loss_sum, correct, seen = engine.stats.loss_sum, int(engine.stats.correct.item()), self.progress.seen
         if ranks.several:
             loss_sum, correct_all, seen_all = sum_all([loss_sum, correct, seen], engine.device)
             correct, seen, trained_now = int(correct_all), int(seen_all), trained_now * ranks.world
-        return EpochFigures(loss_sum / max(seen, 1), correct / max(seen, 1), trained_now, seconds, wall)
+        lr = self.reporter.lr()
+        return EpochFigures(loss_sum / max(seen, 1), correct / max(seen, 1), trained_now, seconds, wall, lr, end)
 
     def _synced_now(self) -> float:
         """The run's clock once the queued steps have run: they belong to the training time."""

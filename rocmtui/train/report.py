@@ -78,6 +78,10 @@ class EpochFigures:
     seconds: float
     wall: float = 0.0
     """time.time() when its last step had run."""
+    lr: float = 0.0
+    """The learning rate of its last step."""
+    elapsed_s: float = 0.0
+    """The run's clock at its end."""
 
 
 class Reporter:
@@ -100,10 +104,17 @@ class Reporter:
 
     def flush(self) -> None:
         """Emit the steps since the last flush: the one sync of the step loop; NonFiniteLoss at a bad loss."""
+        steps = self.collect()
+        if steps is not None:
+            self.send(steps)
+
+    def collect(self) -> StepsCompleted | None:
+        """The steps since the last flush, drained (the sync) into the event ``flush`` sends, or None when there
+        were none; NonFiniteLoss at a bad loss. A rank's progress is written at once."""
         engine, p = self.engine, self.progress
         count = engine.stats.count
         if count == 0:
-            return
+            return None
         losses = engine.stats.drain()
         first = p.global_step - count + 1
         for offset, value in enumerate(losses):
@@ -116,18 +127,16 @@ class Reporter:
         ranks = engine.ranks
         if self.rank_log is not None:
             self.rank_log.write(RankProgress(ranks.rank, p.epoch, p.global_step, rate / ranks.world, now))
-        self.send(
-            StepsCompleted(
-                epoch=p.epoch,
-                step=p.global_step,
-                epoch_step=p.epoch_step,
-                steps_per_epoch=engine.batching.steps_per_epoch,
-                losses=tuple(losses),
-                images_per_s=rate,
-                lr=self.lr(),
-                elapsed_s=now,
-                wall=time.time(),
-            )
+        return StepsCompleted(
+            epoch=p.epoch,
+            step=p.global_step,
+            epoch_step=p.epoch_step,
+            steps_per_epoch=engine.batching.steps_per_epoch,
+            losses=tuple(losses),
+            images_per_s=rate,
+            lr=self.lr(),
+            elapsed_s=now,
+            wall=time.time(),
         )
 
     def lr(self) -> float:
@@ -144,12 +153,12 @@ class Reporter:
                 train_acc=figures.acc,
                 test_loss=result.loss,
                 test_acc=result.acc,
-                lr=self.lr(),
+                lr=figures.lr,
                 seconds=figures.seconds,
                 images_per_s=(figures.images / figures.seconds) if figures.seconds > 0 else 0.0,
                 is_best=is_best,
                 eval_s=eval_s,
-                elapsed_s=self.clock.now(),
+                elapsed_s=figures.elapsed_s,
                 wall=figures.wall,
             )
         )

@@ -8,6 +8,7 @@ import json
 import os
 import weakref
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,7 +16,8 @@ import torch
 
 from rocmtui.errors import CheckpointError
 from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished, StepsCompleted, TrainEvent
-from rocmtui.train import checkpoints
+from rocmtui.train import checkpoints, epochs
+from rocmtui.train.evaluate import evaluate
 from rocmtui.train.loop import train
 from rocmtui.train.plan import plan_run
 from rocmtui.train.resume import prepare_resume
@@ -68,6 +70,33 @@ def test_resume_matches_an_uninterrupted_run(small, stop_step: int) -> None:
     lines = (part / "metrics.jsonl").read_text().splitlines()
     assert sum(json.loads(line).get("event") == "RunStarted" for line in lines) == 2
     assert any(f"step {stop_step}" in json.loads(line).get("message", "") for line in lines)
+
+
+@pytest.mark.slow
+def test_a_stop_during_an_epochs_test_pass_resumes_exactly(small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop while the first epoch is evaluated, the second epoch already drawn: the run stops at the boundary,
+    with the first epoch's events and checkpoint sent, and resumes to the uninterrupted run's epochs."""
+    config = small(epochs=3, augment=True, schedule="onecycle", optimizer="sgd", lr=0.05)
+    whole = run(config)
+    control = RunControl()
+    original = evaluate
+
+    def stopped_during(engine: Any, tta: bool = False) -> Any:
+        control.request_stop()
+        return original(engine, tta)
+
+    monkeypatch.setattr(epochs, "evaluate", stopped_during)
+    events: list[TrainEvent] = []
+    summary = train(dataclasses.replace(config, runs_dir=config.runs_dir / "b"), events.append, control)
+    monkeypatch.setattr(epochs, "evaluate", original)
+    assert isinstance(summary.event, RunFinished) and summary.event.epochs_completed == 1
+    assert [type(e).__name__ for e in events if isinstance(e, EpochCompleted | RunFinished)] == [
+        "EpochCompleted", "RunFinished",
+    ]  # fmt: skip
+    part = summary.run_dir
+    assert part is not None
+    run(dataclasses.replace(config, resume=part))
+    assert_same_epochs(epochs_of(part), epochs_of(whole))
 
 
 @pytest.mark.slow
