@@ -31,7 +31,8 @@ from rocmtui.train.state import Progress, position
 from rocmtui.train.summary import RunSummary
 
 _Ended = tuple[EpochFigures, EvalResult, float, bool]
-"""An ended epoch's figures, test pass, its seconds and whether it was the best: ``Reporter.epoch_completed``'s."""
+"""An ended epoch's training figures, its test pass and that pass's seconds, and whether it was the best:
+``Reporter.epoch_completed``'s arguments."""
 
 
 @dataclass(frozen=True)
@@ -119,33 +120,35 @@ class EpochLoop:
         world, alone, scheduled = engine.ranks.world, not engine.ranks.several, engine.scheduled
         freezes = scheduled and engine.freezes_spent
         images, labels = drawn.images, drawn.labels
-        while p.epoch_step < batching.steps_per_epoch:
-            if reports is not None and not self.boundary.quiet():
-                reports()
-                reports = None
-            if not self.boundary.go_on(p.epoch_step):
-                return False
-            x = batch_rows(images, p.epoch_step, cfg.batch_size, batching.full_batches)
-            y = batch_rows(labels, p.epoch_step, cfg.batch_size, batching.full_batches)
-            if scheduled:
-                set_lr(optimisation.optimizer, cfg, p.global_step, engine.total_steps)
-            if freezes:
-                freeze_spent(optimisation.optimizer, p.global_step)
-            optimisation.step(x, y, stats)
-            size = batching.size_at(p.epoch_step)
-            p.epoch_step, p.global_step, p.seen, p.images = (
-                p.epoch_step + 1,
-                p.global_step + 1,
-                p.seen + size,
-                p.images + size * world,
-            )
+        try:
+            while p.epoch_step < batching.steps_per_epoch:
+                if reports is not None and not self.boundary.quiet():
+                    reports()
+                    reports = None
+                if not self.boundary.go_on(p.epoch_step):
+                    return False
+                x = batch_rows(images, p.epoch_step, cfg.batch_size, batching.full_batches)
+                y = batch_rows(labels, p.epoch_step, cfg.batch_size, batching.full_batches)
+                if scheduled:
+                    set_lr(optimisation.optimizer, cfg, p.global_step, engine.total_steps)
+                if freezes:
+                    freeze_spent(optimisation.optimizer, p.global_step)
+                optimisation.step(x, y, stats)
+                size = batching.size_at(p.epoch_step)
+                p.epoch_step, p.global_step, p.seen, p.images = (
+                    p.epoch_step + 1,
+                    p.global_step + 1,
+                    p.seen + size,
+                    p.images + size * world,
+                )
+                if reports is not None:
+                    reports()
+                    reports = None
+                if stats.full or (alone and self.reporter.due()):
+                    self.reporter.flush()
+        finally:  # a failed first step still sends the last epoch and writes its checkpoint
             if reports is not None:
                 reports()
-                reports = None
-            if stats.full or (alone and self.reporter.due()):
-                self.reporter.flush()
-        if reports is not None:
-            reports()
         return True
 
     def _end_epoch(self, drawn: _Drawn) -> tuple[_Ended, dict[str, Any], float]:

@@ -207,6 +207,28 @@ def test_other_errors_become_one_line_failures(small, monkeypatch: pytest.Monkey
     assert failed.message == "ValueError: shapes do not match"
 
 
+def test_a_failed_first_step_of_an_epoch_still_sends_and_saves_the_epoch_before(
+    small, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An epoch's events and checkpoint follow the next epoch's first step; when that step fails they are
+    still sent and written, before the failure."""
+    real_step, calls = EagerStep.__call__, {"n": 0}
+
+    def fails_at_the_seventh(self: EagerStep, *args: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 7:  # the first step of the second epoch (6 steps an epoch)
+            raise ValueError("the second epoch's first step")
+        real_step(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(EagerStep, "__call__", fails_at_the_seventh)
+    events, summary = run(small(epochs=2))
+    kinds = [type(e).__name__ for e in events if isinstance(e, EpochCompleted | RunFailed)]
+    assert kinds == ["EpochCompleted", "RunFailed"]
+    assert summary.run_dir is not None
+    saved = checkpoints.load_checkpoint(summary.run_dir / checkpoints.LAST)
+    assert saved["epoch"] == 1 and saved["epoch_step"] == 0 and saved["global_step"] == 6
+
+
 def test_missing_data_is_a_data_failure_not_an_exception(small) -> None:
     events, summary = run(small(dataset="mnist"))
     assert len(events) == 1 and isinstance(events[0], RunFailed) and events[0].kind == "data"
