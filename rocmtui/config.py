@@ -213,7 +213,7 @@ class TrainConfig:
             "choice",
             "with --fused-kernels: how their build picks them: {choices} (max-autotune times each convolution's "
             "and matrix product's candidate kernels: steps 4% faster on an H200 for a build of about 5 minutes and "
-            "a load of about 34 s before the first step, against 45 s and 9 s; default: {default})",
+            "a load of about 34 s before the first step, against 45 s and 5 to 8 s; default: {default})",
             "may change",
             what="fused mode",
         ),

@@ -1,15 +1,16 @@
 """Fused kernels for the training step: ``torch.compile``'s Triton kernels, loaded from an on-disk cache.
 
-Compiling fastnet takes about 25 s (Inductor's default mode, H200) and a run's engine and capture from a warm cache
-still take 8 s, so a run never compiles in its own time: until a cache is ready it trains with eager kernels,
-and at its end starts ``python -m rocmtui.train.fused_build FOLDER`` in a session of its own to build it for
-later runs. The folder's name is a hash of everything that shapes the compiled graph (torch, CUDA and Triton
-versions, the GPU, the model and its input, the code of the model), so a different torch, GPU or recipe never
-loads a stale one. ``ready.json`` lists every file with its SHA-256: a damaged cache is found before it is
-used, and the run trains eagerly with one line in its log; so does a run that starts while a build runs (it
-shares the GPU with the build's compiles and benchmarks, and its steps are slower). A build that failed leaves
-``failed.json``, and no run tries again until the folder is removed. After a build, all but the most recently
-used few caches are removed (``fused_prune``). On ROCm the lever is skipped (not measured there).
+Compiling fastnet's step and its epochs' draw takes 30 to 45 s (Inductor's default mode, H200) and a run's
+engine and captures from a warm cache still take 5 to 8 s, so a run never compiles in its own time: until a
+cache is ready it trains with eager kernels, and at its end starts ``python -m rocmtui.train.fused_build
+FOLDER`` in a session of its own to build it for later runs. The folder's name is a hash of everything that
+shapes the compiled graphs (torch, CUDA and Triton versions, the GPU, the model and its input, the code of the
+model and of the draw), so a different torch, GPU or recipe never loads a stale one. ``ready.json`` lists every
+file with its SHA-256: a damaged cache is found before it is used, and the run trains eagerly with one line in
+its log; so does a run that starts while a build runs (it shares the GPU with the build's compiles and
+benchmarks, and its steps are slower). A build that failed leaves ``failed.json``, and no run tries again until
+the folder is removed. After a build, all but the most recently used few caches are removed (``fused_prune``).
+On ROCm the lever is skipped (not measured there).
 """
 
 from __future__ import annotations
