@@ -320,11 +320,6 @@ class RunControl:
         """Write a checkpoint at the next step boundary."""
         self._save.set()
 
-    @property
-    def asked(self) -> bool:
-        """Whether a stop, a pause or a save waits for the next step boundary."""
-        return self.stop.is_set() or self.paused or self._save.is_set()
-
     def take_save_request(self) -> bool:
         """True once per ``request_save`` call (called by the trainer)."""
         if self._save.is_set():

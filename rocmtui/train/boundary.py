@@ -24,6 +24,8 @@ class Boundary:
         engine = reporter.engine
         self.ranks, self.device = engine.ranks, engine.device
         self.sync_steps = 1 if self.device.type != "cuda" else SYNC_STEPS_GPU
+        self.pending: Callable[[], None] | None = None
+        """Work the loop has put off (the last epoch's events and checkpoint): done before a pause or a save."""
 
     def go_on(self, epoch_step: int) -> bool:
         """Handle the requests before step ``epoch_step``; False means stop now."""
@@ -38,10 +40,11 @@ class Boundary:
             self._save()
         return True
 
-    def quiet(self) -> bool:
-        """Whether the next boundary has nothing to do (a single process, no request waiting): work that
-        can wait may then follow the next step's launch."""
-        return not self.ranks.several and not self.control.asked
+    def settle(self) -> None:
+        """Do the ``pending`` work now, once."""
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            pending()
 
     def _agreed(self, epoch_step: int) -> bool:
         """The ranks' boundary: every ``sync_steps`` steps they agree on stop, pause, save and reporting.
@@ -81,6 +84,7 @@ class Boundary:
     ) -> bool:
         """A pause: the steps so far sent, "Paused", ``wait`` while ``still_paused()``, then "Resumed" unless
         ``stopped()``; False means stop now."""
+        self.settle()
         self.reporter.flush()
         self.reporter.send(LogMessage("Paused"))
         self.reporter.clock.hold(still_paused, wait)
@@ -91,5 +95,6 @@ class Boundary:
         return True
 
     def _save(self) -> None:
+        self.settle()
         self.reporter.flush()
         self.save_last()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,22 +70,23 @@ class EpochLoop:
     def run(self) -> RunSummary:
         engine, p, epochs = self.engine, self.progress, self.engine.config.epochs
         drawn = self._draw_current() if p.epoch < epochs else None
-        reports: Callable[[], None] | None = None
         while drawn is not None:
-            if not self._steps(drawn, reports):
+            if not self._steps(drawn):
                 return self._finish("stopped")
             taken = self.saver.take(engine)  # while the GPU still runs the epoch's last steps
+            start, seen_before = drawn.start, drawn.seen_before
+            del drawn  # its images' memory serves the next epoch's (the allocator orders the reuse on the stream)
             # the next epoch drawn behind them: its launches overlap their tail, and its GPU time is the run's
             upcoming = self._draw(p.epoch + 1, None) if p.epoch + 1 < epochs else None
             steps = self.reporter.collect()  # waits for them
-            ended, at, epoch_end = self._end_epoch(drawn)
+            ended, at, epoch_end = self._end_epoch(start, seen_before)
             if upcoming is not None:  # the checkpoint's position ``at`` is the epoch boundary's, read before
                 p.perm, p.epoch_rng = upcoming.perm, upcoming.rng
                 upcoming = dataclasses.replace(upcoming, start=epoch_end)
-            reports = functools.partial(self._report, steps, ended, taken, at)
+            # sent once the next epoch's first step is queued, or before the boundary acts on a request
+            self.boundary.pending = functools.partial(self._report, steps, ended, taken, at)
             drawn = upcoming
-        if reports is not None:
-            reports()
+        self.boundary.settle()
         return self._finish("completed")
 
     def _draw_current(self) -> _Drawn:
@@ -111,10 +111,10 @@ class EpochLoop:
         images = engine.augmenter.epoch(engine.data.train_x, order, epoch)
         return _Drawn(start, 0, perm, rng, images, engine.data.train_y[order])
 
-    def _steps(self, drawn: _Drawn, reports: Callable[[], None] | None) -> bool:
+    def _steps(self, drawn: _Drawn) -> bool:
         """The rest of this epoch's steps over its ``drawn`` images (in its order, augmented); False when a stop
-        came first. ``reports``: the last epoch's events and checkpoint, sent once this epoch's first step is
-        queued (so that the GPU runs it meanwhile), or at once when a request waits at the boundary."""
+        came first. The work the boundary holds (the last epoch's events and checkpoint) is done once the first
+        step is queued, so that the GPU runs it meanwhile (before, if the boundary acts on a request)."""
         engine, cfg, p = self.engine, self.engine.config, self.progress
         batching, optimisation, stats = engine.batching, engine.optimisation, engine.stats
         world, alone, scheduled = engine.ranks.world, not engine.ranks.several, engine.scheduled
@@ -122,9 +122,6 @@ class EpochLoop:
         images, labels = drawn.images, drawn.labels
         try:
             while p.epoch_step < batching.steps_per_epoch:
-                if reports is not None and not self.boundary.quiet():
-                    reports()
-                    reports = None
                 if not self.boundary.go_on(p.epoch_step):
                     return False
                 x = batch_rows(images, p.epoch_step, cfg.batch_size, batching.full_batches)
@@ -141,22 +138,19 @@ class EpochLoop:
                     p.seen + size,
                     p.images + size * world,
                 )
-                if reports is not None:
-                    reports()
-                    reports = None
+                self.boundary.settle()
                 if stats.full or (alone and self.reporter.due()):
                     self.reporter.flush()
-        finally:  # a failed first step still sends the last epoch and writes its checkpoint
-            if reports is not None:
-                reports()
+        finally:  # a stop, or a failed first step: the last epoch is still sent and its checkpoint written
+            self.boundary.settle()
         return True
 
-    def _end_epoch(self, drawn: _Drawn) -> tuple[_Ended, dict[str, Any], float]:
+    def _end_epoch(self, start: float, seen_before: int) -> tuple[_Ended, dict[str, Any], float]:
         """The epoch's figures and test pass, and the run moved to the next epoch: what ``_report`` sends of
         it, the run's position for its checkpoint, and the clock at its last step."""
         engine, p = self.engine, self.progress
         epoch_end = self._synced_now()
-        figures = self._figures(epoch_end, drawn, time.time())
+        figures = self._figures(epoch_end - start, p.seen - seen_before, epoch_end)
         result, eval_s = self.clock.set_aside(lambda: evaluate(engine))
         self.per_class = result.per_class
         is_best = p.best_acc is None or result.acc > p.best_acc
@@ -174,10 +168,10 @@ class EpochLoop:
         self.saver.after_epoch(self.engine, taken, at, is_best=ended[-1])
         self.reporter.epoch_completed(*ended)
 
-    def _figures(self, end: float, drawn: _Drawn, wall: float) -> EpochFigures:
+    def _figures(self, seconds: float, trained_now: int, end: float) -> EpochFigures:
         """This epoch's training figures, over every rank's shard, at its ``end`` on the run's clock."""
         engine, ranks = self.engine, self.engine.ranks
-        seconds, trained_now = end - drawn.start, self.progress.seen - drawn.seen_before
+        wall = time.time()
         loss_sum, correct, seen = engine.stats.loss_sum, int(engine.stats.correct.item()), self.progress.seen
         if ranks.several:
             loss_sum, correct_all, seen_all = sum_all([loss_sum, correct, seen], engine.device)

@@ -61,6 +61,9 @@ class Plan:
     notice: str | None = None
     request: dict[str, Any] | None = None
     """What the background build needs (the run's settings and input shape), for ``missing`` and ``broken``."""
+    fallback: bool = True
+    """With ``ready``: a compiled step that fails to load falls back to eager kernels (the build's own does not:
+    its failure is the build's)."""
 
 
 OFF = Plan("off")
@@ -207,7 +210,7 @@ def _loads(fused: Plan) -> bool:
 def capture(engine: Engine, make: Callable[[], GraphSteps]) -> GraphSteps:
     """``make()`` the captured step; if the compiled model fails there, train eagerly instead: the model's
     tensors as they were, the failure recorded in the folder and told in one line (``engine.fused``)."""
-    if engine.fused.state != "ready":
+    if engine.fused.state != "ready" or not engine.fused.fallback:
         return make()
     saved = {key: value.clone() for key, value in engine.model.state_dict().items()}
     try:

@@ -55,7 +55,7 @@ def build(folder: Path) -> float:
     if engine.augmenter.augmentation is not None:
         placement = fused.compile_for(place_images, config.fused_mode)
         engine.augmenter = replace(engine.augmenter, placement=placement)
-    engine.fused = fused.Plan("ready", folder)  # its steps are a fused run's: the same graphs captured
+    engine.fused = fused.Plan("ready", folder, fallback=False)  # a fused run's steps: the same graphs captured
     capture_graph(engine)  # and the placement compiled for each crop side
     graphs = engine.optimisation.step
     for step in graphs.steps.values() if isinstance(graphs, GraphSteps) else ():

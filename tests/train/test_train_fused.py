@@ -204,6 +204,20 @@ def test_a_compiled_step_that_fails_falls_back_to_eager_once(parts: dict[str, An
     assert not (folder / fused.READY).exists() and planned().state == "failed"
 
 
+def test_the_builds_own_compiled_step_does_not_fall_back(parts: dict[str, Any]) -> None:
+    """A build's failure is the build's (``failed.json`` and exit 1 in ``fused_build.main``), not eager steps."""
+    folder = planned().folder
+    assert folder is not None
+    engine = FakeEngine(fused.Plan("ready", folder, fallback=False))
+
+    def make() -> str:
+        raise RuntimeError("inductor: cannot compile")
+
+    with pytest.raises(RuntimeError, match="cannot compile"):
+        fused.capture(engine, make)  # type: ignore[arg-type]
+    assert engine.fused.state == "ready" and not (folder / fused.FAILED).exists()
+
+
 def test_the_build_starts_in_a_session_of_its_own(parts: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[dict[str, Any]] = []
 

@@ -24,8 +24,10 @@ from rocmtui.run.format import VERSION
 from rocmtui.run.lock import is_locked
 from rocmtui.run.status import read_status
 from rocmtui.run.stream import read_events
-from rocmtui.train import checkpoints
+from rocmtui.train import checkpoints, epochs
+from rocmtui.train.evaluate import evaluate
 from rocmtui.train.loop import train
+from rocmtui.train.saving import Saver
 from rocmtui.train.step import EagerStep
 from rocmtui.train.summary import RunSummary
 
@@ -227,6 +229,38 @@ def test_a_failed_first_step_of_an_epoch_still_sends_and_saves_the_epoch_before(
     assert summary.run_dir is not None
     saved = checkpoints.load_checkpoint(summary.run_dir / checkpoints.LAST)
     assert saved["epoch"] == 1 and saved["epoch_step"] == 0 and saved["global_step"] == 6
+
+
+def test_a_failed_epoch_checkpoint_is_one_failure_and_its_events_are_sent_once(
+    small, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def disk_full(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Saver, "after_epoch", disk_full)
+    events, _ = run(small(epochs=3, emit_interval_s=1e9))
+    steps = [e.step for e in events if isinstance(e, StepsCompleted)]
+    assert steps == [6] and isinstance(events[-1], RunFailed) and events[-1].kind == "disk"
+
+
+def test_a_pause_at_an_epochs_end_comes_after_that_epochs_events(small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pause asked for while an epoch is evaluated: that epoch's events are sent (and its checkpoint handed
+    on) before "Paused", not held back for the pause."""
+    control = RunControl()
+    paused_once = threading.Event()
+
+    def paused_during(engine: object, tta: bool = False) -> object:
+        if not paused_once.is_set():
+            paused_once.set()
+            control.pause()
+            threading.Timer(0.3, control.resume).start()
+        return evaluate(engine, tta)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(epochs, "evaluate", paused_during)
+    events, summary = run(small(epochs=2), control)
+    assert isinstance(summary.event, RunFinished) and summary.event.epochs_completed == 2
+    names = [type(e).__name__ if not isinstance(e, LogMessage) else e.message for e in events]
+    assert names.index("EpochCompleted") < names.index("Paused") < names.index("Resumed")
 
 
 def test_missing_data_is_a_data_failure_not_an_exception(small) -> None:
