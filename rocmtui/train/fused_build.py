@@ -23,7 +23,7 @@ from rocmtui.errors import first_line
 from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_prune
 from rocmtui.train.data import Arrays
-from rocmtui.train.engine import Engine, build_engine, capture_graph
+from rocmtui.train.engine import build_engine, capture_graph
 from rocmtui.train.gpudata import place_images
 from rocmtui.train.step import GraphSteps
 
@@ -40,21 +40,11 @@ def random_arrays(shape: list[int], classes: int, count: int) -> Arrays:
 
 def build(folder: Path) -> float:
     """Compile and capture as the run would; the seconds it took."""
-    started = time.perf_counter()
-    compiled_engine(folder)
-    _stop_compile_workers()  # their last writes land before the files are listed
-    parts = fused._read_json(folder / fused.REQUEST)["identity"]
-    write_record(folder / fused.READY, {"identity": parts, "files": fused.manifest(folder)})
-    return time.perf_counter() - started
-
-
-def compiled_engine(folder: Path) -> Engine:
-    """The engine of ``folder``'s request over random images, its model and the epochs' placement compiled into
-    ``folder`` and its steps captured and replayed once, as a run with fused kernels has them."""
     request = fused._read_json(folder / fused.REQUEST)
     config = replace(TrainConfig.from_dict(request["config"]), fused_kernels=False, resume=None)
     parts = request["identity"]
     fused.use_cache(folder)
+    started = time.perf_counter()
     device = torch.device("cuda")
     images = int(parts["images"])  # as many as the run's: an epoch's draw is compiled for its count
     if fused.identity(config, device, tuple(parts["input"]), int(parts["classes"]), images) != parts:
@@ -71,7 +61,9 @@ def compiled_engine(folder: Path) -> Engine:
     for step in graphs.steps.values() if isinstance(graphs, GraphSteps) else ():
         step(step.x, step.y, engine.stats)  # each captured step replays
     torch.cuda.synchronize()
-    return engine
+    _stop_compile_workers()  # their last writes land before the files are listed
+    write_record(folder / fused.READY, {"identity": parts, "files": fused.manifest(folder)})
+    return time.perf_counter() - started
 
 
 def _stop_compile_workers() -> None:

@@ -36,25 +36,12 @@ def resnet18(channels: int, size: int, num_classes: int) -> nn.Module:
 
 
 class _Conv(nn.Conv2d):
-    """A 3x3 'same' conv without bias whose first filters start as the identity (an implicit residual).
-
-    Given more input channels than it has (the whitening conv's zero channels, ``_Whiten``), it sees its
-    filters zero-padded to match: the same sums, and its weight keeps its shape."""
+    """A 3x3 'same' conv without bias whose first filters start as the identity (an implicit residual)."""
 
     def __init__(self, cin: int, cout: int) -> None:
         super().__init__(cin, cout, kernel_size=3, padding="same", bias=False)
         with torch.no_grad():
             nn.init.dirac_(self.weight[: min(cin, cout)])
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        extra = int(x.shape[1]) - self.in_channels
-        if extra <= 0:
-            return super().forward(x)
-        weight = nn.functional.pad(self.weight, (0, 0, 0, 0, 0, extra))
-        if x.is_contiguous(memory_format=torch.channels_last):
-            weight = weight.contiguous(memory_format=torch.channels_last)
-        out: torch.Tensor = self._conv_forward(x, weight, None)
-        return out
 
 
 def _norm(width: int) -> nn.BatchNorm2d:
@@ -64,74 +51,39 @@ def _norm(width: int) -> nn.BatchNorm2d:
     return bn
 
 
-def window_max(x: torch.Tensor) -> torch.Tensor:
-    """``max_pool2d(x, 2)`` as the greatest of each window's four strided slices (an odd last row or column
-    dropped, as the pool drops it): the same values. Its backward is a mask over ``x``, where the pool's is a
-    gather through stored indices; at a tie it splits the gradient between the tied inputs (the pool gives it
-    all to the first)."""
-    height, width = (int(x.shape[-2]) // 2) * 2, (int(x.shape[-1]) // 2) * 2
-    top, bottom = x[..., 0:height:2, :width], x[..., 1:height:2, :width]
-    upper, lower = torch.maximum(top[..., 0::2], top[..., 1::2]), torch.maximum(bottom[..., 0::2], bottom[..., 1::2])
-    return torch.maximum(upper, lower)
-
-
-class _Pool(nn.Module):
-    """fastnet's 2x2 max-pool. Traced by ``torch.compile`` it is ``window_max``, which Inductor fuses with the
-    BatchNorm and GELU around it in both directions (``scripts/pool_cost.py``); eager, it is ``max_pool2d``,
-    one cuDNN kernel each way."""
-
-    window_max_when_compiled = True
-    """False: ``max_pool2d`` under ``torch.compile`` too, for a benchmark to set beside."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.window_max_when_compiled and torch.compiler.is_compiling():
-            return window_max(x)
-        return nn.functional.max_pool2d(x, 2)
-
-
 class _Group(nn.Sequential):
     def __init__(self, cin: int, cout: int) -> None:
-        super().__init__(_Conv(cin, cout), _Pool(), _norm(cout), nn.GELU(), _Conv(cout, cout), _norm(cout))
+        super().__init__(_Conv(cin, cout), nn.MaxPool2d(2), _norm(cout), nn.GELU(), _Conv(cout, cout), _norm(cout))
         self.append(nn.GELU())
 
 
 WHITEN_CHANNEL_MULTIPLE = 8
 """On a GPU the whitening conv sees its input channels zero-padded to a multiple of this (``_Whiten``)."""
-WHITEN_OUTPUT_MULTIPLE = 32
-"""On a GPU the whitening conv's outputs are zero-padded to a multiple of this, for the first group's conv."""
 
 
 class _Whiten(nn.Conv2d):
     """The frozen 2x2 whitening conv. On a GPU its input channels are zero-padded to a multiple of 8, and its
     filters with zeros: the same sums, where cuDNN has tensor-core kernels for channels_last inputs of 8
-    channels and only a generic one for 3 (``scripts/whiten_cost.py``). Its outputs are padded as well, with
-    zero filters and a zero bias, to a multiple of 32: GELU keeps those channels zero, and the first group's
-    conv (``_Conv``) pads its filters to match, where cuDNN has Hopper kernels for 32 input channels and not
-    for fastnet's 24 (``scripts/kernel_forms.py``). Its filters and bias keep their shapes in checkpoints."""
+    channels and only a generic one for 3 (``scripts/whiten_cost.py``)."""
 
     pad_channels = True
     """False: the conv as it is, for a benchmark to set beside."""
-    pad_outputs = True
-    """False: its own outputs only (with ``pad_channels``), for a benchmark to set beside."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.padded(x) if x.is_cuda and self.pad_channels else super().forward(x)
 
     def padded(self, x: torch.Tensor) -> torch.Tensor:
-        """The conv over ``x`` and its filters zero-padded to a multiple of 8 channels, keeping channels_last, and
-        its outputs padded with zero channels to a multiple of 32 (``pad_outputs``)."""
+        """The conv over ``x`` and its filters zero-padded to a multiple of 8 channels, keeping channels_last."""
         extra = -int(x.shape[1]) % WHITEN_CHANNEL_MULTIPLE
-        extra_out = -self.out_channels % WHITEN_OUTPUT_MULTIPLE if self.pad_outputs else 0
-        if not extra and not extra_out:
+        if not extra:
             return super().forward(x)
         last = x.is_contiguous(memory_format=torch.channels_last)
         padded = nn.functional.pad(x, (0, 0, 0, 0, 0, extra))
-        weight = nn.functional.pad(self.weight, (0, 0, 0, 0, 0, extra, 0, extra_out))
-        bias = None if self.bias is None else nn.functional.pad(self.bias, (0, extra_out))
+        weight = nn.functional.pad(self.weight, (0, 0, 0, 0, 0, extra))
         if last:
             padded = padded.contiguous(memory_format=torch.channels_last)
             weight = weight.contiguous(memory_format=torch.channels_last)
-        return nn.functional.conv2d(padded, weight, bias)
+        return nn.functional.conv2d(padded, weight, self.bias)
 
 
 class _Scale(nn.Module):
