@@ -35,7 +35,9 @@ def main() -> int:
     )
     device, arrays = torch.device("cuda"), random_arrays()
     start = time.perf_counter()
-    process = fused.build_later(fused.plan(config, device, (3, 32, 32), 10, len(arrays.train_labels)))
+    process = fused.build_later(
+        fused.plan(config, device, (3, 32, 32), 10, len(arrays.train_labels), len(arrays.test_labels))
+    )
     if process is not None:
         process.wait()
     print(f"fused kernels built or found in {time.perf_counter() - start:.1f} s", flush=True)

@@ -10,7 +10,8 @@ CIFAR-10's shape, so no data set is needed, and times with CUDA events (medians 
 - ``outside``: what the loop does outside the graph each step (the batch's gather and crops, the rates),
   as GPU time per step;
 - ``tta``: the final test pass with test-time augmentation: six forward passes per batch, the five
-  extra views in one batch, and those views for the least certain quarter only;
+  extra views in one batch, those views for the least certain quarter only, and that through
+  ``torch.compile``;
 - ``compile MODE``: the model through ``torch.compile(mode=MODE)`` inside the captured step, with the
   seconds the compile and capture took (Inductor's cache: ``TORCHINDUCTOR_CACHE_DIR``).
 
@@ -34,6 +35,7 @@ import torch
 
 from rocmtui.config import RECIPES, TrainConfig
 from rocmtui.train import evaluate as evaluation
+from rocmtui.train import tta as views
 from rocmtui.train.data import Arrays
 from rocmtui.train.engine import Engine, build_engine, capture_graph
 from rocmtui.train.gpudata import batch_rows, permutation
@@ -142,14 +144,22 @@ def old_tta(model: torch.nn.Module, x: torch.Tensor, tta: bool, share: float = 1
 
 
 def tta_ms(arrays: Arrays) -> dict[str, float]:
+    """The final test pass each way: the eager ones, then the quarter's through ``torch.compile`` (its compile
+    outside the timing, as a run loads it from the fused cache before its clock starts)."""
     engine = build_engine(recipe_config(), arrays, torch.device("cuda"))
+    model, prepare = engine.eval_model, engine.eager.prepare
     out: dict[str, float] = {}
-    new = evaluation._logits
-    for name, share, fn in (("six_passes", 1.0, old_tta), ("views_batched", 1.0, new), ("quarter", 0.25, new)):
-        engine.config = dataclasses.replace(engine.config, tta_share=share)
-        evaluation._logits = fn  # type: ignore[assignment]
+    quarter = views.batch_logits(model, prepare, 0.25)
+    ways = (
+        ("six_passes", lambda images, tta: old_tta(model, prepare(images), tta)),
+        ("views_batched", views.batch_logits(model, prepare, 1.0)),
+        ("quarter", quarter),
+        ("quarter_compiled", torch.compile(quarter, dynamic=False)),
+    )
+    for name, of_batch in ways:
+        engine.nets = dataclasses.replace(engine.nets, test_logits=of_batch)
         out[name] = gpu_ms(lambda: evaluation.evaluate(engine, tta=True), repeats=3, rounds=5)
-    evaluation._logits = new
+    engine.nets = dataclasses.replace(engine.nets, test_logits=quarter)
     out["plain"] = gpu_ms(lambda: evaluation.evaluate(engine), repeats=3, rounds=5)
     return out
 

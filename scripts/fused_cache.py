@@ -39,7 +39,7 @@ def main() -> int:
     parser.add_argument("--fused-mode", default="default", choices=["default", "max-autotune"])
     args = parser.parse_args()
     config = TrainConfig(**{**RECIPES["fast"].settings, "device": "cuda", "fused_mode": args.fused_mode})
-    plan = fused.plan(config, torch.device("cuda"), (3, 32, 32), 10, 50_000)
+    plan = fused.plan(config, torch.device("cuda"), (3, 32, 32), 10, 50_000, 10_000)
     print(f"before: {plan.state} ({plan.notice})", flush=True)
     start = time.perf_counter()
     process = fused.build_later(plan)
@@ -55,7 +55,7 @@ def main() -> int:
     if plan.folder is not None:
         names = changed(plan.folder)
         print(f"files changed by the load: {len(names)} {names[:10]}")
-        after = fused.plan(config, torch.device("cuda"), (3, 32, 32), 10, 50_000)
+        after = fused.plan(config, torch.device("cuda"), (3, 32, 32), 10, 50_000, 10_000)
         print(f"the next run finds: {after.state} ({after.notice})")
     return 0
 

@@ -118,13 +118,13 @@ def build_fused(config: TrainConfig) -> None:
 
     arrays = load_arrays(resolve_source(config))
     shape = (arrays.train_images.shape[3], arrays.train_images.shape[1], arrays.train_images.shape[2])
-    count = len(arrays.train_labels)
-    plan = fused.plan(config, torch.device("cuda"), shape, len(arrays.classes), count)
+    count, tests = len(arrays.train_labels), len(arrays.test_labels)
+    plan = fused.plan(config, torch.device("cuda"), shape, len(arrays.classes), count, tests)
     start = time.perf_counter()
     process = fused.build_later(plan)
     if process is not None:
         process.wait()
-        plan = fused.plan(config, torch.device("cuda"), shape, len(arrays.classes), count)
+        plan = fused.plan(config, torch.device("cuda"), shape, len(arrays.classes), count, tests)
     print(f"fused kernels: {plan.state} ({time.perf_counter() - start:.1f} s to get there) {plan.folder}", flush=True)
 
 

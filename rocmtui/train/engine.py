@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from rocmtui.config import TrainConfig
-from rocmtui.train import fused, models
+from rocmtui.train import fused, models, tta
 from rocmtui.train.data import Arrays
 from rocmtui.train.distributed import SINGLE, Ranks, shard_size, wrap
 from rocmtui.train.fused import OFF as FUSED_OFF
@@ -32,7 +32,8 @@ from rocmtui.train.gpudata import (
 from rocmtui.train.learning_rates import build_optimizer, spanned_params, spent_from_epoch
 from rocmtui.train.optimizer import FunctionalOptimizer
 from rocmtui.train.stats import Stats
-from rocmtui.train.step import EagerStep, GraphStep, GraphSteps, graph_keys
+from rocmtui.train.step import EagerStep, GraphStep, GraphSteps, autocast, graph_keys
+from rocmtui.train.tta import BatchLogits
 
 FLIP_SEED_OFFSET = 0x5EED
 """The alternating flips are drawn from the seed plus this, apart from the data order's generator."""
@@ -48,6 +49,10 @@ class Nets:
     """The trained module: its state dict is the checkpoint's."""
     eval_model: nn.Module
     """The trained model (compiled if asked), never its DDP wrapper (evaluation runs no collectives)."""
+    eager_test_logits: BatchLogits
+    """The test pass's function of a batch over ``eval_model`` (``tta.batch_logits``)."""
+    test_logits: BatchLogits
+    """``eager_test_logits``, or it compiled from the fused cache (``warm_tests`` loads it before the clock)."""
 
 
 @dataclass
@@ -197,16 +202,15 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
 
     trained: nn.Module = wrap(model, device) if ranks.several else model
     shape = (data.channels, data.size, data.size)
-    fused_plan = (
-        FUSED_OFF if ranks.several else fused.plan(config, device, shape, len(data.classes), int(data.train_y.shape[0]))
-    )
+    counts = len(data.classes), int(data.train_y.shape[0]), int(data.test_y.shape[0])
+    fused_plan = FUSED_OFF if ranks.several else fused.plan(config, device, shape, *counts)
     train_model: Any = (
         torch.compile(trained) if config.compile else fused.compiled(trained, fused_plan, config.fused_mode)
     )
-    # evaluation stays eager with fused kernels: a compile for the test shapes would cost seconds per run
     eval_model: Any = (
         train_model if config.compile and not ranks.several else torch.compile(model) if config.compile else model
     )
+    eager_tests = tta.batch_logits(eval_model, prepare, config.tta_share)
     count = shard_size(int(data.train_y.shape[0]), ranks.world)
     steps = math.ceil(count * config.epoch_share / config.batch_size)
     if config.max_steps_per_epoch is not None:
@@ -226,7 +230,12 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         config=config,
         device=device,
         data=data,
-        nets=Nets(model=model, eval_model=eval_model),
+        nets=Nets(
+            model=model,
+            eval_model=eval_model,
+            eager_test_logits=eager_tests,
+            test_logits=fused.compiled(eager_tests, fused_plan, config.fused_mode),
+        ),
         optimisation=Optimisation(optimizer=optimizer, eager=eager, step=eager),
         batching=Batching(gen, config.batch_size, count, steps, full_batches=config.cuda_graph),
         augmenter=Augmenter(augmentation, aug_gen, flip_base, config.crop_sizes, placement),
@@ -271,9 +280,27 @@ def capture_graph(engine: Engine, from_epoch: int = 0) -> None:
             with _gradients(spanned, not frozen):
                 steps.append(GraphStep(engine.eager, batch, y, frozen=frozen))
         engine.augmenter.warm(data.train_x, range(from_epoch, cfg.epochs))
+        warm_tests(engine)
         return GraphSteps(steps, spanned)
 
     engine.optimisation.step = fused.capture(engine, make)
+
+
+@torch.no_grad()
+def warm_tests(engine: Engine) -> None:
+    """With fused kernels, load (or compile) the test pass's graphs, one a batch size with and without the
+    test-time augmentation, on the first test images, so that no test pass loads them on the run's clock."""
+    if engine.fused.state != "ready":
+        return
+    data, cfg, was_training = engine.data, engine.config, engine.model.training
+    engine.model.eval()
+    try:
+        for size in tta.eval_batches(int(data.test_y.shape[0]), cfg.batch_size):
+            for augmented in (False, True) if models.has_tta(cfg.model) else (False,):
+                with autocast(engine.device, cfg.amp):
+                    engine.nets.test_logits(data.test_x[:size], augmented)
+    finally:
+        engine.model.train(was_training)
 
 
 @contextmanager

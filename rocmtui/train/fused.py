@@ -1,16 +1,17 @@
 """Fused kernels for the training step: ``torch.compile``'s Triton kernels, loaded from an on-disk cache.
 
-Compiling fastnet's step and its epochs' draw takes 30 to 45 s (Inductor's default mode, H200) and a run's
-engine and captures from a warm cache still take 5 to 8 s, so a run never compiles in its own time: until a
-cache is ready it trains with eager kernels, and at its end starts ``python -m rocmtui.train.fused_build
-FOLDER`` in a session of its own to build it for later runs. The folder's name is a hash of everything that
-shapes the compiled graphs (torch, CUDA and Triton versions, the GPU, the model and its input, the code of the
-model and of the draw), so a different torch, GPU or recipe never loads a stale one. ``ready.json`` lists every
-file with its SHA-256: a damaged cache is found before it is used, and the run trains eagerly with one line in
-its log; so does a run that starts while a build runs (it shares the GPU with the build's compiles and
-benchmarks, and its steps are slower). A build that failed leaves ``failed.json``, and no run tries again until
-the folder is removed. After a build, all but the most recently used few caches are removed (``fused_prune``).
-On ROCm the lever is skipped (not measured there).
+Compiling fastnet's step, its epochs' draw and its test pass takes 30 to 45 s (Inductor's default mode, H200)
+and a run's engine and captures from a warm cache still take 5 to 8 s, so a run never compiles in its own
+time: until a cache is ready it trains with eager kernels, and at its end starts ``python -m
+rocmtui.train.fused_build FOLDER`` in a session of its own to build it for later runs. The folder's name is a
+hash of everything that shapes the compiled graphs (torch, CUDA and Triton versions, the GPU, the model, its
+input and the test set's size, the code of the model, of the draw and of the test pass), so a different torch,
+GPU or recipe never loads a stale one. ``ready.json`` lists every file with its SHA-256: a damaged cache is
+found before it is used, and the run trains eagerly with one line in its log; so does a run that starts while
+a build runs (it shares the GPU with the build's compiles and benchmarks, and its steps are slower). A build
+that failed leaves ``failed.json``, and no run tries again until the folder is removed. After a build, all but
+the most recently used few caches are removed (``fused_prune``). On ROCm the lever is skipped (not measured
+there).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import torch
-from torch import nn
 
 from rocmtui.base.files import read_small
 from rocmtui.codec import CodecError, decode_json, encode_json
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 READY, FAILED, REQUEST, LOG, LOCK = "ready.json", "failed.json", "request.json", "build.log", "build.lock"
-CODE = ("models.py", "gpudata.py")
+CODE = ("models.py", "gpudata.py", "tta.py")
 """The modules (beside this one) whose source is part of the key: they define the compiled graphs."""
 State = Literal["off", "skipped", "ready", "missing", "building", "broken", "failed"]
 
@@ -73,11 +73,12 @@ def cache_root() -> Path:
     return cache_dir() / "compiled"
 
 
-def identity(
-    config: TrainConfig, device: torch.device, shape: tuple[int, ...], classes: int, images: int
+def identity(  # noqa: PLR0917 - the data's shapes, each its own argument
+    config: TrainConfig, device: torch.device, shape: tuple[int, ...], classes: int, images: int, tests: int
 ) -> dict[str, Any]:
     """Everything the compiled graphs depend on, as plain values: ``shape`` is an image's (channels, height,
-    width), ``images`` the training images an epoch's draw places."""
+    width), ``images`` the training images an epoch's draw places, ``tests`` the test images (the test pass
+    is compiled for its batches' sizes)."""
     here = Path(__file__).parent
     code = hashlib.sha256(b"".join((here / name).read_bytes() for name in CODE)).hexdigest()
     return {
@@ -100,6 +101,8 @@ def identity(
         # ``Engine.freezes_spent``): the build compiles them all
         "graphs": [list(key) for key in graph_keys(config.crop_sizes, shape[-1], config.epochs, None)],
         "classes": classes,
+        "tests": tests,
+        "tta_share": config.tta_share,
         "code": code,
     }
 
@@ -108,14 +111,16 @@ def cache_key(parts: dict[str, Any]) -> str:
     return hashlib.sha256(encode_json(parts, sort_keys=True)).hexdigest()[:20]
 
 
-def plan(config: TrainConfig, device: torch.device, shape: tuple[int, ...], classes: int, images: int) -> Plan:
+def plan(  # noqa: PLR0917 - identity's arguments
+    config: TrainConfig, device: torch.device, shape: tuple[int, ...], classes: int, images: int, tests: int
+) -> Plan:
     """Whether this run loads fused kernels (``ready``), and what it tells the user when it cannot (``identity``
-    says what ``shape`` and ``images`` are)."""
+    says what ``shape``, ``images`` and ``tests`` are)."""
     if not config.fused_kernels or not config.cuda_graph or device.type != "cuda":
         return OFF
     if getattr(torch.version, "hip", None):
         return Plan("skipped", notice="fused kernels: not used on ROCm (measured on CUDA only); eager kernels")
-    parts = identity(config, device, shape, classes, images)
+    parts = identity(config, device, shape, classes, images, tests)
     return _folder_plan(cache_root() / cache_key(parts), parts, {"identity": parts, "config": config.to_dict()})
 
 
@@ -187,9 +192,10 @@ def compile_for(target: Compiled, mode: FusedMode) -> Compiled:
     return torch.compile(target, dynamic=False, mode=INDUCTOR_MODES[mode])  # type: ignore[return-value]
 
 
-def compiled(model: nn.Module, fused: Plan, mode: FusedMode = "default") -> nn.Module:
-    """``model`` through ``torch.compile`` over the ready cache, or ``model`` itself."""
-    return compile_for(model, mode) if _loads(fused) else model
+def compiled(target: Compiled, fused: Plan, mode: FusedMode = "default") -> Compiled:
+    """``target`` (the model, or the test pass's ``tta.batch_logits``) through ``torch.compile`` over the ready
+    cache, or ``target`` itself."""
+    return compile_for(target, mode) if _loads(fused) else target
 
 
 def compiled_placement(fused: Plan, mode: FusedMode = "default") -> Placement | None:
@@ -220,6 +226,7 @@ def capture(engine: Engine, make: Callable[[], GraphSteps]) -> GraphSteps:
         engine.optimizer.zero_grad(set_to_none=True)
         engine.eager.model = engine.model
         engine.augmenter = dataclasses.replace(engine.augmenter, placement=None)
+        engine.nets = dataclasses.replace(engine.nets, test_logits=engine.nets.eager_test_logits)
         engine.fused = failed(engine.fused, err)
         return make()
 

@@ -1,10 +1,10 @@
 """``python -m rocmtui.train.fused_build FOLDER``: build a fused-kernel cache for later runs (see ``fused``).
 
 Reads ``request.json`` (the run's settings and input shape), holds ``build.lock`` (a second builder leaves at
-once), builds the same engine over random images of that shape, compiles its model and captures the step
-as a run would, then writes ``ready.json`` with every cached file's SHA-256, last and atomically, and removes
-the caches least recently used beyond a few (``fused_prune``). A failure writes ``failed.json`` with its one
-line. Exit status: 0 built or already building, 1 failed, 2 bad request.
+once), builds the same engine over random images of that shape, compiles its model, its epochs' draw and its
+test pass, and captures the step as a run would; then writes ``ready.json`` with every cached file's SHA-256,
+last and atomically, and removes the caches least recently used beyond a few (``fused_prune``). A failure
+writes ``failed.json`` with its one line. Exit status: 0 built or already building, 1 failed, 2 bad request.
 """
 
 from __future__ import annotations
@@ -28,14 +28,15 @@ from rocmtui.train.gpudata import place_images
 from rocmtui.train.step import GraphSteps
 
 
-def random_arrays(shape: list[int], classes: int, count: int) -> Arrays:
-    """``count`` random NHWC images of the run's channels x size x size (the compiled graph sees only shapes)."""
+def random_arrays(shape: list[int], classes: int, count: int, tests: int) -> Arrays:
+    """``count`` training and ``tests`` test random NHWC images of the run's channels x size x size (the compiled
+    graphs see only shapes)."""
     channels, height, width = shape
     rng = np.random.default_rng(0)
-    images = rng.integers(0, 256, (count, height, width, channels), dtype=np.uint8)
-    labels = (np.arange(count) % classes).astype(np.int64)
+    images = rng.integers(0, 256, (count + tests, height, width, channels), dtype=np.uint8)
+    labels = (np.arange(count + tests) % classes).astype(np.int64)
     names = tuple(str(i) for i in range(classes))
-    return Arrays(images, labels, images[: min(count, 1000)], labels[: min(count, 1000)], names)
+    return Arrays(images[:count], labels[:count], images[count:], labels[count:], names)
 
 
 def build(folder: Path) -> float:
@@ -46,17 +47,20 @@ def build(folder: Path) -> float:
     fused.use_cache(folder)
     started = time.perf_counter()
     device = torch.device("cuda")
-    images = int(parts["images"])  # as many as the run's: an epoch's draw is compiled for its count
-    if fused.identity(config, device, tuple(parts["input"]), int(parts["classes"]), images) != parts:
+    # as many images as the run's: an epoch's draw is compiled for their count, the test pass for its batches
+    images, tests, classes = int(parts["images"]), int(parts["tests"]), int(parts["classes"])
+    if fused.identity(config, device, tuple(parts["input"]), classes, images, tests) != parts:
         raise ValueError("this machine's torch, GPU or code differ from the request's")
-    arrays = random_arrays(parts["input"], int(parts["classes"]), images)
+    arrays = random_arrays(parts["input"], classes, images, tests)
     engine = build_engine(config, arrays, device)
     engine.eager.model = fused.compile_for(engine.model, config.fused_mode)
+    tests_compiled = fused.compile_for(engine.nets.eager_test_logits, config.fused_mode)
+    engine.nets = replace(engine.nets, test_logits=tests_compiled)
     if engine.augmenter.augmentation is not None:
         placement = fused.compile_for(place_images, config.fused_mode)
         engine.augmenter = replace(engine.augmenter, placement=placement)
     engine.fused = fused.Plan("ready", folder, fallback=False)  # a fused run's steps: the same graphs captured
-    capture_graph(engine)  # and the placement compiled for each crop side
+    capture_graph(engine)  # and the placement compiled for each crop side, the test pass for each batch size
     graphs = engine.optimisation.step
     for step in graphs.steps.values() if isinstance(graphs, GraphSteps) else ():
         step(step.x, step.y, engine.stats)  # each captured step replays

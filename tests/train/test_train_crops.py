@@ -141,13 +141,13 @@ def test_the_fused_cache_is_keyed_by_the_graphs_it_compiles(small, monkeypatch: 
 
     def key(sides: tuple[int, ...]) -> str:
         changed = dataclasses.replace(config, crop_sizes=sides)
-        return fused.cache_key(fused.identity(changed, torch.device("cuda"), (3, 32, 32), 10, 5000))
+        return fused.cache_key(fused.identity(changed, torch.device("cuda"), (3, 32, 32), 10, 5000, 1000))
 
     assert key(()) == key((32,))
     assert key((24,)) == key((24, 24)) != key(())
     assert key((24, 28)) == key((28, 24)) != key((24,))
     muon = dataclasses.replace(config, optimizer="muon", epochs=8)
-    assert fused.identity(muon, torch.device("cuda"), (3, 32, 32), 10, 5000)["graphs"] == [[32, False]]
+    assert fused.identity(muon, torch.device("cuda"), (3, 32, 32), 10, 5000, 1000)["graphs"] == [[32, False]]
 
 
 @GPU

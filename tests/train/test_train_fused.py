@@ -21,7 +21,7 @@ import torch
 from rocmtui.config import RECIPES, FusedMode, TrainConfig
 from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_build, fused_prune
-from rocmtui.train.engine import Augmenter
+from rocmtui.train.engine import Augmenter, Nets
 
 FAST = TrainConfig(**RECIPES["fast"].settings)
 CUDA = torch.device("cuda")
@@ -36,7 +36,7 @@ def parts(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def planned() -> fused.Plan:
-    return fused.plan(FAST, CUDA, (3, 32, 32), 10, 50_000)
+    return fused.plan(FAST, CUDA, (3, 32, 32), 10, 50_000, 10_000)
 
 
 def ready_cache(folder: Path) -> None:
@@ -62,7 +62,7 @@ def test_each_fused_mode_has_its_own_cache_and_compiles_as_its_build(monkeypatch
 
     def key(mode: FusedMode) -> str:
         return fused.cache_key(
-            fused.identity(dataclasses.replace(FAST, fused_mode=mode), CUDA, (3, 32, 32), 10, 50_000)
+            fused.identity(dataclasses.replace(FAST, fused_mode=mode), CUDA, (3, 32, 32), 10, 50_000, 10_000)
         )
 
     assert key("default") != key("max-autotune")
@@ -79,9 +79,11 @@ def test_each_fused_mode_has_its_own_cache_and_compiles_as_its_build(monkeypatch
 
 
 def test_off_without_the_option_a_graph_or_a_gpu() -> None:
-    assert fused.plan(FAST, torch.device("cpu"), (3, 32, 32), 10, 50_000) is fused.OFF
-    assert fused.plan(dataclasses.replace(FAST, fused_kernels=False), CUDA, (3, 32, 32), 10, 50_000) is fused.OFF
-    assert fused.plan(dataclasses.replace(FAST, cuda_graph=False), CUDA, (3, 32, 32), 10, 50_000) is fused.OFF
+    assert fused.plan(FAST, torch.device("cpu"), (3, 32, 32), 10, 50_000, 10_000) is fused.OFF
+    assert (
+        fused.plan(dataclasses.replace(FAST, fused_kernels=False), CUDA, (3, 32, 32), 10, 50_000, 10_000) is fused.OFF
+    )
+    assert fused.plan(dataclasses.replace(FAST, cuda_graph=False), CUDA, (3, 32, 32), 10, 50_000, 10_000) is fused.OFF
 
 
 def test_skipped_on_rocm_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -176,7 +178,16 @@ class FakeEngine:
         self.optimizer = torch.optim.SGD(self.model.parameters())
         self.eager = type("Eager", (), {"model": "compiled"})()
         self.augmenter = Augmenter(None, torch.Generator(), None, placement=lambda *_args, **_kw: torch.zeros(1))
+        self.nets = Nets(self.model, self.model, eager_test_logits=self.eager_tests, test_logits=self.compiled_tests)
         self.fused = plan
+
+    @staticmethod
+    def eager_tests(images: torch.Tensor, tta: bool) -> torch.Tensor:
+        return images
+
+    @staticmethod
+    def compiled_tests(images: torch.Tensor, tta: bool) -> torch.Tensor:
+        return images
 
 
 def test_a_compiled_step_that_fails_falls_back_to_eager_once(parts: dict[str, Any]) -> None:
@@ -198,6 +209,7 @@ def test_a_compiled_step_that_fails_falls_back_to_eager_once(parts: dict[str, An
     assert fused.capture(engine, make) == "eager step"  # type: ignore[arg-type]
     assert calls == ["compiled", engine.model]
     assert engine.augmenter.placement is None  # the epochs' draws with eager kernels too
+    assert engine.nets.test_logits is FakeEngine.eager_tests  # and the test passes
     assert all(torch.equal(v, before[k]) for k, v in engine.model.state_dict().items())
     assert engine.fused.state == "failed"
     assert engine.fused.notice == "fused kernels failed (RuntimeError: inductor: bad cache); eager kernels"
@@ -254,8 +266,9 @@ def test_a_build_that_fails_records_one_line(tmp_path: Path, monkeypatch: pytest
 
 
 def test_the_random_images_have_the_runs_shape() -> None:
-    arrays = fused_build.random_arrays([3, 32, 32], 10, 2000)
+    arrays = fused_build.random_arrays([3, 32, 32], 10, 2000, 300)
     assert arrays.train_images.shape == (2000, 32, 32, 3) and arrays.train_images.dtype.name == "uint8"
+    assert arrays.test_images.shape == (300, 32, 32, 3) and len(arrays.test_labels) == 300
     assert set(arrays.train_labels.tolist()) == set(range(10)) and len(arrays.classes) == 10
 
 
@@ -267,10 +280,10 @@ def test_the_fast_recipe_asks_for_fused_kernels_and_a_quarter_of_the_tta() -> No
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the build captures a CUDA graph: run on the H200 instead")
 def test_a_build_on_a_gpu_makes_a_cache_the_next_run_loads(tmp_path: Path) -> None:
     config = dataclasses.replace(FAST, device="cuda")
-    missing = fused.plan(config, CUDA, (3, 32, 32), 10, 50_000)
+    missing = fused.plan(config, CUDA, (3, 32, 32), 10, 50_000, 10_000)
     process = fused.build_later(missing)
     assert process is not None and process.wait() == 0
-    assert fused.plan(config, CUDA, (3, 32, 32), 10, 50_000).state == "ready"
+    assert fused.plan(config, CUDA, (3, 32, 32), 10, 50_000, 10_000).state == "ready"
 
 
 def aged_cache(root: Path, name: str, age_s: float) -> Path:

@@ -253,11 +253,14 @@ def test_a_pause_at_an_epochs_end_comes_after_that_epochs_events(small, monkeypa
         if not paused_once.is_set():
             paused_once.set()
             control.pause()
-            threading.Timer(0.3, control.resume).start()
         return evaluate(engine, tta)  # type: ignore[arg-type]
 
+    def resume_once_paused(event: TrainEvent, control: RunControl) -> None:
+        if isinstance(event, LogMessage) and event.message == "Paused":
+            control.resume()
+
     monkeypatch.setattr(epochs, "evaluate", paused_during)
-    events, summary = run(small(epochs=2), control)
+    events, summary = run(small(epochs=2), control, on_event=resume_once_paused)
     assert isinstance(summary.event, RunFinished) and summary.event.epochs_completed == 2
     names = [type(e).__name__ if not isinstance(e, LogMessage) else e.message for e in events]
     assert names.index("EpochCompleted") < names.index("Paused") < names.index("Resumed")

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 import torch
 from torch import nn
 
-from rocmtui.train.evaluate import _logits
+from rocmtui.train.data import load_arrays, resolve_source
+from rocmtui.train.engine import build_engine
+from rocmtui.train.evaluate import evaluate
 from rocmtui.train.models import FastNet
+from rocmtui.train.tta import eval_batches
+from rocmtui.train.tta import logits as _logits
 
 
 def six_passes(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -54,3 +61,49 @@ def test_the_share_is_read_from_the_command_line_and_checked(capsys) -> None:
         with pytest.raises(SystemExit):
             build_parser().parse_args(["train", "cifar", "--tta-share", bad])
     assert "give a share above 0 and at most 1" in capsys.readouterr().err
+
+
+def test_the_test_pass_batches_are_at_least_the_training_batch() -> None:
+    assert eval_batches(10_000, 2000) == [2000]
+    assert eval_batches(7000, 2000) == [2000, 1000]
+    assert eval_batches(500, 200) == [500]
+    assert eval_batches(2500, 32) == [1000, 500]
+
+
+def test_the_test_pass_through_torch_compile_gives_the_eager_result(small) -> None:
+    """The engine's test pass is one function of a batch's uint8 images: traced by ``torch.compile`` (as it is
+    with fused kernels) it gives the eager pass's loss and accuracies, with and without TTA, and no more
+    graphs than ``eval_batches`` and the two ways make."""
+    config = small(model="fastnet", batch_size=64, tta_share=0.25)
+    engine = build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
+    sizes = eval_batches(int(engine.data.test_y.shape[0]), config.batch_size)
+    eager = [evaluate(engine), evaluate(engine, tta=True)]
+    graphs: list[torch.fx.GraphModule] = []
+
+    def backend(gm: torch.fx.GraphModule, _inputs: object) -> object:
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(engine.nets.eager_test_logits, backend=backend, dynamic=False)
+    engine.nets = dataclasses.replace(engine.nets, test_logits=compiled)
+    traced = [evaluate(engine), evaluate(engine, tta=True)]
+    assert traced == eager and 0 < len(graphs) <= 2 * len(sizes)
+    assert engine.model.training
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: Inductor's kernels for the test pass")
+def test_the_compiled_test_pass_is_the_eager_one_within_bf16_rounding(small) -> None:
+    """Inductor's fused kernels for the test pass (bf16, channels_last, as the recipe runs it) keep the values
+    the eager kernels round between layers: the same accuracy within a few of the test images."""
+    config = small(model="fastnet", device="cuda", batch_size=500, amp="bf16", channels_last=True, tta_share=0.25)
+    engine = build_engine(config, load_arrays(resolve_source(config)), torch.device("cuda"))
+    eager = [evaluate(engine), evaluate(engine, tta=True)]
+    torch._dynamo.reset()
+    compiled = torch.compile(engine.nets.eager_test_logits, dynamic=False)
+    engine.nets = dataclasses.replace(engine.nets, test_logits=compiled)
+    fused = [evaluate(engine), evaluate(engine, tta=True)]
+    tests = int(engine.data.test_y.shape[0])
+    for before, after in zip(eager, fused, strict=True):
+        assert abs(before.acc - after.acc) * tests <= max(3, 0.005 * tests)
+        assert abs(before.loss - after.loss) < 0.02
