@@ -37,6 +37,7 @@ def same(arrays: data.Arrays, expected: dict[str, np.ndarray]) -> bool:
 
 
 def only_folder(private_cache: Path) -> Path:
+    data.wait_for_cache()  # the first load writes its cache behind the run
     folders = [p for p in (private_cache / "arrays").iterdir() if not p.name.startswith(".")]
     assert len(folders) == 1, folders
     return folders[0]
@@ -149,6 +150,7 @@ def test_a_damaged_cache_is_rebuilt_from_the_source(small, private_cache: Path, 
     rebuilt = data.load_arrays(data.resolve_source(small()))
     assert not is_mapped(rebuilt.train_images)  # read from the source, not the damaged folder
     assert same(rebuilt, reference(data.SAMPLE_PATH))
+    data.wait_for_cache()
     assert is_mapped(data._read_cache(folder, data.resolve_source(small())).train_images)  # whole again
 
 
@@ -241,3 +243,25 @@ def test_caches_of_sources_that_are_gone_are_pruned(small, tmp_path: Path, priva
     data.load_arrays(data.resolve_source(small()))  # writing another entry prunes the orphan
     kept = only_folder(private_cache)
     assert data._read_cache(kept, data.resolve_source(small())).train_images.shape[0] > 0
+
+
+def test_the_first_load_returns_before_its_cache_is_written(
+    small, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache is written behind the run: the arrays come back while the write is held, and a second load in
+    the same process waits for it and maps the cache."""
+    import threading
+
+    release = threading.Event()
+    write = data._write_cache
+
+    def held(*args: object) -> None:
+        release.wait(10)
+        write(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(data, "_write_cache", held)
+    first = data.load_arrays(data.resolve_source(small()))
+    assert same(first, reference(data.SAMPLE_PATH)) and not (private_cache / "arrays").exists()
+    release.set()
+    never_read_source(monkeypatch)
+    assert is_mapped(data.load_arrays(data.resolve_source(small())).train_images)
