@@ -275,7 +275,8 @@ _writing: dict[Path, threading.Thread] = {}
 
 def _write_later(folder: Path, arrays: Arrays, source: DataSource) -> None:
     """Write the cache behind the run, which goes on with ``arrays``: CIFAR-10's 184 MB and their fsync are about
-    0.25 s of a first run's start on an H200 machine. The thread is not a daemon: the process ends after it."""
+    0.25 s of a first run's start on an H200 machine. ``train`` waits for it before it returns (a command may
+    leave with ``os._exit``); a write cut short leaves no cache, never a broken one (``arraycache.write``)."""
     thread = threading.Thread(target=_write_cache, args=(folder, arrays, source), name="rocmtui-data-cache")
     _writing[folder] = thread
     thread.start()

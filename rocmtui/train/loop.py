@@ -18,7 +18,7 @@ from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.ranks import RankWriter
 from rocmtui.run.samples import SampleLog
 from rocmtui.run.session import RunSession
-from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source
+from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source, wait_for_cache
 from rocmtui.train.distributed import join_group, leave_group
 from rocmtui.train.engine import build_engine, capture_graph
 from rocmtui.train.epochs import EpochLoop
@@ -77,6 +77,7 @@ def train(
             session.close()
         if setup.plan.ranks.several:
             leave_group()
+        wait_for_cache()  # a first run's data cache, written behind it: whole before the process leaves
 
 
 def new_run_dir(config: TrainConfig) -> Path:
