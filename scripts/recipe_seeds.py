@@ -42,26 +42,30 @@ from rocmtui.train.loop import train
 TARGET = 0.94
 
 
-ALL_VIEWS: list[float] = []
-"""With ``--compare-tta``: each run's accuracy with every test image in all six views."""
+SCORES: list[dict[str, float]] = []
+"""With ``--compare-tta``: each run's accuracy under every scheme of ``tta_scores.SCHEMES``."""
+FINAL_ENGINES: list[Any] = []
 
 
 def compare_tta() -> None:
-    """After each run's timed final pass, also evaluate every image in all six views, off the clock, so that
-    selective TTA's accuracy is compared on the same trained model."""
+    """Keep each run's engine at its final test pass, so that ``score_tta`` can score the test-time
+    augmentation schemes of ``tta_scores`` on the same trained model once the run is over (off its clock)."""
     original = epochs.evaluate
 
     def evaluated(engine: Any, tta: bool = False) -> Any:
-        result = original(engine, tta)
         if tta:
-            kept, engine.config = engine.config, dataclasses.replace(engine.config, tta_share=1.0)
-            try:
-                ALL_VIEWS.append(original(engine, tta=True).acc)
-            finally:
-                engine.config = kept
-        return result
+            FINAL_ENGINES.append(engine)
+        return original(engine, tta)
 
     epochs.evaluate = evaluated  # type: ignore[assignment]
+
+
+def score_tta() -> None:
+    import tta_scores
+
+    if FINAL_ENGINES:
+        SCORES.append(tta_scores.score(FINAL_ENGINES.pop()))
+    FINAL_ENGINES.clear()
 
 
 def one_run(config: TrainConfig) -> dict[str, float | None]:
@@ -135,7 +139,9 @@ def main() -> int:
     parser.add_argument("--first-seed", type=int, default=0, help="the seeds are this one and the next")
     parser.add_argument("--epochs", default="", help="comma list of epoch counts to try (default: the recipe's)")
     parser.add_argument("--data-dir", type=Path, default=None)
-    parser.add_argument("--compare-tta", action="store_true", help="also score all six views for every image")
+    parser.add_argument(
+        "--compare-tta", action="store_true", help="also score other test-time augmentations (tta_scores.py)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write every run's figures here")
     parser.add_argument(
         "--variant",
@@ -159,8 +165,11 @@ def main() -> int:
         build_fused(config)
         counts = [int(x) for x in args.epochs.split(",") if x] or [config.epochs]
         kept += seeds_table(args, f"{' '.join(more)} {variant}", config, counts, whiten)
-    if ALL_VIEWS:
-        print(f"mean with all six views for every image: {100 * statistics.mean(ALL_VIEWS):.2f}%")
+    if SCORES:
+        import tta_scores
+
+        seeds = [int(r["seed"]) for r in kept]
+        print("\n".join(tta_scores.table(SCORES, seeds)))
     if args.json:
         args.json.write_text(json.dumps({"whitening_s": whiten, "runs": kept}, indent=2))
     return 0
@@ -184,14 +193,16 @@ def seeds_table(
         results = []
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             r = one_run(dataclasses.replace(base, epochs=count, seed=seed))
+            if args.compare_tta:
+                score_tta()
             r["result_s"] = whiten + float(r["train_s"] or 0) + float(r["tta_s"] or 0)
-            r["all_views"] = ALL_VIEWS[-1] if args.compare_tta and ALL_VIEWS else None
+            r["tta_schemes"] = SCORES[-1] if args.compare_tta and SCORES else None
             results.append(r)
             kept.append(r | {"epochs": count, "options": options.strip()})
             print(
                 f"| {count} | {seed} | {100 * (r['acc'] or 0):.2f}% | {100 * (r['tta'] or 0):.2f}% | "
                 f"{r['train_s']:.3f} | {r['epochs_s']:.3f} | {r['eval_s']:.2f} | {r['tta_s']:.3f} | "
-                f"{r['result_s']:.3f} |" + (f" all views {100 * r['all_views']:.2f}%" if r["all_views"] else ""),
+                f"{r['result_s']:.3f} |",
                 flush=True,
             )
         tta = [100 * (r["tta"] or 0) for r in results]
