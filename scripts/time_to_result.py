@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import psutil
 from bytecode import compile_rocmtui
@@ -52,16 +53,10 @@ def floor_s(device: str) -> float:
 @contextlib.contextmanager
 def fresh_cache() -> Iterator[None]:
     """A cache folder of the run's own, as on a new machine; the fused build the run left behind is ended after."""
-    with tempfile.TemporaryDirectory() as cache:
-        before = os.environ.get("XDG_CACHE_HOME")
-        os.environ["XDG_CACHE_HOME"] = cache
+    with tempfile.TemporaryDirectory() as cache, mock.patch.dict(os.environ, XDG_CACHE_HOME=cache):
         try:
             yield
         finally:
-            if before is None:
-                del os.environ["XDG_CACHE_HOME"]
-            else:
-                os.environ["XDG_CACHE_HOME"] = before
             end_builds(cache)
 
 
