@@ -177,12 +177,12 @@ class TrainConfig:
         default="off",
         metadata=option(
             "choice",
-            "mixed precision: {choices} (fp16 adds a gradient scaler; default: {default})",
+            "mixed precision: {choices} (fp16 adds a gradient scaler, a fixed one in a CUDA graph; default: {default})",
             "keep",
             what="amp mode",
         ),
     )
-    """Autocast dtype, one of ``AmpMode``; fp16 adds a GradScaler."""
+    """Autocast dtype, one of ``AmpMode``; fp16 adds a GradScaler (``step.STATIC_LOSS_SCALE`` in a CUDA graph)."""
     channels_last: bool = field(default=False, metadata=option("switch", "use the channels_last memory format", "keep"))
     """Use the channels_last memory format for model and batches."""
     cudnn_benchmark: bool = field(

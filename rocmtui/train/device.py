@@ -41,8 +41,6 @@ def resolve_device(config: TrainConfig) -> torch.device:
     _check_crops(config)
     if config.nproc > 1:
         _check_ranks(config, device)
-    if config.cuda_graph and config.amp == "fp16":
-        raise UsageError("--cuda-graph cannot run with --amp fp16 (its GradScaler syncs); use --amp bf16")
     return device
 
 

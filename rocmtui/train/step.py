@@ -15,6 +15,11 @@ from rocmtui.train.optimizer import FunctionalOptimizer
 from rocmtui.train.stats import Stats
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+STATIC_LOSS_SCALE = 2048.0
+"""fp16 in a captured step: the loss is multiplied by this before its backward and the gradients divided by it
+after, since a GradScaler's dynamic scale reads the gradients on the host at every step. About a batch of
+2,000's size: airbench's fp16 runs sum their loss over the batch, and a batch mean's gradients in the first
+layers fall below fp16's smallest normal values. A power of two, so the division is exact."""
 
 
 def autocast(device: torch.device, amp: str, graph: bool = False) -> AbstractContextManager[object]:
@@ -61,6 +66,7 @@ class GraphStep:
 
     Inputs are copied into static buffers; the loss and the hit count are written by the graph into
     static outputs and accumulated outside it. Needs a capturable optimizer with a tensor learning rate.
+    fp16 scales the loss by the constant ``STATIC_LOSS_SCALE``: a step whose gradients overflow is not skipped.
     """
 
     def __init__(
@@ -95,7 +101,12 @@ class GraphStep:
         with autocast(eager.device, eager.amp, graph=True):
             logits = eager.model(eager.prepare(self.x))
             loss = eager.loss_fn(logits, self.y)
-        loss.backward()  # type: ignore[no-untyped-call]
+        if eager.amp != "fp16":
+            loss.backward()  # type: ignore[no-untyped-call]
+        else:
+            (loss * STATIC_LOSS_SCALE).backward()  # type: ignore[no-untyped-call]
+            grads = [p.grad for p in eager.model.parameters() if p.grad is not None]
+            torch._foreach_mul_(grads, 1.0 / STATIC_LOSS_SCALE)
         return loss.detach().float(), (logits.detach().argmax(1) == self.y).sum()
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor, stats: Stats) -> None:
