@@ -26,6 +26,9 @@ BackendName = Literal["auto", "rocm", "sysfs", "nvml", "host"]
 MODELS: tuple[str, ...] = get_args(ModelName)
 BACKENDS: tuple[str, ...] = get_args(BackendName)
 
+NEWTON_SCHULZ_RANGE = (1, 10)
+"""Muon's iterations per update that ``--newton-schulz-steps`` accepts."""
+
 OnResume = Literal["keep", "may change"]
 """With ``--resume``: ``keep`` takes the saved run's value (refused when given and different);
 ``may change`` takes this invocation's (``--epochs`` and ``--data-dir`` left out: the run's own)."""
@@ -44,6 +47,7 @@ ParseAs = Literal[
     "fraction",
     "share",
     "crop_sizes",
+    "newton_schulz_steps",
 ]
 """How the CLI reads an option: a function of ``rocmtui.cli.argtypes`` by name, ``choice`` (the field's
 ``Literal`` values), or ``switch`` (a flag without a value)."""
@@ -117,6 +121,18 @@ class TrainConfig:
     )
     """One of ``OptimizerName``; ``sgd`` uses Nesterov momentum 0.9; ``muon`` (fastnet only) follows
     airbench94_muon: Muon at ``lr`` on the conv filters, Nesterov SGD on the biases and the head."""
+    newton_schulz_steps: int = field(
+        default=3,
+        metadata=option(
+            "newton_schulz_steps",
+            "with --optimizer muon: the Newton-Schulz iterations that orthogonalise each filter's update, "
+            "1 to 10 (default: {default}, airbench94_muon's; Muon's own default is 5)",
+            "keep",
+            metavar="N",
+        ),
+    )
+    """Muon's quintic iterations per update (``optimizer.orthogonalized``): more bring the update's singular
+    values nearer 1; each costs fastnet 0.02 to 0.04 ms a step on an H200 (BENCHMARKS.md)."""
     schedule: ScheduleName = field(
         default="constant", metadata=option("choice", "learning-rate schedule: {choices} (default: {default})", "keep")
     )
@@ -316,45 +332,6 @@ class TrainConfig:
         """Inverse of ``to_dict``, validated (CodecError names a bad field); unknown keys are ignored so older
         run folders still load."""
         return convert(data, cls, what="bad run settings")
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """A named set of train settings, for ``--recipe NAME``: options given on the command line still win."""
-
-    settings: dict[str, Any]
-    reaches: str
-    """What it was measured to reach (BENCHMARKS.md), for ``--help``."""
-
-
-RECIPES: dict[str, Recipe] = {
-    "guide": Recipe({}, "the ROCm guide's simplecnn, 5 epochs: ~60% on CIFAR-10, 4.7 s of training on an H200"),
-    "fast": Recipe(
-        {
-            "model": "fastnet",
-            "epochs": 8,
-            "batch_size": 2000,
-            "optimizer": "muon",
-            "lr": 0.24,
-            "weight_decay": 0.004,
-            "schedule": "linear",
-            "label_smoothing": 0.2,
-            "augment": True,
-            "jitter": 0.13,
-            "crop_sizes": (24,),
-            "amp": "bf16",
-            "channels_last": True,
-            "cuda_graph": True,
-            "cudnn_benchmark": False,
-            "fused_kernels": True,
-            "tta_share": 0.25,
-        },
-        "fastnet with Muon, 8 epochs (airbench94_muon's design), brightness and contrast jitter and the first "
-        "epoch on 24x24 crops: 94.0% on CIFAR-10 (seeds 0-9, with test-time augmentation) in 1.230 s to result on "
-        "an H200 with fused kernels cached (eager kernels before the cache is built; no CUDA graph on a CPU)",
-    ),
-}
-"""``rocmtui train cifar --recipe fast`` instead of twelve flags."""
 
 
 @dataclass(frozen=True)

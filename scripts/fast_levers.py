@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from rocmtui.config import RECIPES, TrainConfig
+from rocmtui.config import TrainConfig
+from rocmtui.recipes import RECIPES
 from rocmtui.train import evaluate as evaluation
 from rocmtui.train import tta as views
 from rocmtui.train.data import Arrays

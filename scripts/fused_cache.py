@@ -19,7 +19,8 @@ from pathlib import Path
 import torch
 from fast_levers import gpu_ms, random_arrays
 
-from rocmtui.config import RECIPES, TrainConfig
+from rocmtui.config import TrainConfig
+from rocmtui.recipes import RECIPES
 from rocmtui.train import fused
 from rocmtui.train.engine import build_engine, capture_graph
 

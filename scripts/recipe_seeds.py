@@ -31,9 +31,10 @@ import torch
 
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.train_options import config_from_args
-from rocmtui.config import RECIPES, TrainConfig
+from rocmtui.config import TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.milestones import accuracy_times, first_reached
+from rocmtui.recipes import RECIPES
 from rocmtui.train import epochs, models
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.gpudata import Normalizer, to_device

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from rocmtui.config import MonitorConfig
+from rocmtui.config import NEWTON_SCHULZ_RANGE, MonitorConfig
 
 N = TypeVar("N", int, float)
 INT_LIMIT = 2**63
@@ -52,6 +52,11 @@ def fraction(text: str) -> float:
 
 def share(text: str) -> float:
     return _number(text, float, "give a share above 0 and at most 1, such as 0.25", lambda v: 0.0 < v <= 1.0)
+
+
+def newton_schulz_steps(text: str) -> int:
+    low, high = NEWTON_SCHULZ_RANGE
+    return _number(text, int, f"give a whole number of iterations, {low} to {high}", lambda v: low <= v <= high)
 
 
 CROP_RANGE = (9, 4096)

@@ -14,7 +14,8 @@ from rocmtui.base.text import plain
 from rocmtui.cli import argtypes
 from rocmtui.cli.deferred import deferred
 from rocmtui.cli.telemetry_flags import add_telemetry_flags
-from rocmtui.config import MODELS, RECIPES, MonitorConfig
+from rocmtui.config import MODELS, MonitorConfig
+from rocmtui.recipes import RECIPES
 
 EXIT_USAGE = 2
 

@@ -14,8 +14,9 @@ from dataclasses import fields
 from typing import Any, get_args, get_type_hints
 
 from rocmtui.cli import argtypes
-from rocmtui.config import DATASETS, RECIPES, Option, ParseAs, TrainConfig, train_options
+from rocmtui.config import DATASETS, Option, ParseAs, TrainConfig, train_options
 from rocmtui.errors import UsageError
+from rocmtui.recipes import RECIPES
 from rocmtui.run.layout import default_runs_dir
 
 PARSERS: dict[ParseAs, Callable[[str], Any]] = {
@@ -28,6 +29,7 @@ PARSERS: dict[ParseAs, Callable[[str], Any]] = {
     "positive_float": argtypes.positive_float,
     "non_negative_float": argtypes.non_negative_float,
     "fraction": argtypes.fraction,
+    "newton_schulz_steps": argtypes.newton_schulz_steps,
     "share": argtypes.share,
     "crop_sizes": argtypes.crop_sizes,
 }
@@ -58,7 +60,7 @@ def _type(name: str, option: Option) -> Callable[[str], Any]:
 
 
 def add_recipe_option(parser: argparse.ArgumentParser) -> None:
-    """``--recipe NAME``: a named set of the options below (``rocmtui.config.RECIPES``)."""
+    """``--recipe NAME``: a named set of the options below (``rocmtui.recipes.RECIPES``)."""
     listed = "; ".join(f"{name}: {recipe.reaches}" for name, recipe in RECIPES.items())
     parser.add_argument(
         "--recipe",

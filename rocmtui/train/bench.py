@@ -11,9 +11,10 @@ from pathlib import Path
 import torch
 
 from rocmtui.codec import encode_json
-from rocmtui.config import RECIPES, ModelName, TrainConfig
+from rocmtui.config import ModelName, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.milestones import accuracy_times, first_reached
+from rocmtui.recipes import RECIPES
 from rocmtui.share_line import share_line
 from rocmtui.train import reference
 from rocmtui.train.anchor import load_anchor

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import torch
 
-from rocmtui.config import TrainConfig
+from rocmtui.config import NEWTON_SCHULZ_RANGE, TrainConfig
 from rocmtui.errors import UsageError
 from rocmtui.gpu.host import read_cpu_name
 from rocmtui.train.data import SPECS
@@ -39,6 +39,7 @@ def resolve_device(config: TrainConfig) -> torch.device:
     if config.cuda_graph and config.compile:
         raise UsageError("choose one of --cuda-graph and --compile")
     _check_crops(config)
+    _check_newton_schulz(config)
     if config.nproc > 1:
         _check_ranks(config, device)
     return device
@@ -54,6 +55,15 @@ def _check_crops(config: TrainConfig) -> None:
     size = SPECS[config.dataset].size
     if max(config.crop_sizes) > size:
         raise UsageError(f"--crop-sizes: a crop cannot be larger than {config.dataset}'s {size}x{size} images")
+
+
+def _check_newton_schulz(config: TrainConfig) -> None:
+    """The range the option accepts, checked here too: a resumed run's settings come from its folder."""
+    low, high = NEWTON_SCHULZ_RANGE
+    if not low <= config.newton_schulz_steps <= high:
+        raise UsageError(f"--newton-schulz-steps {config.newton_schulz_steps}: give {low} to {high} iterations")
+    if "newton_schulz_steps" in config.given and config.optimizer != "muon":
+        raise UsageError(f"--newton-schulz-steps is Muon's; with --optimizer {config.optimizer} leave it out")
 
 
 def _check_ranks(config: TrainConfig, device: torch.device) -> None:

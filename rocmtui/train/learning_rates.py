@@ -70,7 +70,14 @@ def _muon_groups(
     ]
     for group in sgd_groups:  # decoupled: the same share decayed per step at the peak rate in each group
         group.update(momentum=MUON_SGD_MOMENTUM, weight_decay=config.weight_decay / (config.lr * group["lr_scale"]))
-    muon = {"params": filters, "lr_scale": 1.0, "muon": True, "momentum": MUON_MOMENTUM, "weight_decay": 0.0}
+    muon = {
+        "params": filters,
+        "lr_scale": 1.0,
+        "muon": True,
+        "momentum": MUON_MOMENTUM,
+        "weight_decay": 0.0,
+        "newton_schulz_steps": config.newton_schulz_steps,
+    }
     grouped = {id(p) for group in (muon, *sgd_groups) for p in group["params"]}
     assert grouped == {id(p) for p in trainable}, "every trainable parameter in exactly one group"
     return [muon, *sgd_groups]

@@ -25,6 +25,7 @@ from torch.optim.sgd import sgd
 Kind = Literal["adam", "adamw", "sgd", "muon"]
 SGD_MOMENTUM = 0.9
 NEWTON_SCHULZ_STEPS = 3
+"""airbench94_muon's; a group's ``newton_schulz_steps`` (``--newton-schulz-steps``) overrides it."""
 NEWTON_SCHULZ_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 """The quintic iteration's coefficients, chosen for the steepest slope at zero (Muon's)."""
 
@@ -150,10 +151,11 @@ class FunctionalOptimizer:
                 self.state[param]["momentum_buffer"] = buffer
 
     def _muon(self, group: dict[str, Any], params: list[torch.Tensor]) -> None:
-        """Nesterov momentum, each filter bank renormalised to norm sqrt(rows), then the orthogonalised update:
-        by default one batched Newton-Schulz over the filters zero-padded to one shape (``batched``: a dozen
-        launches a step instead of a hundred), else one iteration per filter."""
+        """Nesterov momentum, each filter bank renormalised to norm sqrt(rows), then the orthogonalised update
+        (``newton_schulz_steps`` iterations): by default one batched Newton-Schulz over the filters zero-padded
+        to one shape (``batched``: a dozen launches a step instead of a hundred), else one iteration per filter."""
         momentum, lr = group["momentum"], group["lr"]
+        steps = int(group.get("newton_schulz_steps", NEWTON_SCHULZ_STEPS))
         updates = []
         for param in params:
             grad = param.grad
@@ -166,9 +168,9 @@ class FunctionalOptimizer:
             updates.append(grad.add(buffer, alpha=momentum) if group["nesterov"] else buffer)
         matrices = [update.reshape(param.shape[0], -1) for param, update in zip(params, updates, strict=True)]
         if group.get("batched", True) and len(matrices) > 1:
-            orthogonal = orthogonalized_batch(matrices)
+            orthogonal = orthogonalized_batch(matrices, steps)
         else:
-            orthogonal = [orthogonalized(matrix) for matrix in matrices]
+            orthogonal = [orthogonalized(matrix, steps) for matrix in matrices]
         for param, update in zip(params, orthogonal, strict=True):
             param.mul_(param.shape[0] ** 0.5 / param.norm())
             param.sub_(update.view_as(param).to(param.dtype) * lr)

@@ -13,8 +13,9 @@ import pytest
 from fresh_interpreter import modules_loaded_by
 
 from rocmtui.cli.main import build_parser, main, prepare_data_dir, train_config
-from rocmtui.config import RECIPES, TrainConfig
+from rocmtui.config import TrainConfig
 from rocmtui.errors import UsageError, first_line
+from rocmtui.recipes import RECIPES
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -47,6 +48,9 @@ BAD_INPUT = [
     (["train", "cifar", "--crop-sizes", "24,,28"], "is not a list of whole numbers"),
     (["train", "cifar", "--crop-sizes", "8"], "'8' is out of range; give sides of 9 to 4096 px"),
     (["train", "cifar", "--crop-sizes", "-24"], "is not a list of whole numbers"),
+    (["train", "cifar", "--newton-schulz-steps", "0"], "'0' is out of range; give a whole number of iterations, 1"),
+    (["train", "cifar", "--newton-schulz-steps", "2.5"], "'2.5' is not a number"),
+    (["train", "cifar", "--newton-schulz-steps", "5"], "--newton-schulz-steps is Muon's; with --optimizer adam"),
     (["train", "cifar", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["train"], "the following arguments are required: DATASET"),
     (["fly"], "invalid choice: 'fly'"),
@@ -254,7 +258,7 @@ def test_a_switch_turns_off_what_a_recipe_or_a_default_turns_on() -> None:
 
 
 def test_a_recipe_fills_the_settings_and_typed_options_win() -> None:
-    from rocmtui.config import RECIPES
+    from rocmtui.recipes import RECIPES
 
     config = train_config(build_parser().parse_args(["train", "cifar", "--recipe", "fast", "--epochs", "12"]))
     fast = RECIPES["fast"].settings
@@ -265,6 +269,9 @@ def test_a_recipe_fills_the_settings_and_typed_options_win() -> None:
         True,
     )
     assert config.epochs == 12 and config.given == ("epochs",)  # recipe values are not "given"
+    assert config.newton_schulz_steps == 5  # Muon's own count, not airbench94_muon's 3 (BENCHMARKS.md)
+    fewer = ["train", "cifar", "--recipe", "fast", "--newton-schulz-steps", "3"]
+    assert train_config(build_parser().parse_args(fewer)).newton_schulz_steps == 3
     guide = train_config(build_parser().parse_args(["train", "cifar", "--recipe", "guide"]))
     assert guide == train_config(build_parser().parse_args(["train", "cifar"]))
 

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import torch
 
-from rocmtui.config import RECIPES, FusedMode, TrainConfig
+from rocmtui.config import FusedMode, TrainConfig
+from rocmtui.recipes import RECIPES
 from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_build, fused_prune
 from rocmtui.train.engine import Augmenter, Nets

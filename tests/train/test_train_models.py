@@ -77,6 +77,7 @@ def test_muon_groups_follow_airbench94_muon() -> None:
     optimizer = build_optimizer(model, config, torch.device("cpu"), graph=False, steps_per_epoch=25)
     muon, whiten, norms, head = optimizer.param_groups
     assert muon["muon"] and muon["momentum"] == 0.6 and muon["lr"] == pytest.approx(0.24)
+    assert muon["newton_schulz_steps"] == 3  # airbench94_muon's; the fast recipe asks for 5
     assert all(p.ndim == 4 and p.requires_grad for p in muon["params"]) and len(muon["params"]) == 6
     assert whiten["params"] == [model.whiten.bias] and whiten["span"] == 3 * 25
     assert head["params"] == [model.head.weight] and len(norms["params"]) == 6
@@ -195,6 +196,13 @@ def test_unsafe_graph_combinations_are_refused(monkeypatch: pytest.MonkeyPatch) 
     assert resolve_device(TrainConfig(device="cuda", cuda_graph=True, amp="fp16")).type == "cuda"
     with pytest.raises(UsageError, match="one of --cuda-graph and --compile"):
         resolve_device(TrainConfig(device="cuda", cuda_graph=True, compile=True))
+
+
+def test_newton_schulz_steps_out_of_range_are_refused_from_a_run_folder_too() -> None:
+    for steps in (0, 11, 10**9):  # a resumed run's settings come from its folder, past the CLI's check
+        with pytest.raises(UsageError, match="give 1 to 10 iterations"):
+            resolve_device(TrainConfig(device="cpu", model="fastnet", optimizer="muon", newton_schulz_steps=steps))
+    assert resolve_device(TrainConfig(device="cpu", newton_schulz_steps=5)).type == "cpu"  # not given: no check
 
 
 def test_a_recipes_cuda_graph_is_left_out_on_the_cpu_not_refused(small) -> None:

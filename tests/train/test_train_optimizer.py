@@ -162,3 +162,20 @@ def test_a_batched_muon_step_is_the_per_filter_step() -> None:
         single.step()
     for a, b in zip(weights, copies, strict=True):
         assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_a_muon_group_takes_its_own_number_of_newton_schulz_steps() -> None:
+    torch.manual_seed(4)
+    start, grad = torch.randn(16, 8, 3, 3), torch.randn(16, 8, 3, 3)
+    results = {}
+    for steps in (3, 5):
+        weight = nn.Parameter(start.clone())
+        group = {"params": [weight], "muon": True, "momentum": 0.6, "newton_schulz_steps": steps}
+        weight.grad = grad.clone()
+        FunctionalOptimizer("muon", [group], **MUON).step()
+        nesterov = grad + 0.6 * grad
+        renormed = start * (16**0.5 / start.norm())
+        expected = renormed - 0.1 * orthogonalized(nesterov.reshape(16, -1), steps).view_as(start)
+        assert torch.allclose(weight.detach(), expected, atol=1e-6), steps
+        results[steps] = weight.detach()
+    assert not torch.allclose(results[3], results[5], atol=1e-4)  # the count is used, not a fixed 3
