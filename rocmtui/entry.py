@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from rocmtui import gc_pause
+from rocmtui.base import startup_gc as gc_pause
 
 gc_pause.pause()  # before the CLI's imports: the command resumes it once its start is over
 
@@ -12,6 +12,6 @@ gc_pause.pause()  # before the CLI's imports: the command resumes it once its st
 def entry() -> NoReturn:
     """The CLI, then ``outcome.leave`` (no slow teardown once torch is loaded)."""
     from rocmtui.cli.main import main
-    from rocmtui.outcome import leave
+    from rocmtui.run.outcome import leave
 
     leave(main())

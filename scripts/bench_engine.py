@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from rocmtui.bench import reference_loop as reference
 from rocmtui.config import TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent, event_to_dict
 from rocmtui.run.stream import read_events
-from rocmtui.train import reference
 from rocmtui.train.data import load_arrays, resolve_source, save_npz
 from rocmtui.train.loop import train
 from rocmtui.train.tvdata import CIFAR_CLASSES

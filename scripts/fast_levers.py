@@ -34,13 +34,13 @@ import numpy as np
 import torch
 
 from rocmtui.config import TrainConfig
-from rocmtui.recipes import RECIPES
 from rocmtui.train import evaluate as evaluation
 from rocmtui.train import tta as views
 from rocmtui.train.data import Arrays
 from rocmtui.train.engine import Engine, build_engine, capture_graph
 from rocmtui.train.gpudata import batch_rows, permutation
 from rocmtui.train.learning_rates import set_lr
+from rocmtui.train.recipes import RECIPES
 
 CLASSES = tuple(f"class{i}" for i in range(10))
 

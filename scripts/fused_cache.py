@@ -20,9 +20,9 @@ import torch
 from fast_levers import gpu_ms, random_arrays
 
 from rocmtui.config import TrainConfig
-from rocmtui.recipes import RECIPES
 from rocmtui.train import fused
 from rocmtui.train.engine import build_engine, capture_graph
+from rocmtui.train.recipes import RECIPES
 
 
 def changed(folder: Path) -> list[str]:

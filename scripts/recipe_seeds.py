@@ -33,12 +33,12 @@ from rocmtui.cli.parser import build_parser
 from rocmtui.cli.train_options import config_from_args
 from rocmtui.config import TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
-from rocmtui.milestones import accuracy_times, first_reached
-from rocmtui.recipes import RECIPES
+from rocmtui.run.milestones import accuracy_times, first_reached
 from rocmtui.train import epochs, models
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.gpudata import Normalizer, to_device
 from rocmtui.train.loop import train
+from rocmtui.train.recipes import RECIPES
 
 TARGET = 0.94
 

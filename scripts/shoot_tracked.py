@@ -17,9 +17,9 @@ from pathlib import Path
 
 from make_screenshots import to_png
 
-from rocmtui.cli.script_launch import ScriptLauncher
 from rocmtui.config import TrainConfig
 from rocmtui.gpu.tail_source import TailSource
+from rocmtui.launch.script import ScriptLauncher
 from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.samples import SampleTail
 from rocmtui.ui.train_app import create_train_app

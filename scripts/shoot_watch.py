@@ -19,11 +19,11 @@ from pathlib import Path
 
 from make_screenshots import to_png
 
-from rocmtui.cli.run_commands import saved_config
 from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, RunControl
 from rocmtui.gpu.tail_source import TailSource
 from rocmtui.run.follow import follow
+from rocmtui.run.format import saved_config
 from rocmtui.run.samples import SampleTail
 from rocmtui.ui.state.compare import OtherSource, run_labels
 from rocmtui.ui.train_app import TrainApp, create_train_app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rocmtui.errors import first_line
+from rocmtui.base.errors import first_line
 
 
 @pytest.mark.parametrize(

@@ -59,7 +59,7 @@ def test_ui_layer_loads_no_torch() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["rocmtui", "rocmtui.cli", "rocmtui.cli.main", "rocmtui.cli.trainer_launch", "rocmtui.events", "rocmtui.config"],
+    ["rocmtui", "rocmtui.cli", "rocmtui.cli.main", "rocmtui.launch.trainer", "rocmtui.events", "rocmtui.config"],
 )
 def test_light_modules_load_nothing_heavy(module: str) -> None:
     assert loaded_after(f"import {module}") == set()
@@ -114,5 +114,5 @@ def test_lower_layers_never_load_the_ones_above(package: str, never: set[str]) -
 
 
 def test_the_shared_contract_loads_no_layer() -> None:
-    loaded = rocmtui_modules_after("import rocmtui.events, rocmtui.config, rocmtui.codec, rocmtui.errors")
+    loaded = rocmtui_modules_after("import rocmtui.events, rocmtui.config, rocmtui.codec, rocmtui.base.errors")
     assert loaded <= {"events", "config", "codec", "errors", "base"}

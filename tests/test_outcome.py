@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rocmtui.events import FinishReason, RunFailed, RunFinished
-from rocmtui.outcome import result_lines
+from rocmtui.run.outcome import result_lines
 
 
 def finished(reason: FinishReason, epochs: int, best: float | None, tta: float | None = None) -> RunFinished:

@@ -198,7 +198,7 @@ def test_headless_lines_and_doctor_show_escapes_as_text() -> None:
     from rocmtui.doctor.checks import WARN, Check
     from rocmtui.doctor.report import format_checks
     from rocmtui.events import LogMessage
-    from rocmtui.train.headless import LinePrinter
+    from rocmtui.launch.headless import LinePrinter
 
     out = io.StringIO()
     LinePrinter(out)(LogMessage(f"data from /tmp/{OSC52}"))

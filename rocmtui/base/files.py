@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 
 MAX_SMALL_BYTES = 1 << 20
 """The most a small file (status, config, summary, a lock) may hold before a reader refuses it."""

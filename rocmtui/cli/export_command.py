@@ -13,11 +13,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from rocmtui.base.errors import UsageError
 from rocmtui.cli import argtypes
 from rocmtui.cli.run_commands import RUNS_DIR_HELP
 from rocmtui.cli.telemetry_flags import add_telemetry_flags, interval_given
 from rocmtui.config import MonitorConfig
-from rocmtui.errors import UsageError
 from rocmtui.run.layout import default_runs_dir
 
 DEFAULT_PORT = 9400

@@ -16,17 +16,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rocmtui import gc_pause
+from rocmtui.base import startup_gc as gc_pause
+from rocmtui.base.errors import DataError, UsageError, first_line
 from rocmtui.base.text import plain
-from rocmtui.cli.deferred import deferred
+from rocmtui.cli.lazy_command import deferred
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.telemetry_flags import interval_given
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.errors import DataError, UsageError, first_line
 
 if TYPE_CHECKING:
-    from rocmtui.cli.trainer_launch import LaunchedTrainer
+    from rocmtui.launch.trainer import LaunchedTrainer
 
 __all__ = ["build_parser", "main", "monitor_config", "train_config"]
 
@@ -83,16 +83,16 @@ def _run_train(args: argparse.Namespace) -> int:
     refuse_live_resume(config)
     if args.headless or not can_draw():
         _check_data(config)  # fail fast with a one-line DataError
-        from rocmtui.train.headless import run_headless  # torch, imported with the collector paused
+        from rocmtui.launch.headless import run_headless  # torch, imported with the collector paused
 
         gc_pause.resume()
         return run_headless(config, detach=args.detach, telemetry=monitor_config(args))
-    from rocmtui.cli.notify_option import notify_wanted
     from rocmtui.cli.run_commands import print_lines
-    from rocmtui.cli.trainer_launch import LaunchedTrainer
+    from rocmtui.launch.trainer import LaunchedTrainer
     from rocmtui.run.samples import LateSampleTail
     from rocmtui.ui.look.themes import check_theme  # without Textual: the trainer starts before the UI imports it
     from rocmtui.ui.signals import stop_on_signals
+    from rocmtui.ui.state.settings import notify_wanted
 
     check_theme(args.theme)  # one line, before the trainer starts and the terminal is taken
     telemetry = monitor_config(args)
@@ -114,7 +114,7 @@ def _run_train(args: argparse.Namespace) -> int:
             detachable=True,
             stop_on_hangup=args.stop_on_hangup,
             theme=args.theme,
-            notify=notify_wanted(args),
+            notify=notify_wanted(args.no_notify),
         )
         if early:
             return _stop_started(trainer, early[0])
@@ -227,7 +227,7 @@ def _run_monitor_ui(args: argparse.Namespace, config: MonitorConfig) -> int:
 
 
 def _run_bench(args: argparse.Namespace) -> int:
-    from rocmtui.train.bench import BenchOptions, run_bench
+    from rocmtui.bench.runner import BenchOptions, run_bench
 
     return run_bench(
         BenchOptions(

@@ -12,10 +12,10 @@ from typing import Any, NoReturn
 
 from rocmtui.base.text import plain
 from rocmtui.cli import argtypes
-from rocmtui.cli.deferred import deferred
+from rocmtui.cli.lazy_command import deferred
 from rocmtui.cli.telemetry_flags import add_telemetry_flags
 from rocmtui.config import MODELS, MonitorConfig
-from rocmtui.recipes import RECIPES
+from rocmtui.train.recipes import RECIPES
 
 EXIT_USAGE = 2
 

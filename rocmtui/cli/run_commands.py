@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocmtui.base.errors import UsageError
 from rocmtui.base.text import plain
 from rocmtui.base.units import fmt_acc
-from rocmtui.cli.notify_option import add_notify_flag, notify_watched
+from rocmtui.cli.notify_option import add_notify_flag
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.errors import UsageError
 from rocmtui.run.layout import default_runs_dir
 
 STOP_TIMEOUT_S = 120.0
@@ -84,20 +84,14 @@ def _run_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
 
 
-def saved_config(run_dir: Path) -> TrainConfig:
-    """The run's settings from its config.json; the defaults for a run that has none (a tracked script's).
-    FormatError (one line, exit 2) when the file is there but cannot be read."""
-    from rocmtui.run.format import read_config
-
-    return read_config(run_dir) or TrainConfig()
-
-
 def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
+    from rocmtui.run.format import saved_config
     from rocmtui.run.listing import find_run, list_runs
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.state.compare import run_labels
+    from rocmtui.ui.state.settings import notify_watched
     from rocmtui.ui.train_app import create_train_app, run_train_app
 
     runs = [] if args.run else list_runs(args.runs_dir)
@@ -117,7 +111,7 @@ def run_watch(args: argparse.Namespace) -> int:
     samples.catch_up()  # the GPU history is there for the first frame
 
     def source(config: TrainConfig, emit: Any, control: Any) -> object:
-        from rocmtui.cli.script_launch import OutputTail
+        from rocmtui.launch.script import OutputTail
 
         output = OutputTail(run_dir, emit)  # a script's output.log, what it printed before and since
         try:
@@ -139,7 +133,7 @@ def run_watch(args: argparse.Namespace) -> int:
         compare=compare,
         label=labels[0],
         run_dir=run_dir,
-        notify=notify_watched(args, run_dir),
+        notify=notify_watched(args.no_notify, run_dir),
     )
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))

@@ -1,6 +1,6 @@
 """``rocmtui run [--name N] -- python script.py ARGS``: any script as a run, its curves and output live.
 
-The script runs under ``rocmtui.cli.supervise`` in a session of its own: it never dies with the
+The script runs under ``rocmtui.launch.script_supervisor`` in a session of its own: it never dies with the
 terminal, and its run folder records how it ended whether or not it calls ``rocmtui.track()``. The exit
 code is the script's (when the UI detaches, 0: the script runs on).
 """
@@ -14,11 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocmtui.base.errors import UsageError
 from rocmtui.base.text import plain
-from rocmtui.cli.notify_option import add_notify_flag, notify_wanted
+from rocmtui.cli.notify_option import add_notify_flag
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig
-from rocmtui.errors import UsageError
+from rocmtui.ui.state.settings import notify_wanted
 
 RUN_EXAMPLES = """\
 examples:
@@ -89,7 +90,7 @@ OUTPUT_LINE_LIMIT = 16384
 
 def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
     """No terminal: the script's output on stdout as it is written, then its exit code."""
-    from rocmtui.cli.script_launch import start
+    from rocmtui.launch.script import start
     from rocmtui.run.format import OUTPUT
     from rocmtui.run.lines import LineTailer
 
@@ -113,9 +114,9 @@ def _run_plain(run_dir: Path, name: str, command: list[str]) -> int:
 
 def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[str]) -> int:
     from rocmtui.cli.run_commands import print_lines
-    from rocmtui.cli.script_launch import ScriptLauncher
     from rocmtui.config import TrainConfig
     from rocmtui.gpu.tail_source import TailSource
+    from rocmtui.launch.script import ScriptLauncher
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.look.themes import check_theme
     from rocmtui.ui.train_app import create_train_app, run_train_app
@@ -125,7 +126,13 @@ def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[st
     # One GPU poller per run: the supervisor records the samples in the folder; the UI reads them, as watch does.
     sampler = TailSource(SampleTail(run_dir).poll, history_len=3600)
     app = create_train_app(
-        TrainConfig(), launcher, sampler, detachable=True, theme=args.theme, run_dir=run_dir, notify=notify_wanted(args)
+        TrainConfig(),
+        launcher,
+        sampler,
+        detachable=True,
+        theme=args.theme,
+        run_dir=run_dir,
+        notify=notify_wanted(args.no_notify),
     )
     code, lines = run_train_app(app)
     returncode = launcher.returncode

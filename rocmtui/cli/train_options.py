@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, get_args, get_type_hints
 
+from rocmtui.base.errors import UsageError
 from rocmtui.cli import argtypes
 from rocmtui.config import DATASETS, Option, ParseAs, TrainConfig, train_options
-from rocmtui.errors import UsageError
-from rocmtui.recipes import RECIPES
 from rocmtui.run.layout import default_runs_dir
+from rocmtui.train.recipes import RECIPES
 
 PARSERS: dict[ParseAs, Callable[[str], Any]] = {
     "device": argtypes.device,
@@ -60,7 +60,7 @@ def _type(name: str, option: Option) -> Callable[[str], Any]:
 
 
 def add_recipe_option(parser: argparse.ArgumentParser) -> None:
-    """``--recipe NAME``: a named set of the options below (``rocmtui.recipes.RECIPES``)."""
+    """``--recipe NAME``: a named set of the options below (``rocmtui.train.recipes.RECIPES``)."""
     listed = "; ".join(f"{name}: {recipe.reaches}" for name, recipe in RECIPES.items())
     parser.add_argument(
         "--recipe",

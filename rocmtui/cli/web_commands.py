@@ -1,8 +1,8 @@
 """``rocmtui serve``: the app in a browser through textual-serve; the parsers of serve, demo and export.
 
 Each browser tab gets its own process (textual-serve starts the command per connection), running
-``rocmtui.cli.served``. It listens on 127.0.0.1 unless ``--host`` says otherwise, and then warns. The page and
-its WebSocket need the token printed at start, the WebSocket a same-origin page (``rocmtui.cli.web_server``).
+``rocmtui.serve.tab_process``. It listens on 127.0.0.1 unless ``--host`` says otherwise, and then warns. The page and
+its WebSocket need the token printed at start, the WebSocket a same-origin page (``rocmtui.serve.server``).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rocmtui.base.errors import UsageError
 from rocmtui.cli import argtypes
 from rocmtui.cli.demo_command import add_demo_options, add_demo_parser
 from rocmtui.cli.export_command import add_export_parser
 from rocmtui.cli.run_commands import RUNS_DIR_HELP
-from rocmtui.errors import UsageError
 from rocmtui.run.layout import default_runs_dir
 
 LOCALHOST = "127.0.0.1"
@@ -104,7 +104,7 @@ def served_command(args: argparse.Namespace) -> str:
             "serving train would start one training per browser tab: start it with 'rocmtui train ...' "
             "(q, then detach, leaves it training) and serve it with 'rocmtui serve watch'"
         )
-    words = [sys.executable, "-m", "rocmtui.cli.served", args.app]
+    words = [sys.executable, "-m", "rocmtui.serve.tab_process", args.app]
     if args.app == "watch":
         from rocmtui.run.listing import find_run
 
@@ -119,7 +119,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.port == 0:
         raise UsageError("serve needs a fixed --port (the page tells the browser where to connect)")
     try:
-        from rocmtui.cli.web_server import GuardedServer
+        from rocmtui.serve.server import GuardedServer
     except ImportError:
         raise UsageError("serve needs textual-serve: pip install 'rocmtui[web]'") from None
     warn_if_exposed("serve", args.host, args.port, who="anyone who can reach this port and holds the token")

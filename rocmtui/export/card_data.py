@@ -13,19 +13,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from rocmtui.base.errors import UsageError
 from rocmtui.base.series import Series
 from rocmtui.base.units import fmt_acc, fmt_bytes, fmt_span, fmt_temp
 from rocmtui.codec import CodecError
-from rocmtui.errors import UsageError
 from rocmtui.events import RunFailed, RunFinished, TrainEvent
 from rocmtui.gpu.codec import loads
-from rocmtui.milestones import accuracy_times, first_reached, time_to_accuracy
 from rocmtui.run.fold import RunFold
 from rocmtui.run.listing import run_info
+from rocmtui.run.milestones import accuracy_times, first_reached, time_to_accuracy
+from rocmtui.run.result_line import share_line
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.series_csv import rows
 from rocmtui.run.stream import read_events
-from rocmtui.share_line import share_line
 
 TRAIN_CHARTS = (("loss", ("loss", "test_loss")), ("accuracy", ("test_acc", "train_acc")))
 """A ``train`` run's charts: (title, series names), each drawn when the run has its first series."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.run.fold import RunFold
 from rocmtui.run.format import STATUS
 from rocmtui.run.layout import run_dirs

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.events import RunControl
 from rocmtui.run.format import COMMANDS, CONTROL, Command, ControlLine, encode_line
 from rocmtui.run.lines import LineTailer

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.events import Emit, LogMessage, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
 from rocmtui.run.control import Command, send_command
 from rocmtui.run.lock import is_locked

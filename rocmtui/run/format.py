@@ -21,11 +21,11 @@ from typing import Any, Literal, TypeVar, get_args
 
 import msgspec
 
+from rocmtui.base.errors import UsageError
 from rocmtui.base.files import read_small
 from rocmtui.base.packed import ITEM as PACKED_ITEM
 from rocmtui.codec import CodecError, convert, decode_json, decoder, encode_json, to_builtins
 from rocmtui.config import TrainConfig
-from rocmtui.errors import UsageError
 from rocmtui.events import FailureKind, MetricsLogged, RunFailed, RunFinished, TrainEvent, event_class
 from rocmtui.run.files import atomic_write
 
@@ -371,6 +371,12 @@ def read_config(run_dir: Path) -> TrainConfig | None:
         return None
     except (OSError, CodecError, ValueError, TypeError) as err:
         raise FormatError(f"{path} cannot be read: {err}") from None
+
+
+def saved_config(run_dir: Path) -> TrainConfig:
+    """The run's settings from its config.json; the defaults for a run that has none (a tracked script's).
+    FormatError (one line, exit 2) when the file is there but cannot be read."""
+    return read_config(run_dir) or TrainConfig()
 
 
 def plain(record: Any) -> Any:

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.run.format import CONFIG, EVENTS
 
 MAX_SUFFIX = 1000

@@ -7,9 +7,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from rocmtui.base.errors import UsageError
 from rocmtui.base.text import plain
 from rocmtui.base.units import fmt_acc, fmt_span
-from rocmtui.errors import UsageError
 from rocmtui.events import RunFailed, RunFinished
 from rocmtui.run.format import read_config, read_summary
 from rocmtui.run.layout import is_run_dir, run_dirs

@@ -13,8 +13,8 @@ import socket
 import time
 from pathlib import Path
 
+from rocmtui.base.errors import UsageError
 from rocmtui.base.files import UnsafeFileError, open_regular
-from rocmtui.errors import UsageError
 from rocmtui.run.format import LOCK
 
 ACQUIRE_TRIES = 5

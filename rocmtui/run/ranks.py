@@ -14,8 +14,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocmtui.base.errors import UsageError
 from rocmtui.codec import CodecError, decode_json
-from rocmtui.errors import UsageError
 from rocmtui.run.format import RANKS, RankEvent, RankFailed, RankProgress, RankStarted, encode_line
 from rocmtui.run.lines import LineTailer, LineWriter
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.events import (
     EpochCompleted,
     EpochMetrics,

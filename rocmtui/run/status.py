@@ -13,8 +13,8 @@ from pathlib import Path
 
 import msgspec
 
+from rocmtui.base.errors import UsageError
 from rocmtui.codec import CodecError
-from rocmtui.errors import UsageError
 from rocmtui.run.files import write_new
 from rocmtui.run.format import LIVE_STATES, STATUS, RunStatus, State, encode_file, read_record, write_record
 from rocmtui.run.lock import is_locked

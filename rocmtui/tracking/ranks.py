@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.events import RunControl, TrainEvent
 from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
 from rocmtui.run.status import read_status

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 
 from rocmtui.base.clock import RunClock
-from rocmtui.errors import first_line
+from rocmtui.base.errors import first_line
 from rocmtui.events import (
     EpochMetrics,
     FailureKind,

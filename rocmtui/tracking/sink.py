@@ -1,6 +1,6 @@
 """Where a tracked run's events go: its run folder directly, or the supervisor that holds the folder.
 
-``rocmtui run`` starts the script under ``rocmtui.cli.supervise``, which holds the folder for the
+``rocmtui run`` starts the script under ``rocmtui.launch.script_supervisor``, which holds the folder for the
 whole life of the process (so a script that never calls ``track()`` still has a status). The script's
 ``track()`` then sends its events up one pipe and hears pause, resume and stop on another.
 """
@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Protocol
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.events import RunControl, TrainEvent
 from rocmtui.run.format import encode_line
 from rocmtui.run.layout import create_run_dir, default_runs_dir, run_name

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from rocmtui.errors import CheckpointError
+from rocmtui.base.errors import CheckpointError
 from rocmtui.run.files import atomic_write
 
 LAST = "checkpoint-last.pt"

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from rocmtui.base.errors import DataError
 from rocmtui.config import TrainConfig
-from rocmtui.errors import DataError
 from rocmtui.run.files import atomic_write
 from rocmtui.train import arraycache, tvdata
 

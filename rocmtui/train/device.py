@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import torch
 
+from rocmtui.base.errors import UsageError
 from rocmtui.config import NEWTON_SCHULZ_RANGE, TrainConfig
-from rocmtui.errors import UsageError
 from rocmtui.gpu.host import read_cpu_name
 from rocmtui.train.data import SPECS
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from rocmtui.errors import CheckpointError, DataError, UsageError, first_line
+from rocmtui.base.errors import CheckpointError, DataError, UsageError, first_line
 from rocmtui.events import FailureKind, RunFailed
 from rocmtui.run.files import is_disk_full
 

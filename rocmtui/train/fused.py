@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import torch
 
+from rocmtui.base.errors import UsageError, first_line
 from rocmtui.base.files import read_small
 from rocmtui.codec import CodecError, decode_json, encode_json
 from rocmtui.config import FusedMode, TrainConfig
-from rocmtui.errors import UsageError, first_line
 from rocmtui.run.format import write_record
 from rocmtui.run.lock import lock_held
 from rocmtui.train.data import cache_dir

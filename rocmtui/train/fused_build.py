@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from rocmtui.base.errors import first_line
 from rocmtui.config import TrainConfig
-from rocmtui.errors import first_line
 from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_prune
 from rocmtui.train.data import Arrays

@@ -46,7 +46,7 @@ def train(
     heartbeat and a control channel. ``telemetry``: also sample the GPUs into the folder; ``on_folder``
     hears the folder's path once it is held, before the first event.
 
-    A rank's plan (``plan.rank_plan``, several ranks started by ``rocmtui.train.ranks_launch``) trains in
+    A rank's plan (``plan.rank_plan``, several ranks started by ``rocmtui.launch.ranks``) trains in
     the ``run_dir`` all ranks are given: rank 0 holds the folder as above; each rank writes its own progress
     to ``ranks/rank-N.jsonl``.
     """

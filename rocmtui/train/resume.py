@@ -11,8 +11,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from rocmtui.base.errors import CheckpointError
 from rocmtui.config import TrainConfig, train_options
-from rocmtui.errors import CheckpointError
 from rocmtui.train import checkpoints
 from rocmtui.train.data import Arrays, fingerprint
 from rocmtui.train.state import check_state, saved_config

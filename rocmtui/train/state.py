@@ -8,8 +8,8 @@ from typing import Any
 
 import torch
 
+from rocmtui.base.errors import CheckpointError
 from rocmtui.config import TrainConfig
-from rocmtui.errors import CheckpointError
 from rocmtui.train.data import fingerprint
 from rocmtui.train.engine import Engine
 from rocmtui.train.gpudata import permutation

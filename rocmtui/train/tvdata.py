@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rocmtui.errors import DataError, first_line
+from rocmtui.base.errors import DataError, first_line
 
 if TYPE_CHECKING:
     from rocmtui.train.data import Arrays

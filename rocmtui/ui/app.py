@@ -19,7 +19,7 @@ from textual.filter import Monochrome, NoColor
 from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
-from rocmtui import gc_pause
+from rocmtui.base import startup_gc as gc_pause
 from rocmtui.base.text import plain
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ReplaySource

@@ -7,8 +7,11 @@ recording over after ``hold_s`` seconds on the card.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.theme import Theme
 
+from rocmtui.base.errors import UsageError
 from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, RunControl, RunFinished, TrainEvent
 from rocmtui.run.pacing import Pace, paced_follow
@@ -18,6 +21,10 @@ from rocmtui.ui.train_app import TrainApp
 from rocmtui.ui.widgets.demo_card import ClosingCard, share_line
 from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
 
+DEMO_RUN = Path(__file__).resolve().parent.parent / "data" / "demo-run"
+"""The recording shipped in the package: a run folder as ``rocmtui train`` wrote it on an NVIDIA H200."""
+LEAD_S = 1.0
+"""Wall seconds between the first frame and the run's first event."""
 HOLD_S = 15.0
 """Seconds a ``--loop`` pass stays on its closing card before the recording starts over."""
 
@@ -127,3 +134,23 @@ def create_demo_app(
 ) -> DemoApp:
     """The demo app, as the CLI, ``serve demo`` and the tests build it."""
     return DemoApp(config, events, samples, pace, loop=loop, hold_s=hold_s)
+
+
+def build_demo_app(speed: float, loop: bool, run_dir: Path = DEMO_RUN) -> DemoApp:
+    """The demo app over ``run_dir``'s events and samples; UsageError (one line) when it cannot be read."""
+    from rocmtui.gpu.codec import loads
+    from rocmtui.run.format import GPU, saved_config
+    from rocmtui.run.pacing import recorded_events
+
+    try:
+        events = recorded_events(run_dir)
+        lines = (run_dir / GPU).read_bytes().splitlines()
+        samples = [loads(line) for line in lines if line.strip()]
+    except (OSError, ValueError) as err:
+        raise UsageError(f"cannot read the recording in {run_dir}: {err}") from None
+    if not events:
+        raise UsageError(f"no events in the recording in {run_dir}")
+    pace = Pace(events[0][0] - LEAD_S * speed, speed)
+    paced = PacedSamples(samples, pace)
+    paced.catch_up()  # the GPU before the run started is history at the first frame
+    return create_demo_app(saved_config(run_dir), events, paced, pace, loop=loop)

@@ -19,11 +19,11 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
+from rocmtui.base.errors import DataError, UsageError
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.errors import DataError, UsageError
 from rocmtui.events import Emit, FailureKind, RunControl, RunFailed, RunFinished, TrainEvent
 from rocmtui.gpu.source import TelemetrySource
-from rocmtui.outcome import exit_code, result_lines
+from rocmtui.run.outcome import exit_code, result_lines
 from rocmtui.ui.app import MonitorApp
 from rocmtui.ui.backlog import Backlog
 from rocmtui.ui.look.safe_text import cleaned

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from fresh_interpreter import modules_loaded_by
 
+from rocmtui.base.errors import UsageError, first_line
 from rocmtui.cli.main import build_parser, main, prepare_data_dir, train_config
 from rocmtui.config import TrainConfig
-from rocmtui.errors import UsageError, first_line
-from rocmtui.recipes import RECIPES
+from rocmtui.train.recipes import RECIPES
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -132,7 +132,7 @@ def test_the_monitors_start_loads_no_other_commands_module() -> None:
     loaded = modules_loaded_by(
         "from rocmtui.cli.main import build_parser; build_parser(['monitor']).parse_args(['monitor'])"
     )
-    needed = {"rocmtui.cli.main", "rocmtui.cli.parser", "rocmtui.cli.argtypes", "rocmtui.cli.deferred"}
+    needed = {"rocmtui.cli.main", "rocmtui.cli.parser", "rocmtui.cli.argtypes", "rocmtui.cli.lazy_command"}
     needed |= {"rocmtui.cli.telemetry_flags", "rocmtui.cli.terminal"}
     assert sorted(m for m in loaded if m.startswith("rocmtui.cli.")) == sorted(needed)
 
@@ -258,7 +258,7 @@ def test_a_switch_turns_off_what_a_recipe_or_a_default_turns_on() -> None:
 
 
 def test_a_recipe_fills_the_settings_and_typed_options_win() -> None:
-    from rocmtui.recipes import RECIPES
+    from rocmtui.train.recipes import RECIPES
 
     config = train_config(build_parser().parse_args(["train", "cifar", "--recipe", "fast", "--epochs", "12"]))
     fast = RECIPES["fast"].settings

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rocmtui import gc_pause
+from rocmtui.base import startup_gc as gc_pause
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.app import create_monitor_app

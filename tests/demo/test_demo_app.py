@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from rocmtui.cli.demo_command import build_demo_app
-from rocmtui.ui.demo_app import DemoTrainScreen
+from rocmtui.ui.demo_app import DemoTrainScreen, build_demo_app
 from rocmtui.ui.screens.finished import SummaryCard
 
 SIZE = (160, 48)

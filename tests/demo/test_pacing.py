@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rocmtui.cli.demo_command import DEMO_RUN
 from rocmtui.events import RunControl, RunFinished, RunStarted, StepsCompleted, TrainEvent
 from rocmtui.run.pacing import Pace, paced_follow, recorded_events
+from rocmtui.ui.demo_app import DEMO_RUN
 
 
 class FakeClock:

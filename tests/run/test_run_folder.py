@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished
 from rocmtui.run.control import CommandReader, NotLiveError, create_channel, send_command
 from rocmtui.run.layout import create_run_dir, run_dirs

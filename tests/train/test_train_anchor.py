@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.errors import UsageError
-from rocmtui.train.anchor import MAX_BYTES, load_anchor
+from rocmtui.base.errors import UsageError
+from rocmtui.bench.anchor_file import MAX_BYTES, load_anchor
 
 
 def write(tmp_path: Path, data: object) -> Path:

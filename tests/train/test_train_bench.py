@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from rocmtui.errors import UsageError
-from rocmtui.train import bench
-from rocmtui.train.bench import BenchOptions, BenchResult, run_bench
+from rocmtui.base.errors import UsageError
+from rocmtui.bench import runner as bench
+from rocmtui.bench.runner import BenchOptions, BenchResult, run_bench
 from rocmtui.train.telemetry import TemperatureWatch
 
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 from graph_pairs import assert_trained_alike, graphed_and_eager
 
+from rocmtui.base.errors import UsageError
 from rocmtui.cli.argtypes import crop_sizes
-from rocmtui.errors import UsageError
 from rocmtui.events import RunControl, RunFinished
 from rocmtui.train import fused, models
 from rocmtui.train.data import load_arrays, resolve_source

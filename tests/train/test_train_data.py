@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from rocmtui.errors import DataError
+from rocmtui.base.errors import DataError
 from rocmtui.events import RunControl, RunFinished, RunStarted, StepsCompleted, TrainEvent
 from rocmtui.train import data, gpudata, tvdata
 from rocmtui.train.gpudata import (

@@ -19,10 +19,10 @@ import pytest
 import torch
 
 from rocmtui.config import FusedMode, TrainConfig
-from rocmtui.recipes import RECIPES
 from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_build, fused_prune
 from rocmtui.train.engine import Augmenter, Nets
+from rocmtui.train.recipes import RECIPES
 
 FAST = TrainConfig(**RECIPES["fast"].settings)
 CUDA = torch.device("cuda")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rocmtui.events import EpochCompleted, LogMessage, RunFailed, RunFinished, StepsCompleted
+from rocmtui.launch.headless import LinePrinter
 from rocmtui.train import checkpoints
-from rocmtui.train.headless import LinePrinter
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from rocmtui.cli.main import main
-from rocmtui.cli.trainer_launch import LaunchedTrainer
 from rocmtui.config import TrainConfig
 from rocmtui.events import LogMessage, RunControl, RunFailed, RunFinished, RunStarted, StepsCompleted, TrainEvent
+from rocmtui.launch.trainer import LaunchedTrainer
 from rocmtui.run.control import send_command
 from rocmtui.run.lock import is_locked
 from rocmtui.run.status import read_status
@@ -61,7 +61,7 @@ from pathlib import Path
 from rocmtui.cli.main import main
 from rocmtui.config import TrainConfig
 from rocmtui.events import RunControl
-from rocmtui.cli.trainer_launch import LaunchedTrainer
+from rocmtui.launch.trainer import LaunchedTrainer
 config = TrainConfig(epochs=1, batch_size=32, max_steps_per_epoch=2, device="cpu", runs_dir=Path({str(tmp_path)!r}))
 final = LaunchedTrainer()(config, lambda event: None, RunControl())
 assert type(final).__name__ == "RunFinished", final

@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
+from rocmtui.base.errors import UsageError
 from rocmtui.config import TrainConfig
-from rocmtui.errors import UsageError
 from rocmtui.train import fused, models
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import resolve_device

@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from rocmtui.config import TrainConfig
+from rocmtui.launch.headless import run_headless
 from rocmtui.train import checkpoints, resume
 from rocmtui.train.distributed import SINGLE
-from rocmtui.train.headless import run_headless
 from rocmtui.train.plan import RunPlan, plan_run, rank_plan
 
 TRAIN = Path(resume.__file__).parent

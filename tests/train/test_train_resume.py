@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from rocmtui.errors import CheckpointError
+from rocmtui.base.errors import CheckpointError
 from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished, StepsCompleted, TrainEvent
 from rocmtui.train import checkpoints, epochs
 from rocmtui.train.evaluate import evaluate

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from rocmtui.base.errors import CheckpointError
 from rocmtui.cli.main import build_parser, main, train_config
-from rocmtui.errors import CheckpointError
 from rocmtui.events import RunControl, RunFailed, RunFinished, TrainEvent
 from rocmtui.train import checkpoints
 from rocmtui.train.data import load_arrays, resolve_source

@@ -19,7 +19,7 @@ def trainers_for(runs: Path) -> list[psutil.Process]:
     for process in psutil.process_iter():
         try:
             cmdline = process.cmdline()
-            ours = "rocmtui.train.detached" in cmdline and any(str(runs) in part for part in cmdline)
+            ours = "rocmtui.launch.trainer_process" in cmdline and any(str(runs) in part for part in cmdline)
             if ours and process.status() != psutil.STATUS_ZOMBIE:
                 found.append(process)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):

@@ -6,8 +6,8 @@ import pytest
 from fresh_interpreter import modules_loaded_by
 from ui_helpers import synthetic_gpu_sets
 
+from rocmtui.base.errors import UsageError
 from rocmtui.config import MonitorConfig
-from rocmtui.errors import UsageError
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.app import create_monitor_app
 from rocmtui.ui.screens.help import HelpScreen

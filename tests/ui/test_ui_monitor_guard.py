@@ -46,7 +46,7 @@ async def test_readonly_shows_no_kill_key_and_k_does_nothing() -> None:
 
 
 def test_rocmtuis_own_child_is_refused_but_another_child_is_not() -> None:
-    own = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "rocmtui.train.detached"])
+    own = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "rocmtui.launch.trainer_process"])
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         stats = ProcessStats()

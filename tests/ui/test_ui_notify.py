@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 from pathlib import Path
@@ -12,10 +11,10 @@ import pytest
 from textual.worker import WorkerCancelled
 from ui_helpers import ReplayTrainer, recorded_config
 
-from rocmtui.cli.notify_option import NOTIFY_ENV, notify_wanted
 from rocmtui.events import RunFailed, RunFinished
 from rocmtui.ui.notify import NOTICE_LIMIT, notice_text, terminal_bytes
 from rocmtui.ui.state import settings as saved
+from rocmtui.ui.state.settings import NOTIFY_ENV, notify_wanted
 from rocmtui.ui.train_app import TrainApp, create_train_app
 
 FINISHED = RunFinished("completed", 10, 0.9357, 0.9357, 3.44, 145_822.0, None, "runs/x")
@@ -117,12 +116,12 @@ def test_the_flag_the_environment_and_the_setting_turn_it_off(tmp_path: Path, mo
     settings_file = tmp_path / "monitor.json"
     monkeypatch.setattr(saved, "default_path", lambda: settings_file)
     monkeypatch.delenv(NOTIFY_ENV, raising=False)
-    assert notify_wanted(argparse.Namespace(no_notify=False))
-    assert not notify_wanted(argparse.Namespace(no_notify=True))
+    assert notify_wanted(False)
+    assert not notify_wanted(True)
     monkeypatch.setenv(NOTIFY_ENV, "0")
-    assert not notify_wanted(argparse.Namespace(no_notify=False))
+    assert not notify_wanted(False)
     monkeypatch.setenv(NOTIFY_ENV, "1")
     assert saved.save(settings_file, saved.MonitorSettings(notify=False)) is None
-    assert not notify_wanted(argparse.Namespace(no_notify=False))
+    assert not notify_wanted(False)
     settings_file.write_text('{"notify": "yes"}')  # a damaged file: the defaults, notifications on
-    assert notify_wanted(argparse.Namespace(no_notify=False))
+    assert notify_wanted(False)

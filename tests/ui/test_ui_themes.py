@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.theme import BUILTIN_THEMES
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.ui.look.themes import THEME_NAMES, check_theme
 
 

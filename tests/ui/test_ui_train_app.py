@@ -8,7 +8,7 @@ import pytest
 from rich.text import Text
 from ui_helpers import ReplayTrainer, recorded_config
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.events import LogMessage, RunFailed, RunFinished, RunStarted, StepsCompleted, TrackStarted
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.screens.finished import SummaryCard

@@ -270,7 +270,7 @@ def test_smoothed_line_lags_a_falling_loss_by_the_weights_span_and_no_more() -> 
 
 
 def test_time_to_accuracy_names_when_each_top_percent_was_first_reached() -> None:
-    from rocmtui.milestones import time_to_accuracy
+    from rocmtui.run.milestones import time_to_accuracy
 
     epochs = [
         EpochCompleted(0, 4, 1.0, 0.5, 1.0, 0.905, 1e-3, 0.5, 1000.0, True),
@@ -283,7 +283,7 @@ def test_time_to_accuracy_names_when_each_top_percent_was_first_reached() -> Non
 
 
 def test_time_to_accuracy_counts_the_final_test_time_augmented_pass_at_the_runs_end() -> None:
-    from rocmtui.milestones import time_to_accuracy
+    from rocmtui.run.milestones import time_to_accuracy
 
     epochs = [
         EpochCompleted(0, 2, 1.0, 0.5, 1.0, 0.925, 1e-3, 0.9, 1000.0, True, eval_s=0.1, elapsed_s=0.95),

@@ -7,7 +7,7 @@ to Textual's own ``BUILTIN_THEMES``.
 
 from __future__ import annotations
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 
 THEME_NAMES = frozenset(
     {

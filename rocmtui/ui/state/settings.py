@@ -94,7 +94,7 @@ def _usable(settings: MonitorSettings) -> dict[str, bool]:
 
 
 def _known_theme(theme: str) -> bool:
-    from rocmtui.errors import UsageError
+    from rocmtui.base.errors import UsageError
     from rocmtui.ui.look.themes import check_theme
 
     try:
@@ -119,3 +119,23 @@ def save(path: Path, settings: MonitorSettings) -> str | None:
     except OSError as err:
         return f"settings not saved to {path}: {err.strerror or err}"
     return None
+
+
+NOTIFY_ENV = "ROCMTUI_NOTIFY"
+NOTIFY_OFF = ("0", "off", "no", "false")
+
+
+def notify_wanted(refused: bool) -> bool:
+    """Whether a run's end rings the terminal and sends a desktop notification: off when ``--no-notify`` was
+    given (``refused``), ``ROCMTUI_NOTIFY=0`` is set or the settings file says ``"notify": false``."""
+    if refused or os.environ.get(NOTIFY_ENV, "").strip().lower() in NOTIFY_OFF:
+        return False
+    return load(default_path())[0].notify  # an unreadable file: the defaults (on)
+
+
+def notify_watched(refused: bool, run_dir: Path) -> bool:
+    """A viewer's ``notify_wanted``: only for a run that is live, so that it can end while watched (one that had
+    ended before has nothing to tell)."""
+    from rocmtui.run.listing import run_info
+
+    return run_info(run_dir).live and notify_wanted(refused)

@@ -1,6 +1,6 @@
 """The process ``rocmtui serve`` starts for each browser tab: one app, drawn through Textual's web driver.
 
-``python -m rocmtui.cli.served monitor | watch RUN | demo [--speed X] [--loop]``. It is not the user's
+``python -m rocmtui.serve.tab_process monitor | watch RUN | demo [--speed X] [--loop]``. It is not the user's
 command line: under textual-serve stdout is a pipe, where ``rocmtui monitor`` would print JSON lines and
 ``watch`` would refuse, so this entry builds the same apps without those terminal checks. The arguments
 were checked by ``rocmtui serve`` before it listened.
@@ -25,7 +25,7 @@ SCREENSHOT_KEY = "f9"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m rocmtui.cli.served")
+    parser = argparse.ArgumentParser(prog="python -m rocmtui.serve.tab_process")
     sub = parser.add_subparsers(dest="what", required=True)
     sub.add_parser("monitor")
     sub.add_parser("watch").add_argument("run", type=Path)
@@ -38,15 +38,15 @@ def _parser() -> argparse.ArgumentParser:
 def build_app(args: argparse.Namespace) -> App[Any]:
     """The app a tab gets."""
     if args.what == "demo":
-        from rocmtui.cli.demo_command import build_demo_app
+        from rocmtui.ui.demo_app import build_demo_app
 
         return build_demo_app(args.speed, args.loop)
     if args.what == "watch":
-        from rocmtui.cli.run_commands import saved_config
         from rocmtui.config import TrainConfig
         from rocmtui.events import Emit, RunControl
         from rocmtui.gpu.tail_source import TailSource
         from rocmtui.run.follow import follow
+        from rocmtui.run.format import saved_config
         from rocmtui.run.samples import SampleTail
         from rocmtui.ui.train_app import create_train_app
 
@@ -57,9 +57,9 @@ def build_app(args: argparse.Namespace) -> App[Any]:
         def source(config: TrainConfig, emit: Emit, control: RunControl) -> object:
             return follow(run_dir, emit, control)
 
-        from rocmtui.cli.notify_option import notify_watched
+        from rocmtui.ui.state.settings import notify_watched
 
-        notify = notify_watched(args, run_dir)  # the bell (and the app's toast) for a run that ends while watched
+        notify = notify_watched(False, run_dir)  # the bell (and the app's toast) for a run that ends while watched
         return create_train_app(saved_config(run_dir), source, samples, detachable=True, run_dir=run_dir, notify=notify)
     from rocmtui.config import MonitorConfig
     from rocmtui.gpu.detect import open_sampler

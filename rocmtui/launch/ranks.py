@@ -28,14 +28,14 @@ from typing import Any
 
 import psutil
 
+from rocmtui.base.errors import first_line
 from rocmtui.codec import decode_json, encode_json
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.errors import first_line
 from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
-from rocmtui.outcome import exit_code
 from rocmtui.run.follow import follow
 from rocmtui.run.format import EVENTS, STDERR
 from rocmtui.run.lock import is_locked
+from rocmtui.run.outcome import exit_code
 from rocmtui.run.ranks import RankFailed, RankTail, RankWriter
 from rocmtui.run.stream import last_seq, read_events
 from rocmtui.train.distributed import ranks_from_env

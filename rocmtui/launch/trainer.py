@@ -6,7 +6,7 @@ dropped SSH link hangs up the terminal's whole session; the trainer is not in it
 and ``rocmtui watch`` finds it later. Torch is imported there, never in the UI's process.
 
 The launcher is a trainer callable for the app, ``(config, emit, control) -> final event``: it starts
-``rocmtui.train.detached``, reads one line (the run folder) from it, then follows the folder like any
+``rocmtui.launch.trainer_process``, reads one line (the run folder) from it, then follows the folder like any
 viewer (``rocmtui.run.follow``). ``control.leave`` detaches: the launcher returns, the run goes on.
 """
 
@@ -35,11 +35,11 @@ STOP_GRACE_S = 30.0
 
 
 class LaunchedTrainer:
-    """Runs ``rocmtui.train.detached`` in a new session and relays its run folder's events."""
+    """Runs ``rocmtui.launch.trainer_process`` in a new session and relays its run folder's events."""
 
     def __init__(
         self,
-        module: str = "rocmtui.train.detached",
+        module: str = "rocmtui.launch.trainer_process",
         *,
         telemetry: MonitorConfig | None = None,
         on_folder: Callable[[Path], None] | None = None,

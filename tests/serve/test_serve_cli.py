@@ -26,7 +26,7 @@ def test_each_tab_runs_the_served_entry_with_the_checked_arguments(tmp_path) -> 
     run = tmp_path / "runs" / "20261201-071828-cifar10-fastnet"
     shutil.copytree(H200, run)
     args = build_parser().parse_args(["serve", "watch", "--runs-dir", str(tmp_path / "runs")])
-    assert shlex.split(served_command(args)) == [sys.executable, "-m", "rocmtui.cli.served", "watch", str(run)]
+    assert shlex.split(served_command(args)) == [sys.executable, "-m", "rocmtui.serve.tab_process", "watch", str(run)]
     args = build_parser().parse_args(["serve", "demo", "--speed", "0.5", "--loop"])
     assert shlex.split(served_command(args))[-4:] == ["demo", "--speed", "0.5", "--loop"]
 

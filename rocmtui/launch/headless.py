@@ -22,9 +22,9 @@ from rocmtui.events import (
     StepsCompleted,
     TrainEvent,
 )
-from rocmtui.milestones import time_to_accuracy
-from rocmtui.outcome import exit_code
 from rocmtui.run.fold import RunFold
+from rocmtui.run.milestones import time_to_accuracy
+from rocmtui.run.outcome import exit_code
 from rocmtui.train.loop import train
 from rocmtui.train.plan import plan_run
 
@@ -109,7 +109,7 @@ def _finished_lines(event: RunFinished, epochs: list[EpochCompleted]) -> str:
 
 
 def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: MonitorConfig | None = None) -> int:
-    """Train without a UI; the exit code is ``rocmtui.outcome``'s (128+N when signal N stopped it).
+    """Train without a UI; the exit code is ``rocmtui.run.outcome``'s (128+N when signal N stopped it).
 
     Ctrl-C, SIGTERM and SIGHUP stop with a checkpoint; with ``detach`` a hangup is ignored and the run
     trains on (its lines stop when the terminal is gone; the run folder has everything). ``telemetry``:
@@ -131,7 +131,7 @@ def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: Monito
     try:
         printer = LinePrinter(sys.stdout, err=sys.stderr)
         if plan.launches_ranks:
-            from rocmtui.train.ranks_launch import launch_ranks
+            from rocmtui.launch.ranks import launch_ranks
 
             summary = launch_ranks(
                 plan,

@@ -1,7 +1,7 @@
 """Start a script under the supervisor, in a session of its own, and follow its run folder from the UI.
 
 ``ScriptLauncher`` is a run source for the training app, ``(config, emit, control) -> final event``, as
-``rocmtui.cli.trainer_launch.LaunchedTrainer`` is for ``rocmtui train``: the run's events come from its folder
+``rocmtui.launch.trainer.LaunchedTrainer`` is for ``rocmtui train``: the run's events come from its folder
 (``rocmtui.run.follow``), its stdout and stderr from ``output.log`` as log lines. ``control.leave``
 detaches: the launcher returns and the script runs on.
 """
@@ -27,7 +27,7 @@ EXIT_GRACE_S = 30.0
 
 
 def supervisor_command(run_dir: Path, name: str, command: list[str]) -> list[str]:
-    return [sys.executable, "-m", "rocmtui.cli.supervise", str(run_dir), name, "--", *command]
+    return [sys.executable, "-m", "rocmtui.launch.script_supervisor", str(run_dir), name, "--", *command]
 
 
 def start(run_dir: Path, name: str, command: list[str]) -> subprocess.Popen[bytes]:

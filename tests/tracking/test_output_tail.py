@@ -6,8 +6,8 @@ from pathlib import Path
 
 from waiting import wait_for
 
-from rocmtui.cli.script_launch import OutputTail
 from rocmtui.events import LogMessage
+from rocmtui.launch.script import OutputTail
 
 
 def test_a_watcher_is_shown_what_the_script_printed_before_and_since(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The process that ``rocmtui run`` starts: ``python -m rocmtui.cli.supervise RUN_DIR NAME -- CMD...``.
+"""The process that ``rocmtui run`` starts: ``python -m rocmtui.launch.script_supervisor RUN_DIR NAME -- CMD...``.
 
 It runs in a session of its own (never dies with the terminal) and holds the run folder for the whole
 life of the script: the status is live from the first moment, ``watch``, ``runs`` and ``stop`` work
@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmtui.base.errors import first_line
 from rocmtui.base.files import open_regular
 from rocmtui.codec import CodecError
-from rocmtui.errors import first_line
 from rocmtui.events import (
     LogMessage,
     RunControl,

@@ -13,10 +13,10 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocmtui.base.errors import UsageError
 from rocmtui.base.files import read_small
 from rocmtui.base.text import plain
 from rocmtui.codec import CodecError, decode_json
-from rocmtui.errors import UsageError
 
 MAX_BYTES = 1 << 20
 MAX_RUNS = 100_000

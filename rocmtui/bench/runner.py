@@ -10,17 +10,17 @@ from pathlib import Path
 
 import torch
 
+from rocmtui.bench import reference_loop as reference
+from rocmtui.bench.anchor_file import load_anchor
 from rocmtui.codec import encode_json
 from rocmtui.config import ModelName, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
-from rocmtui.milestones import accuracy_times, first_reached
-from rocmtui.recipes import RECIPES
-from rocmtui.share_line import share_line
-from rocmtui.train import reference
-from rocmtui.train.anchor import load_anchor
+from rocmtui.run.milestones import accuracy_times, first_reached
+from rocmtui.run.result_line import share_line
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import describe_device, resolve_device
 from rocmtui.train.loop import train
+from rocmtui.train.recipes import RECIPES
 from rocmtui.train.telemetry import TemperatureWatch
 
 QUICK_STEPS = 300

@@ -1,4 +1,4 @@
-"""The trainer process that ``rocmtui train`` starts: ``python -m rocmtui.train.detached CONFIG TELEMETRY``.
+"""The trainer process that ``rocmtui train`` starts: ``python -m rocmtui.launch.trainer_process CONFIG TELEMETRY``.
 
 CONFIG is a TrainConfig as JSON; TELEMETRY the sampler's ``{"interval_s": ..., "backend": ...}``: the trainer
 records the GPU samples in its run folder, and every viewer (the UI that started it included) reads them
@@ -21,12 +21,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rocmtui import gc_pause
+from rocmtui.base import startup_gc as gc_pause
 from rocmtui.codec import decode_json
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import RunControl, RunFailed, TrainEvent
-from rocmtui.outcome import exit_code, leave
 from rocmtui.run.format import STDERR
+from rocmtui.run.outcome import exit_code, leave
 
 
 def _announce(run_dir: Path) -> None:
@@ -69,7 +69,7 @@ def main(argv: list[str]) -> int:
         _say(failed.message)
         return exit_code(failed)
     if plan.launches_ranks:  # the ranks train; this process starts them and follows their folder
-        from rocmtui.train.ranks_launch import launch_ranks
+        from rocmtui.launch.ranks import launch_ranks
 
         summary = launch_ranks(plan, emit, control, telemetry=telemetry, on_folder=_announce)
     else:
