@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from rocmtui.base import startup_gc as gc_pause
+from rocmtui.base import startup_gc
 
-gc_pause.pause()  # before the CLI's imports: the command resumes it once its start is over
+startup_gc.pause()  # before the CLI's imports: the command resumes it once its start is over
 
 
 def entry() -> NoReturn:

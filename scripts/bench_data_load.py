@@ -23,6 +23,7 @@ import numpy as np
 
 from rocmtui.config import TrainConfig
 from rocmtui.train import data
+from rocmtui.train.dataset import Arrays
 
 
 def timed(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
@@ -35,7 +36,7 @@ def timed(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
     return statistics.median(times), min(times)
 
 
-def touch(arrays: data.Arrays) -> int:
+def touch(arrays: Arrays) -> int:
     """Read every byte (one copy per array), as a host-to-device copy would."""
     return sum(int(np.array(getattr(arrays, key)).nbytes) for key in data.NPZ_KEYS)
 

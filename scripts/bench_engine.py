@@ -59,7 +59,7 @@ def join_pieces(folder: Path) -> Path:
         return target
     train = [np.load(folder / f"train-{i}.npz") for i in range(4)]
     test = np.load(folder / "test.npz")
-    from rocmtui.train.data import Arrays
+    from rocmtui.train.dataset import Arrays
 
     arrays = Arrays(
         np.concatenate([t["images"] for t in train]),

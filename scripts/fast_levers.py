@@ -36,7 +36,7 @@ import torch
 from rocmtui.config import TrainConfig
 from rocmtui.train import evaluate as evaluation
 from rocmtui.train import tta as views
-from rocmtui.train.data import Arrays
+from rocmtui.train.dataset import Arrays
 from rocmtui.train.engine import Engine, build_engine, capture_graph
 from rocmtui.train.gpudata import batch_rows, permutation
 from rocmtui.train.learning_rates import set_lr

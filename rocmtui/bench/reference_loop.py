@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
-from rocmtui.train.data import Arrays
+from rocmtui.train.dataset import Arrays
 from rocmtui.train.models import build_model
 
 

@@ -16,7 +16,7 @@ from rocmtui.codec import encode_json
 from rocmtui.config import ModelName, TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.run.milestones import accuracy_times, first_reached
-from rocmtui.run.result_line import share_line
+from rocmtui.run.shareable import shareable_line
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.device import describe_device, resolve_device
 from rocmtui.train.loop import train
@@ -69,7 +69,7 @@ class BenchResult:
     model has it); the per-epoch test passes left out."""
 
     def line(self) -> str:
-        line = share_line(
+        line = shareable_line(
             run=self.run, model=self.model, dataset=self.dataset, gpu=self.gpu, torch=self.torch,
             epochs=self.epochs, seconds=self.seconds, images_per_s=self.images_per_s,
             peak_vram_bytes=self.peak_vram_bytes, peak_temp_c=self.peak_temp_c, test_acc=self.test_acc, tta=self.tta,

@@ -15,6 +15,7 @@ from typing import Any
 
 from rocmtui.base.errors import UsageError
 from rocmtui.cli import argtypes
+from rocmtui.cli.listen import warn_if_exposed
 from rocmtui.cli.run_commands import RUNS_DIR_HELP
 from rocmtui.cli.telemetry_flags import add_telemetry_flags, interval_given
 from rocmtui.config import MonitorConfig
@@ -56,7 +57,6 @@ def run_export(args: argparse.Namespace, stop: threading.Event | None = None) ->
         from rocmtui.export.server import serve
     except ImportError:
         raise UsageError("export needs prometheus_client: pip install 'rocmtui[export]'") from None
-    from rocmtui.cli.web_commands import warn_if_exposed
     from rocmtui.export.gpu_source import ExportSamples
     from rocmtui.gpu.detect import open_sampler
 

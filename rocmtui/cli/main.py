@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rocmtui.base import startup_gc as gc_pause
+from rocmtui.base import startup_gc
 from rocmtui.base.errors import DataError, UsageError, first_line
 from rocmtui.base.text import plain
 from rocmtui.cli.lazy_command import deferred
@@ -85,7 +85,7 @@ def _run_train(args: argparse.Namespace) -> int:
         _check_data(config)  # fail fast with a one-line DataError
         from rocmtui.launch.headless import run_headless  # torch, imported with the collector paused
 
-        gc_pause.resume()
+        startup_gc.resume()
         return run_headless(config, detach=args.detach, telemetry=monitor_config(args))
     from rocmtui.cli.run_commands import print_lines
     from rocmtui.launch.trainer import LaunchedTrainer
@@ -179,7 +179,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
     if not ui:
         from rocmtui.gpu import report
 
-        gc_pause.resume()
+        startup_gc.resume()
         return report.print_once(config) if args.once else report.stream_json(config, args.count)
     return _run_monitor_ui(args, config)
 
@@ -283,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     args = build_parser(argv).parse_args(argv)
     if args.command not in {"monitor", "train"}:  # those two resume it once their start is over
-        gc_pause.resume()
+        startup_gc.resume()
     try:
         return COMMANDS[args.command](args)
     except UsageError as err:

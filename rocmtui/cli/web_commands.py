@@ -17,10 +17,10 @@ from rocmtui.base.errors import UsageError
 from rocmtui.cli import argtypes
 from rocmtui.cli.demo_command import add_demo_options, add_demo_parser
 from rocmtui.cli.export_command import add_export_parser
+from rocmtui.cli.listen import LOCALHOST, warn_if_exposed
 from rocmtui.cli.run_commands import RUNS_DIR_HELP
 from rocmtui.run.layout import default_runs_dir
 
-LOCALHOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_SESSIONS = 4
 
@@ -88,13 +88,6 @@ def add_serve_options(parser: argparse.ArgumentParser, unset: str | None) -> Non
         default=unset or DEFAULT_MAX_SESSIONS,
         help=f"browser tabs served at once, each an app process of its own (default: {DEFAULT_MAX_SESSIONS})",
     )
-
-
-def warn_if_exposed(command: str, host: str, port: int, *, who: str = "anyone who can reach this port") -> None:
-    """One warning line on stderr when listening beyond the loopback address."""
-    if host not in (LOCALHOST, "localhost", "::1"):
-        how = "with its token" if "token" in who else "with no authentication"
-        print(f"rocmtui {command}: warning: listening on {host}:{port} {how}: {who} can use it", file=sys.stderr)
 
 
 def served_command(args: argparse.Namespace) -> str:

@@ -22,9 +22,9 @@ from rocmtui.gpu.codec import loads
 from rocmtui.run.fold import RunFold
 from rocmtui.run.listing import run_info
 from rocmtui.run.milestones import accuracy_times, first_reached, time_to_accuracy
-from rocmtui.run.result_line import share_line
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.series_csv import rows
+from rocmtui.run.shareable import shareable_line
 from rocmtui.run.stream import read_events
 
 TRAIN_CHARTS = (("loss", ("loss", "test_loss")), ("accuracy", ("test_acc", "train_acc")))
@@ -300,7 +300,7 @@ def _bench(fold: RunFold, peak: GpuPeak | None) -> str | None:
     acc = finished.tta_test_acc if finished.tta_test_acc is not None else finished.final_test_acc
     if acc is None:
         return None
-    return share_line(
+    return shareable_line(
         run="rocmtui", model=started.config.model, dataset=started.dataset, gpu=started.device_name,
         torch=f"{started.torch_version} ({started.backend})", epochs=finished.epochs_completed,
         seconds=finished.total_s, images_per_s=finished.images_per_s, peak_vram_bytes=finished.peak_memory_bytes,

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rocmtui.base import startup_gc as gc_pause
+from rocmtui.base import startup_gc
 from rocmtui.codec import decode_json
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import RunControl, RunFailed, TrainEvent
@@ -86,8 +86,8 @@ def _say(message: str) -> None:
 
 
 if __name__ == "__main__":
-    gc_pause.pause()
+    startup_gc.pause()
     import rocmtui.train.loop  # noqa: F401 - torch, imported with the collector paused
 
-    gc_pause.resume()
+    startup_gc.resume()
     leave(main(sys.argv[1:]))

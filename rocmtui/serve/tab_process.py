@@ -4,24 +4,17 @@
 command line: under textual-serve stdout is a pipe, where ``rocmtui monitor`` would print JSON lines and
 ``watch`` would refuse, so this entry builds the same apps without those terminal checks. The arguments
 were checked by ``rocmtui serve`` before it listened.
-
-With ``ROCMTUI_SCREENSHOT_DIR`` set, F9 saves the app's own SVG screenshot there (``screen-N.svg``): the
-browser draws the terminal on a canvas, so this is how a test reads what the app shows.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from textual.app import App
-
-SCREENSHOT_ENV = "ROCMTUI_SCREENSHOT_DIR"
-SCREENSHOT_KEY = "f9"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,24 +62,8 @@ def build_app(args: argparse.Namespace) -> App[Any]:
     return create_monitor_app(config, open_sampler(config))
 
 
-def enable_screenshot_key(app: App[Any], folder: Path) -> None:
-    """F9 writes ``folder/screen-N.svg`` (N counts from 1): the app's own picture of what it shows."""
-    shots = iter(range(1, 1_000_000))
-
-    def save() -> None:
-        name = f"screen-{next(shots)}.svg"
-        written = app.save_screenshot(f".{name}.part", str(folder))
-        os.replace(written, folder / name)  # whole, or not there: a reader never sees half a picture
-
-    setattr(app, "action_rocmtui_screenshot", save)  # noqa: B010 an action added to this one app
-    app.bind(SCREENSHOT_KEY, "rocmtui_screenshot", show=False)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     app = build_app(_parser().parse_args(argv))
-    folder = os.environ.get(SCREENSHOT_ENV)
-    if folder:
-        enable_screenshot_key(app, Path(folder))
     result = app.run()
     return result if isinstance(result, int) else 0
 

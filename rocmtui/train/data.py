@@ -27,6 +27,7 @@ from rocmtui.base.errors import DataError
 from rocmtui.config import TrainConfig
 from rocmtui.run.files import atomic_write
 from rocmtui.train import arraycache, tvdata
+from rocmtui.train.dataset import Arrays
 
 SAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "cifar10-sample.npz"
 SAMPLE_NOTICE = (
@@ -65,17 +66,6 @@ class DataSource:
     description: str
     """One line for RunStarted.data_source, e.g. ``cache /home/u/.cache/rocmtui/torchvision``."""
     notice: str | None = None
-
-
-@dataclass(frozen=True)
-class Arrays:
-    """A loaded dataset: NHWC uint8 images, int64 labels, class names."""
-
-    train_images: np.ndarray
-    train_labels: np.ndarray
-    test_images: np.ndarray
-    test_labels: np.ndarray
-    classes: tuple[str, ...]
 
 
 def fingerprint(dataset: str, train_labels: np.ndarray, test_labels: np.ndarray) -> dict[str, str | int]:

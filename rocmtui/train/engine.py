@@ -3,8 +3,9 @@ the augmentation, each a named part of the ``Engine``."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from torch import nn
 
 from rocmtui.config import TrainConfig
 from rocmtui.train import fused, models, tta
-from rocmtui.train.data import Arrays
+from rocmtui.train.dataset import Arrays
 from rocmtui.train.distributed import SINGLE, Ranks, shard_size, wrap
 from rocmtui.train.fused import OFF as FUSED_OFF
 from rocmtui.train.fused import Plan as FusedPlan
@@ -283,7 +284,25 @@ def capture_graph(engine: Engine, from_epoch: int = 0) -> None:
         warm_tests(engine)
         return GraphSteps(steps, spanned)
 
-    engine.optimisation.step = fused.capture(engine, make)
+    engine.optimisation.step = capture_or_fall_back(engine, make)
+
+
+def capture_or_fall_back(engine: Engine, make: Callable[[], GraphSteps]) -> GraphSteps:
+    """``make()`` the captured step; if the compiled model fails there, train eagerly instead: the model's
+    tensors as they were, the failure recorded in the folder and told in one line (``engine.fused``)."""
+    if engine.fused.state != "ready" or not engine.fused.fallback:
+        return make()
+    saved = {key: value.clone() for key, value in engine.model.state_dict().items()}
+    try:
+        return make()
+    except Exception as err:
+        engine.model.load_state_dict(saved)
+        engine.optimizer.zero_grad(set_to_none=True)
+        engine.eager.model = engine.model
+        engine.augmenter = dataclasses.replace(engine.augmenter, placement=None)
+        engine.nets = dataclasses.replace(engine.nets, test_logits=engine.nets.eager_test_logits)
+        engine.fused = fused.failed(engine.fused, err)
+        return make()
 
 
 @torch.no_grad()

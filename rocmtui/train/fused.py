@@ -17,7 +17,6 @@ there).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import os
 import shutil
@@ -42,8 +41,7 @@ from rocmtui.train.gpudata import Placement, place_images
 from rocmtui.train.step import graph_keys
 
 if TYPE_CHECKING:
-    from rocmtui.train.engine import Engine
-    from rocmtui.train.step import GraphSteps
+    pass
 
 FORMAT = 1
 READY, FAILED, REQUEST, LOG, LOCK = "ready.json", "failed.json", "request.json", "build.log", "build.lock"
@@ -211,24 +209,6 @@ def _loads(fused: Plan) -> bool:
     use_cache(fused.folder)
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # a warm cache needs no pool of compilers
     return True
-
-
-def capture(engine: Engine, make: Callable[[], GraphSteps]) -> GraphSteps:
-    """``make()`` the captured step; if the compiled model fails there, train eagerly instead: the model's
-    tensors as they were, the failure recorded in the folder and told in one line (``engine.fused``)."""
-    if engine.fused.state != "ready" or not engine.fused.fallback:
-        return make()
-    saved = {key: value.clone() for key, value in engine.model.state_dict().items()}
-    try:
-        return make()
-    except Exception as err:
-        engine.model.load_state_dict(saved)
-        engine.optimizer.zero_grad(set_to_none=True)
-        engine.eager.model = engine.model
-        engine.augmenter = dataclasses.replace(engine.augmenter, placement=None)
-        engine.nets = dataclasses.replace(engine.nets, test_logits=engine.nets.eager_test_logits)
-        engine.fused = failed(engine.fused, err)
-        return make()
 
 
 def failed(fused: Plan, err: BaseException) -> Plan:

@@ -22,7 +22,7 @@ from rocmtui.base.errors import first_line
 from rocmtui.config import TrainConfig
 from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_prune
-from rocmtui.train.data import Arrays
+from rocmtui.train.dataset import Arrays
 from rocmtui.train.engine import build_engine, capture_graph
 from rocmtui.train.gpudata import place_images
 from rocmtui.train.step import GraphSteps

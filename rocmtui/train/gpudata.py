@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from rocmtui.train.data import Arrays
+from rocmtui.train.dataset import Arrays
 
 # Per-channel mean and std of pixel/255 over the training split (CIFAR-10, MNIST).
 CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)

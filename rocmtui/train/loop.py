@@ -18,7 +18,8 @@ from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.ranks import RankWriter
 from rocmtui.run.samples import SampleLog
 from rocmtui.run.session import RunSession
-from rocmtui.train.data import Arrays, DataSource, load_arrays, resolve_source, wait_for_cache
+from rocmtui.train.data import DataSource, load_arrays, resolve_source, wait_for_cache
+from rocmtui.train.dataset import Arrays
 from rocmtui.train.distributed import join_group, leave_group
 from rocmtui.train.engine import build_engine, capture_graph
 from rocmtui.train.epochs import EpochLoop

@@ -14,7 +14,8 @@ from typing import Any
 from rocmtui.base.errors import CheckpointError
 from rocmtui.config import TrainConfig, train_options
 from rocmtui.train import checkpoints
-from rocmtui.train.data import Arrays, fingerprint
+from rocmtui.train.data import fingerprint
+from rocmtui.train.dataset import Arrays
 from rocmtui.train.state import check_state, saved_config
 
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from rocmtui.base.errors import DataError, first_line
-
-if TYPE_CHECKING:
-    from rocmtui.train.data import Arrays
+from rocmtui.train.dataset import Arrays
 
 CIFAR_FILES = tuple(f"cifar-10-batches-py/{name}" for name in ("data_batch_1", "test_batch", "batches.meta"))
 MNIST_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
@@ -49,8 +47,6 @@ def class_names(dataset: str) -> tuple[str, ...]:
 
 def load(dataset: str, root: Path, download: bool) -> Arrays:
     """Read both splits with torchvision (its integrity checks, its downloader and progress bar)."""
-    from rocmtui.train.data import Arrays
-
     cls = _dataset_class(dataset)
     try:
         train = cls(str(root), train=True, download=download)

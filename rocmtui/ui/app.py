@@ -19,7 +19,7 @@ from textual.filter import Monochrome, NoColor
 from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
-from rocmtui.base import startup_gc as gc_pause
+from rocmtui.base import startup_gc
 from rocmtui.base.text import plain
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ReplaySource
@@ -51,7 +51,7 @@ class MonitorApp(App[int]):
         Binding("q", "request_quit", "Quit"),
         Binding("ctrl+c", "request_quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("S", "save_screen", "Screenshot", show=False),
+        Binding("S,f9", "save_screen", "Screenshot", show=False),  # F9 too: in a browser, S right after Escape is alt+S
     ]
 
     def __init__(
@@ -93,7 +93,7 @@ class MonitorApp(App[int]):
         self.monitor_screen.apply_settings(self.settings)
         # The first frame first: a live source loads and initialises its vendor library at its first tick.
         self.call_after_refresh(self.start_sampling)
-        self.call_after_refresh(gc_pause.resume)  # the start is over (rocmtui.entry paused the collector)
+        self.call_after_refresh(startup_gc.resume)  # the start is over (rocmtui.entry paused the collector)
 
     def start_sampling(self) -> None:
         """Samples in once the screens are up: the newest already held (a replay's history), then the source's."""

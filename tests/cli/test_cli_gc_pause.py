@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rocmtui.base import startup_gc as gc_pause
+from rocmtui.base import startup_gc
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.app import create_monitor_app
@@ -34,12 +34,12 @@ def test_the_monitor_without_a_terminal_resumes_before_it_streams() -> None:
 
 def test_resume_is_a_no_op_when_the_collector_runs() -> None:
     assert gc.isenabled()
-    gc_pause.resume()
+    startup_gc.resume()
     assert gc.isenabled()
 
 
 async def test_the_monitor_app_resumes_the_collector_after_its_first_frame() -> None:
-    gc_pause.pause()
+    startup_gc.pause()
     try:
         app = create_monitor_app(MonitorConfig(), ManualReplay([]))
         async with app.run_test(size=(80, 24)) as pilot:

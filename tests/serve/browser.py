@@ -41,12 +41,12 @@ def answers(url: str) -> bool:
 
 
 def start_serve(args: list[str], port: int, shots: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """``rocmtui serve --port PORT ARGS`` with F9 saving screenshots into ``shots``; returns it, once it listens,
-    with the page's URL (token included) that it printed at start."""
-    env = {**os.environ, "ROCMTUI_SCREENSHOT_DIR": str(shots)}
+    """``rocmtui serve --port PORT ARGS`` started in ``shots``, where the ``S`` key of a tab with no run folder of
+    its own saves its screenshots; returns it, once it listens, with the page's URL (token included) that it
+    printed at start."""
     process = subprocess.Popen(
         [sys.executable, "-m", "rocmtui", "serve", "--port", str(port), *args],
-        env=env,
+        cwd=shots,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
@@ -73,11 +73,12 @@ def svg_text(path: Path) -> str:
 
 
 def shoot(page: Any, shots: Path) -> str:
-    """F9 in the page: the app saves its SVG screenshot; returns the text it shows."""
-    before = len(list(shots.glob("screen-*.svg")))
-    page.keyboard.press("F9")
-    path = shots / f"screen-{before + 1}.svg"
-    wait_until(path.exists, 20, "a screenshot")
+    """F9 (or ``S``) in the page: the app saves its SVG screenshot into ``shots``, as it would for a user; returns the
+    text it shows."""
+    before = set(shots.glob("screen-*.svg"))
+    page.keyboard.press("F9")  # the S key's other key: a key right after Escape would reach the app as alt+key
+    wait_until(lambda: set(shots.glob("screen-*.svg")) - before, 20, "a screenshot")
+    (path,) = set(shots.glob("screen-*.svg")) - before
     return svg_text(path)
 
 
@@ -102,7 +103,8 @@ def served_apps(serve_pid: int) -> list[int]:
 def _is_served_app(pid: int, serve_pid: int) -> bool:
     try:
         return (
-            os.getsid(pid) == serve_pid and b"\0-m\0rocmtui.cli.served\0" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            os.getsid(pid) == serve_pid
+            and b"\0-m\0rocmtui.serve.tab_process\0" in Path(f"/proc/{pid}/cmdline").read_bytes()
         )
     except OSError:
         return False

@@ -1,7 +1,7 @@
 """``rocmtui serve`` in a real headless Chromium: the page loads, keys reach the app, the app shows the run.
 
-The terminal draws to a canvas, so what the app shows is read from its own SVG screenshot (F9 under
-``ROCMTUI_SCREENSHOT_DIR``, see ``rocmtui.serve.tab_process``).
+The terminal draws to a canvas, so what the app shows is read from its own SVG screenshot: the ``S`` key, as a
+user takes one (written on the server, in the folder serve was started in).
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from rocmtui.cli.listen import warn_if_exposed
 from rocmtui.cli.main import main
 from rocmtui.cli.parser import build_parser
-from rocmtui.cli.web_commands import served_command, warn_if_exposed
+from rocmtui.cli.web_commands import served_command
 
 H200 = Path(__file__).resolve().parents[1] / "data" / "h200-fastnet-run"
 

@@ -52,7 +52,7 @@ def test_a_served_watcher_going_away_leaves_the_run_writing(
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
         page.goto(url, wait_until="commit")
         page.wait_for_selector("body.-first-byte", state="attached", timeout=20_000)
-        showing(page, shots, "steady_script")  # the tab follows the run
+        showing(page, run_dir / "screens", "steady_script")  # the tab follows the run (its pictures: in its folder)
         [app] = served_apps(serve.pid)
         if how == "the tab closes":
             page.close()  # the websocket closes: the server asks the tab's app to quit

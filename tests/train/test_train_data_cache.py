@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from rocmtui.train import arraycache, data
+from rocmtui.train.dataset import Arrays
 
 KEYS = data.NPZ_KEYS
 
@@ -32,7 +33,7 @@ def reference(path: Path) -> dict[str, np.ndarray]:
         return {key: np.asarray(archive[key]) for key in KEYS}
 
 
-def same(arrays: data.Arrays, expected: dict[str, np.ndarray]) -> bool:
+def same(arrays: Arrays, expected: dict[str, np.ndarray]) -> bool:
     return all(np.array_equal(getattr(arrays, key), expected[key]) for key in KEYS)
 
 
@@ -44,7 +45,7 @@ def only_folder(private_cache: Path) -> Path:
 
 
 def never_read_source(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*_: object) -> data.Arrays:
+    def refuse(*_: object) -> Arrays:
         raise AssertionError("the source was read again")
 
     monkeypatch.setattr(data, "_read_source", refuse)

@@ -21,7 +21,7 @@ import torch
 from rocmtui.config import FusedMode, TrainConfig
 from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_build, fused_prune
-from rocmtui.train.engine import Augmenter, Nets
+from rocmtui.train.engine import Augmenter, Nets, capture_or_fall_back
 from rocmtui.train.recipes import RECIPES
 
 FAST = TrainConfig(**RECIPES["fast"].settings)
@@ -172,7 +172,7 @@ def test_a_failed_build_is_not_tried_again(parts: dict[str, Any]) -> None:
 
 
 class FakeEngine:
-    """The parts of an Engine that ``fused.capture`` touches."""
+    """The parts of an Engine that ``capture_or_fall_back`` touches."""
 
     def __init__(self, plan: fused.Plan) -> None:
         self.model = torch.nn.Linear(3, 2)
@@ -207,7 +207,7 @@ def test_a_compiled_step_that_fails_falls_back_to_eager_once(parts: dict[str, An
             raise RuntimeError("inductor: bad cache\nmore detail")
         return "eager step"
 
-    assert fused.capture(engine, make) == "eager step"  # type: ignore[arg-type]
+    assert capture_or_fall_back(engine, make) == "eager step"  # type: ignore[arg-type]
     assert calls == ["compiled", engine.model]
     assert engine.augmenter.placement is None  # the epochs' draws with eager kernels too
     assert engine.nets.test_logits is FakeEngine.eager_tests  # and the test passes
@@ -227,7 +227,7 @@ def test_the_builds_own_compiled_step_does_not_fall_back(parts: dict[str, Any]) 
         raise RuntimeError("inductor: cannot compile")
 
     with pytest.raises(RuntimeError, match="cannot compile"):
-        fused.capture(engine, make)  # type: ignore[arg-type]
+        capture_or_fall_back(engine, make)  # type: ignore[arg-type]
     assert engine.fused.state == "ready" and not (folder / fused.FAILED).exists()
 
 

@@ -21,6 +21,7 @@ from rocmtui.train.distributed import SINGLE
 from rocmtui.train.plan import RunPlan, plan_run, rank_plan
 
 TRAIN = Path(resume.__file__).parent
+LAUNCH = TRAIN.parent / "launch"
 
 
 @pytest.fixture
@@ -76,16 +77,16 @@ def test_the_device_checks_the_settings_the_run_resumes_with(finished_run: Train
 
 
 def module_entries(config: TrainConfig, loop_starts: str) -> collections.Counter[str]:
-    """How often a call from one module into another of ``rocmtui/train`` carries the settings (a TrainConfig
-    or a RunPlan, other than as the method's own object) while ``run_headless(config)`` runs, until the
-    function ``loop_starts`` of the step loop is first called."""
+    """How often a call from one module into another of ``rocmtui/train`` or ``rocmtui/launch`` carries the
+    settings (a TrainConfig or a RunPlan, other than as the method's own object) while ``run_headless(config)``
+    runs, until the function ``loop_starts`` of the step loop is first called."""
     entries: collections.Counter[str] = collections.Counter()
 
     def profile(frame: FrameType, event: str, _arg: object) -> None:
         if event != "call":
             return
         callee = Path(frame.f_code.co_filename)
-        if callee.parent != TRAIN:
+        if callee.parent not in (TRAIN, LAUNCH):
             return
         if frame.f_code.co_name == loop_starts:
             sys.setprofile(None)

@@ -14,6 +14,7 @@ from rocmtui.base.series import SeriesView
 from rocmtui.events import EpochCompleted, RunFailed, RunFinished, RunStarted, StepsCompleted
 from rocmtui.gpu.sample import BackendStatus, HostSample, SampleSet
 from rocmtui.ui.look.format import bar, fmt_duration, fmt_span, fmt_used_total, meter
+from rocmtui.ui.look.series_line import envelope
 from rocmtui.ui.messages import SampleRelay
 from rocmtui.ui.screens.finished import summary_lines
 from rocmtui.ui.signals import stop_on_signals
@@ -23,7 +24,6 @@ from rocmtui.ui.widgets import accuracy_plot, loss_plot
 from rocmtui.ui.widgets.gpu_card import compact_line, full_lines
 from rocmtui.ui.widgets.gpu_panel import no_gpu_text, util_history
 from rocmtui.ui.widgets.history_bars import HistoryBars, bar_rows
-from rocmtui.ui.widgets.loss_plot import envelope
 from rocmtui.ui.widgets.run_progress import progress_lines
 from rocmtui.ui.widgets.throttled_plot import LEGEND_COLOR
 

@@ -10,7 +10,6 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from rocmtui.base.series import Series
 from rocmtui.events import (
@@ -22,34 +21,14 @@ from rocmtui.events import (
     TrainEvent,
 )
 from rocmtui.run.fold import Phase, RunFold
+from rocmtui.ui.state.scalars import SMOOTHING_WEIGHTS, Scalars, new_series
 from rocmtui.ui.state.timeline import Timeline
 
-if TYPE_CHECKING:
-    from rocmtui.ui.state.scalars import Scalars
-
-__all__ = ["Phase", "RunState"]
+__all__ = ["SMOOTHING_WEIGHTS", "Phase", "RunState", "new_series"]
 EMA_BETA = 0.98
 """Default smoothing of the per-step loss line (about the last 50 steps); the view may choose another."""
 ACC_VIEW = "Acc %"
 """A train run's first view in the second plot: train and test accuracy per epoch, in percent."""
-SMOOTHING_WEIGHTS = (0.0, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
-"""The EMA weights the smoothing keys step through, as TensorBoard's slider (0: no smoothing)."""
-
-
-SERIES_BUCKETS = 8192
-"""Buckets each series of a run keeps (``rocmtui.base.series``): every point of a run of up to this many
-steps, then neighbours merge in pairs, so memory stays flat over days and a step costs O(1)."""
-
-
-def new_series() -> Series:
-    """A series of the run, with the EMA at each weight the smoothing keys step through."""
-    return Series(SMOOTHING_WEIGHTS, SERIES_BUCKETS)
-
-
-def _scalars() -> Scalars:
-    from rocmtui.ui.state.scalars import Scalars  # scalars builds on new_series, defined above
-
-    return Scalars()
 
 
 @dataclass
@@ -58,7 +37,7 @@ class RunState(RunFold):
 
     loss: Series = field(default_factory=new_series)
     """Every step's loss against fractional epochs; also the scalars' ``loss`` (one series, kept once)."""
-    scalars: Scalars = field(default_factory=_scalars)
+    scalars: Scalars = field(default_factory=Scalars)
     """The series a tracked script logs (``rocmtui.ui.state.scalars``)."""
     timeline: Timeline = field(default_factory=Timeline)
     """When each point happened: x against the run's clock and the wall clock (the plots' time axes)."""

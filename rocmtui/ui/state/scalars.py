@@ -12,7 +12,17 @@ from dataclasses import dataclass, field
 
 from rocmtui.base.series import Series
 from rocmtui.events import EpochMetrics, MetricsLogged
-from rocmtui.ui.state.run_state import new_series
+
+SMOOTHING_WEIGHTS = (0.0, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
+"""The EMA weights the smoothing keys step through, as TensorBoard's slider (0: no smoothing)."""
+SERIES_BUCKETS = 8192
+"""Buckets each series of a run keeps (``rocmtui.base.series``): every point of a run of up to this many
+steps, then neighbours merge in pairs, so memory stays flat over days and a step costs O(1)."""
+
+
+def new_series() -> Series:
+    """A series of the run, with the EMA at each weight the smoothing keys step through."""
+    return Series(SMOOTHING_WEIGHTS, SERIES_BUCKETS)
 
 
 def _named(kept: dict[str, Series], name: str) -> Series:

@@ -10,41 +10,19 @@ from functools import partial
 from rich.text import Text
 from textual.reactive import reactive
 
-from rocmtui.base.series import Series, SeriesView
+from rocmtui.base.series import Series
+from rocmtui.ui.look.series_line import drawn_xs, envelope
 from rocmtui.ui.state.compare import ComparedRun, run_color, run_colors
 from rocmtui.ui.state.gpu_track import GpuMoment, GpuTrack
 from rocmtui.ui.state.run_state import SMOOTHING_WEIGHTS, RunState
 from rocmtui.ui.widgets.cursor_readout import Reading, readout_line
 from rocmtui.ui.widgets.gpu_strip import strip_lines
+from rocmtui.ui.widgets.scalar_plot import draw_compared_losses, draw_loss, loss_legend
 from rocmtui.ui.widgets.throttled_plot import LEGEND_COLOR, ThrottledPlot
 
 COLORS = {"EMA": "cyan+", "step": "gray", "train": "orange", "test": "magenta+"}
 """Plotext colour of each line; the legend in the title uses the same names (the EMA first, with its weight:
 at 80 columns the end of the legend is cut)."""
-
-MAX_DRAWN_XS = 500
-"""Most x positions drawn per line (plotext's cost grows with points); past it, a series' buckets are
-gathered into groups, each drawn at its last x."""
-
-
-def drawn_xs(width: int) -> int:
-    """x positions drawn per line in a plot ``width`` cells wide: braille shows two per cell."""
-    return min(MAX_DRAWN_XS, max(50, 2 * width))
-
-
-def envelope(view: SeriesView) -> tuple[list[float], list[float]]:
-    """The raw line of a series' view, spikes kept: a group of one value is one point; a group of several
-    is two at its x, its min and max, the one nearer its last value second (the line leaves from there)."""
-    xs: list[float] = []
-    ys: list[float] = []
-    for x, low, high, last in zip(view.x, view.low, view.high, view.last, strict=True):
-        if low == high:
-            xs.append(x)
-            ys.append(low)
-        else:
-            xs += (x, x)
-            ys += (high, low) if last - low < high - last else (low, high)
-    return xs, ys
 
 
 @dataclass(frozen=True)
@@ -131,8 +109,6 @@ class LossPlot(ThrottledPlot):
             self.set_legend(f"{name} ({', '.join(what)})", run_colors(self.runs), own_row=True)
             return
         if self.tracked:
-            from rocmtui.ui.widgets.scalar_plot import loss_legend
-
             title, colors = loss_legend(self.state.scalars, self.log_scale)
         elif self.comparing:
             what = [smoothing_name(self.smoothing), "● test"]
@@ -216,8 +192,6 @@ class LossPlot(ThrottledPlot):
         name = (state.scalars.loss_name or "loss") if self.tracked else "loss"
         readings = [Reading(name, LEGEND_COLOR["cyan+"], self.loss_series(state), x, weight)]
         if self.tracked:
-            from rocmtui.ui.widgets.scalar_plot import loss_legend
-
             _, colors = loss_legend(state.scalars, self.log_scale)
             epochs = [(n, colors[n]) for n in state.scalars.epoch_losses()]
         else:
@@ -236,14 +210,10 @@ class LossPlot(ThrottledPlot):
 
     def draw(self) -> None:
         if self.tracked and len(self.runs) > 1:
-            from rocmtui.ui.widgets.scalar_plot import draw_compared_losses
-
             pairs = [(run.state, run_color(i)) for i, run in enumerate(self.runs)]
             draw_compared_losses(self, pairs, self.log_scale)
             return
         if self.tracked:
-            from rocmtui.ui.widgets.scalar_plot import draw_loss
-
             draw_loss(self, self.state.scalars, self.log_scale)
             return
         if self.comparing:

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rocmtui.base.series import SeriesView
+from rocmtui.ui.look.series_line import drawn_xs, envelope
 from rocmtui.ui.look.y_range import accuracy_bounds, fitted_range, log_range
 from rocmtui.ui.state.compare import ComparedRun, run_color, run_colors
 from rocmtui.ui.state.grid import key_label
 from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.state.scalars import EPOCH
-from rocmtui.ui.widgets.loss_plot import drawn_xs, envelope
 from rocmtui.ui.widgets.scalar_plot import step_end, steps_to
 from rocmtui.ui.widgets.throttled_plot import ThrottledPlot
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rocmtui.base.units import fmt_bytes, fmt_temp
 
 
-def share_line(
+def shareable_line(
     *,
     run: str,
     model: str,
