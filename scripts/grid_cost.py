@@ -24,7 +24,7 @@ from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, MetricsLogged, RunControl, TrackStarted, TrainEvent
 from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.screens.grid import GridScreen
-from rocmtui.ui.train_app import RunSource, create_train_app
+from rocmtui.ui.train_app import RunSource, TrainApp
 
 
 def window(names: list[str], first: int, steps: int) -> MetricsLogged:
@@ -52,7 +52,7 @@ async def measure(series: int, points: int, size: tuple[int, int], frames: int) 
     names = ["loss", *(f"layer{i:04d}/grad_norm" for i in range(series - 1))]
     events: list[TrainEvent] = [TrackStarted("bench", "/runs/bench")]
     events += [window(names, first, 1000) for first in range(1, points + 1, 1000)]
-    app = create_train_app(TrainConfig(), held_source(events), ManualReplay([]), plot_period_s=3600.0)
+    app = TrainApp(TrainConfig(), held_source(events), ManualReplay([]), plot_period_s=3600.0)
     idle, live = [], []
     async with app.run_test(size=size) as pilot:
         while app.state.scalars.last is None or app.state.scalars.last.step < points:

@@ -39,7 +39,7 @@ from rocmtui.gpu.detect import open_sampler
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.ui.app import MonitorApp, create_monitor_app
-from rocmtui.ui.train_app import create_train_app
+from rocmtui.ui.train_app import TrainApp
 
 TRAIN_SIZE = (120, 40)
 COMPACT_SIZE = (80, 24)
@@ -94,7 +94,7 @@ async def shoot_train(config: TrainConfig, monitor: MonitorConfig, out: Path, la
     device = "unknown device"
     for size, names in ((TRAIN_SIZE, ("train-midrun", "train-finished")), (COMPACT_SIZE, ("train-compact", None))):
         tap = MidRunTap(train)
-        app = create_train_app(config, tap, open_sampler(monitor), theme=monitor.theme)
+        app = TrainApp(config, tap, open_sampler(monitor), theme=monitor.theme)
         async with app.run_test(size=size) as pilot:
             await wait(tap.reached, timeout)
             await settle(app, pilot)

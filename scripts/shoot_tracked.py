@@ -22,7 +22,7 @@ from rocmtui.gpu.tail_source import TailSource
 from rocmtui.launch.script import ScriptLauncher
 from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.samples import SampleTail
-from rocmtui.ui.train_app import create_train_app
+from rocmtui.ui.train_app import TrainApp
 
 
 async def shoot(
@@ -30,7 +30,7 @@ async def shoot(
 ) -> None:
     run_dir = create_run_dir(Path("runs"), run_name("shot"))
     launcher = ScriptLauncher(run_dir, name, command)
-    app = create_train_app(TrainConfig(), launcher, TailSource(SampleTail(run_dir).poll), detachable=True)
+    app = TrainApp(TrainConfig(), launcher, TailSource(SampleTail(run_dir).poll), detachable=True)
     async with app.run_test(size=size) as pilot:
         deadline = time.monotonic() + timeout
         while (app.state.scalars.last is None or app.state.scalars.last.step < after) and time.monotonic() < deadline:

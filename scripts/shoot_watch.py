@@ -26,7 +26,7 @@ from rocmtui.run.follow import follow
 from rocmtui.run.format import saved_config
 from rocmtui.run.samples import SampleTail
 from rocmtui.ui.state.compare import OtherSource, run_labels
-from rocmtui.ui.train_app import TrainApp, create_train_app
+from rocmtui.ui.train_app import TrainApp
 
 
 def watch_app(run_dirs: list[Path], theme: str) -> TrainApp:
@@ -43,7 +43,7 @@ def watch_app(run_dirs: list[Path], theme: str) -> TrainApp:
         return lambda emit, control: follow(path, emit, control, poll_s=0.01)
 
     compare = [(name, other(path)) for name, path in zip(labels[1:], run_dirs[1:], strict=True)]
-    return create_train_app(
+    return TrainApp(
         saved_config(main),
         source,
         samples,

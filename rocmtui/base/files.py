@@ -1,4 +1,6 @@
-"""Files from outside opened safely: no link followed, nothing but a regular file, never a blocking open.
+"""Files opened safely and small files written crash-safe.
+
+Files from outside are opened safely: no link followed, nothing but a regular file, never a blocking open.
 
 A run folder can be written by anyone who can write its parent, and a path on the command line may name a FIFO
 or a device: every open here refuses a symbolic link (``O_NOFOLLOW``, unless the caller's own path may be one)
@@ -8,6 +10,7 @@ size cap. A refusal is one line that names the file.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -64,3 +67,53 @@ def read_small(path: Path, max_bytes: int = MAX_SMALL_BYTES, *, follow_links: bo
     if len(data) > max_bytes:
         raise UnsafeFileError(f"{path} is larger than {max_bytes:,} bytes: not read")
     return data
+
+
+# Small files written crash-safe: replaced whole, through a per-process temp name, fsynced, renamed; never
+# written through a link (``open_regular`` opens them).
+
+
+def atomic_write(path: Path, payload: bytes, *, durable: bool = True, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``payload`` so that a reader sees the old file or the new one, never half of one.
+
+    ``durable``: the file and the rename are fsynced, so that a crash (of the machine, too) at any point leaves
+    the old file or the new one; without it (a heartbeat) the file is only renamed into place. The temp name
+    carries the pid, so two processes never write through the same temp file; the rename replaces a link at
+    ``path`` itself, never its target.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        fd = open_regular(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_disk_full(err: BaseException) -> bool:
+    """True for "no space left" and "quota exceeded", wherever they surface."""
+    return isinstance(err, OSError) and err.errno in DISK_FULL_ERRNOS

@@ -82,8 +82,8 @@ def _run_train(args: argparse.Namespace) -> int:
     prepare_data_dir(config)
     refuse_live_resume(config)
     if args.headless or not can_draw():
-        _check_data(config)  # fail fast with a one-line DataError
-        from rocmtui.launch.headless import run_headless  # torch, imported with the collector paused
+        # torch, imported with the collector paused; the run's plan resolves the data (one line when it cannot)
+        from rocmtui.launch.headless import run_headless
 
         startup_gc.resume()
         return run_headless(config, detach=args.detach, telemetry=monitor_config(args))
@@ -104,9 +104,9 @@ def _run_train(args: argparse.Namespace) -> int:
         _check_data(config, trainer)
 
         from rocmtui.gpu.tail_source import TailSource
-        from rocmtui.ui.train_app import create_train_app, run_train_app
+        from rocmtui.ui.train_app import TrainApp, run_train_app
 
-        app = create_train_app(
+        app = TrainApp(
             config,
             trainer,
             TailSource(samples.poll, interval_s=min(telemetry.interval_s, 0.5), history_len=telemetry.history_len),
@@ -137,16 +137,15 @@ def _stop_started(trainer: LaunchedTrainer, signum: int) -> int:
     return 128 + signum
 
 
-def _check_data(config: TrainConfig, started: LaunchedTrainer | None = None) -> None:
-    """The run's data, checked without loading it (numpy only; with a ``started`` trainer, imported while it
+def _check_data(config: TrainConfig, started: LaunchedTrainer) -> None:
+    """The run's data, checked without loading it (numpy only, imported while the ``started`` trainer
     imports torch): a DataError is the one line the user sees, and ends that trainer (it has no folder yet)."""
     from rocmtui.train import data
 
     try:
         data.resolve_source(config)
     except DataError:
-        if started is not None:
-            started.kill()
+        started.kill()
         raise
 
 

@@ -92,7 +92,7 @@ def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.state.compare import run_labels
     from rocmtui.ui.state.settings import notify_watched
-    from rocmtui.ui.train_app import create_train_app, run_train_app
+    from rocmtui.ui.train_app import TrainApp, run_train_app
 
     runs = [] if args.run else list_runs(args.runs_dir)
     several = len(runs) > 1  # no run named and several there: the user picks one
@@ -124,7 +124,7 @@ def run_watch(args: argparse.Namespace) -> int:
 
     labels = run_labels(run_dirs)
     compare = [(name, other(path)) for name, path in zip(labels[1:], run_dirs[1:], strict=True)]
-    app = create_train_app(
+    app = TrainApp(
         saved_config(run_dir),
         source,
         samples,
@@ -233,7 +233,7 @@ def _write_card(run_dir: Path, where: str) -> int:
 
 def _write_whole(path: Path, data: bytes) -> None:
     """``data`` into ``path``, whole or not at all; a one-line error when it cannot be written."""
-    from rocmtui.run.files import atomic_write
+    from rocmtui.base.files import atomic_write
 
     try:
         atomic_write(path, data)

@@ -119,13 +119,13 @@ def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[st
     from rocmtui.launch.script import ScriptLauncher
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.look.themes import check_theme
-    from rocmtui.ui.train_app import create_train_app, run_train_app
+    from rocmtui.ui.train_app import TrainApp, run_train_app
 
     check_theme(args.theme)
     launcher = ScriptLauncher(run_dir, name, command)
     # One GPU poller per run: the supervisor records the samples in the folder; the UI reads them, as watch does.
     sampler = TailSource(SampleTail(run_dir).poll, history_len=3600)
-    app = create_train_app(
+    app = TrainApp(
         TrainConfig(),
         launcher,
         sampler,

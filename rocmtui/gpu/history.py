@@ -1,6 +1,6 @@
 """Long histories in bounded memory: min/mean/max buckets per timebase (1 min, 10 min, 1 h, 24 h).
 
-A ``Series`` keeps, for every timebase, at most ``BUCKETS`` buckets of ``span / BUCKETS`` seconds each, so a
+A ``TimebaseSeries`` keeps, for every timebase, at most ``BUCKETS`` buckets of ``span / BUCKETS`` seconds each, so a
 day at 1 Hz costs the same memory as a minute: 600 buckets of 144 s for the 24 h timebase. ``columns`` folds
 a timebase's buckets into the columns a graph has room for. ``GpuHistory`` holds one GPU's series; no
 Textual here, so the store is tested on its own with a fast clock.
@@ -126,8 +126,10 @@ def fill_gaps(points: Sequence[Point | None], max_gap: int) -> list[Point | None
     return out
 
 
-class Series:
-    """One value over time at every timebase."""
+class TimebaseSeries:
+    """One value over wall-clock time at every timebase (a GPU reading for the monitor's 1m to 24h graphs). Not
+    ``rocmtui.base.series.Series``, which keeps a run's points by step with their exact EMA: this one keeps rings
+    of fixed-width time buckets, so that a graph of the last minute and one of the last day cost the same."""
 
     def __init__(self, timebases: Iterable[float] = TIMEBASES_S, buckets: int = BUCKETS) -> None:
         self.rings = {span: Ring(span, buckets) for span in timebases}
@@ -174,7 +176,7 @@ class GpuHistory:
     def __init__(self, timebases: Iterable[float] = TIMEBASES_S, buckets: int = BUCKETS) -> None:
         self.timebases = tuple(timebases)
         self.buckets = buckets
-        self.series: dict[tuple[int, str], Series] = {}
+        self.series: dict[tuple[int, str], TimebaseSeries] = {}
         self.latest_t: float | None = None
         self.first_t: float | None = None
         """The time of the first sample recorded (its earliest reading's)."""
@@ -189,10 +191,10 @@ class GpuHistory:
                 key = (gpu.index, metric)
                 series = self.series.get(key)
                 if series is None:
-                    series = self.series[key] = Series(self.timebases, self.buckets)
+                    series = self.series[key] = TimebaseSeries(self.timebases, self.buckets)
                 series.add(gpu.timestamp, metric_value(gpu, metric))
 
-    def get(self, gpu_index: int, metric: str) -> Series | None:
+    def get(self, gpu_index: int, metric: str) -> TimebaseSeries | None:
         return self.series.get((gpu_index, metric))
 
     def age(self) -> float:

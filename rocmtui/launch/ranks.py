@@ -32,6 +32,7 @@ from rocmtui.base.errors import first_line
 from rocmtui.codec import decode_json, encode_json
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
+from rocmtui.launch.detached_output import write_output_to_folder
 from rocmtui.run.follow import follow
 from rocmtui.run.format import EVENTS, STDERR
 from rocmtui.run.lock import is_locked
@@ -204,12 +205,7 @@ def rank_main(  # noqa: PLR0917 - the launcher's arguments, plain values through
     """
     ranks = ranks_from_env()
     folder = Path(run_dir)
-    log = os.open(folder / STDERR, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)  # let go of the launcher's pipes: the terminal that started the run may go away
-    os.dup2(log, 2)
-    os.close(null)
-    os.close(log)
+    write_output_to_folder(folder)  # the terminal that started the run may go away
     control = RunControl()
     signal.signal(signal.SIGTERM, lambda *_: control.request_stop())
     signal.signal(signal.SIGINT, (lambda *_: control.request_stop()) if interrupt_stops else signal.SIG_IGN)

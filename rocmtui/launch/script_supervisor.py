@@ -32,7 +32,8 @@ from rocmtui.events import (
     TrackStarted,
     TrainEvent,
 )
-from rocmtui.run.format import MAX_LINE_BYTES, OUTPUT, STDERR, decode_event
+from rocmtui.launch.detached_output import write_output_to_folder
+from rocmtui.run.format import MAX_LINE_BYTES, OUTPUT, decode_event
 from rocmtui.run.lines import last_line
 from rocmtui.run.samples import SampleLog
 from rocmtui.run.session import RunSession
@@ -198,9 +199,7 @@ def main(argv: list[str]) -> int:
     # reset to the default in the script at exec; an ignored SIGHUP stays ignored there, on purpose.
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    log = open_regular(run_dir / STDERR, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    os.dup2(log, 2)
-    os.close(log)
+    write_output_to_folder(run_dir, keep_stdout=True)
     return supervise(run_dir, name, command)
 
 

@@ -15,7 +15,6 @@ SIGTERM stops the run with a checkpoint, as a viewer's stop does.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ from rocmtui.base import startup_gc
 from rocmtui.codec import decode_json
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import RunControl, RunFailed, TrainEvent
-from rocmtui.run.format import STDERR
+from rocmtui.launch.detached_output import write_output_to_folder
 from rocmtui.run.outcome import exit_code, leave
 
 
@@ -36,12 +35,7 @@ def _announce(run_dir: Path) -> None:
         sys.stdout.flush()
     except OSError:  # the launcher is already gone: train on
         pass
-    log = os.open(run_dir / STDERR, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.dup2(log, 2)
-    os.close(null)
-    os.close(log)
+    write_output_to_folder(run_dir)
 
 
 def main(argv: list[str]) -> int:

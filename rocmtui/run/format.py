@@ -22,12 +22,11 @@ from typing import Any, Literal, TypeVar, get_args
 import msgspec
 
 from rocmtui.base.errors import UsageError
-from rocmtui.base.files import read_small
+from rocmtui.base.files import atomic_write, read_small
 from rocmtui.base.packed import ITEM as PACKED_ITEM
 from rocmtui.codec import CodecError, convert, decode_json, decoder, encode_json, to_builtins
 from rocmtui.config import TrainConfig
 from rocmtui.events import FailureKind, MetricsLogged, RunFailed, RunFinished, TrainEvent, event_class
-from rocmtui.run.files import atomic_write
 
 T = TypeVar("T")
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import msgspec
 
 from rocmtui.base.errors import UsageError
+from rocmtui.base.files import atomic_write
 from rocmtui.codec import CodecError
-from rocmtui.run.files import write_new
 from rocmtui.run.format import LIVE_STATES, STATUS, RunStatus, State, encode_file, read_record, write_record
 from rocmtui.run.lock import is_locked
 
@@ -36,9 +36,7 @@ def write_status(run_dir: Path, status: RunStatus, *, durable: bool) -> None:
     if durable:
         write_record(run_dir / STATUS, status)
         return
-    tmp = run_dir / f".{STATUS}.{os.getpid()}.beat"
-    write_new(tmp, encode_file(status))
-    os.replace(tmp, run_dir / STATUS)
+    atomic_write(run_dir / STATUS, encode_file(status), durable=False)
 
 
 class StatusUnreadable(Exception):

@@ -41,7 +41,7 @@ def build_app(args: argparse.Namespace) -> App[Any]:
         from rocmtui.run.follow import follow
         from rocmtui.run.format import saved_config
         from rocmtui.run.samples import SampleTail
-        from rocmtui.ui.train_app import create_train_app
+        from rocmtui.ui.train_app import TrainApp
 
         run_dir: Path = args.run
         samples = TailSource(SampleTail(run_dir).poll, history_len=3600)
@@ -53,7 +53,7 @@ def build_app(args: argparse.Namespace) -> App[Any]:
         from rocmtui.ui.state.settings import notify_watched
 
         notify = notify_watched(False, run_dir)  # the bell (and the app's toast) for a run that ends while watched
-        return create_train_app(saved_config(run_dir), source, samples, detachable=True, run_dir=run_dir, notify=notify)
+        return TrainApp(saved_config(run_dir), source, samples, detachable=True, run_dir=run_dir, notify=notify)
     from rocmtui.config import MonitorConfig
     from rocmtui.gpu.detect import open_sampler
     from rocmtui.ui.app import create_monitor_app

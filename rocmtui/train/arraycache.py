@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from rocmtui.base.files import atomic_write, fsync_dir
 from rocmtui.codec import decode_json, encode_json
-from rocmtui.run.files import atomic_write, fsync_dir
 
 MANIFEST = "manifest.json"
 FORMAT = 1

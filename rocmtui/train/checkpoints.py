@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from rocmtui.base.errors import CheckpointError
-from rocmtui.run.files import atomic_write
+from rocmtui.base.files import atomic_write
 
 LAST = "checkpoint-last.pt"
 BEST = "checkpoint-best.pt"

@@ -24,8 +24,8 @@ from typing import Any, Literal
 import numpy as np
 
 from rocmtui.base.errors import DataError
+from rocmtui.base.files import atomic_write
 from rocmtui.config import TrainConfig
-from rocmtui.run.files import atomic_write
 from rocmtui.train import arraycache, tvdata
 from rocmtui.train.dataset import Arrays
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from rocmtui.base.errors import CheckpointError, DataError, UsageError, first_line
+from rocmtui.base.files import is_disk_full
 from rocmtui.events import FailureKind, RunFailed
-from rocmtui.run.files import is_disk_full
 
 OUT_OF_MEMORY = "out of GPU memory; try a smaller --batch-size or --amp bf16"
 

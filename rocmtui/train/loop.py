@@ -18,7 +18,7 @@ from rocmtui.run.layout import create_run_dir, run_name
 from rocmtui.run.ranks import RankWriter
 from rocmtui.run.samples import SampleLog
 from rocmtui.run.session import RunSession
-from rocmtui.train.data import DataSource, load_arrays, resolve_source, wait_for_cache
+from rocmtui.train.data import DataSource, load_arrays, wait_for_cache
 from rocmtui.train.dataset import Arrays
 from rocmtui.train.distributed import join_group, leave_group
 from rocmtui.train.engine import build_engine, capture_graph
@@ -100,7 +100,7 @@ class _Setup:
     def make(plan: RunPlan | TrainConfig, control: RunControl, run_dir: Path | None) -> _Setup:
         plan = plan if isinstance(plan, RunPlan) else plan_run(plan)
         config = plan.config
-        source = resolve_source(config)
+        source = plan.source
         arrays = load_arrays(source)
         plan.resume.check_data(arrays)  # before any folder is made or touched
         run_dir = run_dir or plan.resume.run_dir or new_run_dir(config)

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from rocmtui.config import TrainConfig
+from rocmtui.train.data import DataSource, resolve_source
 from rocmtui.train.device import settle
 from rocmtui.train.distributed import SINGLE, Ranks, rank_device
 from rocmtui.train.resume import ResumePlan, load_state, prepare_resume
@@ -31,6 +32,8 @@ class RunPlan:
     """This process's device, indexed (``cuda:0``; rank N of a run on GPUs: ``cuda:N``)."""
     resume: ResumePlan
     """The checkpoint's contents and path, and the folder to continue in (none of them for a fresh run)."""
+    source: DataSource
+    """Where the data comes from, resolved once for the run (a DataError, one line, before anything starts)."""
     ranks: Ranks = SINGLE
     """This process's place among the ranks; SINGLE also in the process that launches them."""
 
@@ -45,11 +48,12 @@ def plan_run(config: TrainConfig) -> RunPlan:
     settings this run cannot use."""
     resume = prepare_resume(config)
     device, fitted = settle(resume.config)
-    return RunPlan(fitted, rank_device(device, SINGLE), resume)
+    return RunPlan(fitted, rank_device(device, SINGLE), resume, resolve_source(fitted))
 
 
 def rank_plan(config: TrainConfig, device: str, checkpoint: Path | None, ranks: Ranks) -> RunPlan:
     """A rank's plan from its launcher's: ``config`` and ``device`` as the launcher resolved them, the
     checkpoint read here."""
     state = None if checkpoint is None else load_state(checkpoint)
-    return RunPlan(config, rank_device(torch.device(device), ranks), ResumePlan(config, state, checkpoint, None), ranks)
+    resume = ResumePlan(config, state, checkpoint, None)
+    return RunPlan(config, rank_device(torch.device(device), ranks), resume, resolve_source(config), ranks)

@@ -1,6 +1,6 @@
 """The monitor app, and the base of the training app: telemetry in, one data screen drawn at a time.
 
-One factory per app (``create_monitor_app`` here, ``create_train_app`` in ``train_app``) serves the
+One factory per app (``create_monitor_app`` here, ``TrainApp`` in ``train_app``) serves the
 CLI, the tests and the screenshot script. Threading invariant: the sampler's thread only posts
 messages (through the coalescing ``SampleRelay``); handlers on the UI thread own every widget.
 """

@@ -66,7 +66,7 @@ class DemoApp(TrainApp):
         hold_s: float = HOLD_S,
         plot_period_s: float = PLOT_PERIOD_S,
     ) -> None:
-        super().__init__(samples, config, self._replay, detachable=True, plot_period_s=plot_period_s)
+        super().__init__(config, self._replay, samples, detachable=True, plot_period_s=plot_period_s)
         self.register_theme(DEMO_THEME)
         self.theme = DEMO_THEME.name
         self.events = events
@@ -123,19 +123,6 @@ class DemoApp(TrainApp):
         return [self.shared] if self.shared else []
 
 
-def create_demo_app(
-    config: TrainConfig,
-    events: list[tuple[float, TrainEvent]],
-    samples: PacedSamples,
-    pace: Pace,
-    *,
-    loop: bool = False,
-    hold_s: float = HOLD_S,
-) -> DemoApp:
-    """The demo app, as the CLI, ``serve demo`` and the tests build it."""
-    return DemoApp(config, events, samples, pace, loop=loop, hold_s=hold_s)
-
-
 def build_demo_app(speed: float, loop: bool, run_dir: Path = DEMO_RUN) -> DemoApp:
     """The demo app over ``run_dir``'s events and samples; UsageError (one line) when it cannot be read."""
     from rocmtui.gpu.codec import loads
@@ -153,4 +140,4 @@ def build_demo_app(speed: float, loop: bool, run_dir: Path = DEMO_RUN) -> DemoAp
     pace = Pace(events[0][0] - LEAD_S * speed, speed)
     paced = PacedSamples(samples, pace)
     paced.catch_up()  # the GPU before the run started is history at the first frame
-    return create_demo_app(saved_config(run_dir), events, paced, pace, loop=loop)
+    return DemoApp(saved_config(run_dir), events, paced, pace, loop=loop)

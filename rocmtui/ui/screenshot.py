@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from rocmtui.run.files import atomic_write
+from rocmtui.base.files import atomic_write
 from rocmtui.run.format import SCREENS
 
 MAX_SAME_SECOND = 100

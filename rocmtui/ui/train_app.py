@@ -56,9 +56,9 @@ class TrainApp(MonitorApp):
 
     def __init__(
         self,
-        sampler: TelemetrySource,
         config: TrainConfig,
         source: RunSource,
+        sampler: TelemetrySource,
         *,
         control: RunControl | None = None,
         exit_on_finish: bool = False,
@@ -72,6 +72,12 @@ class TrainApp(MonitorApp):
         run_dir: Path | None = None,
         notify: bool = False,
     ) -> None:
+        """The training app, as the CLI, serve, the tests and the screenshot scripts build it. ``clock``: the
+        running elapsed clock's time source (snapshot tests stop it); ``compare``: other runs to overlay, as
+        (legend name, source), ``label`` naming the main run; ``run_dir``: the folder followed, where it is
+        now, when known; ``notify``: a bell and a desktop notification when the run ends or fails. A theme that
+        does not exist is a UsageError (one line)."""
+        check_theme(theme)
         super().__init__(sampler, theme=theme)
         self.notify_end = notify
         """Ring the terminal and send a desktop notification when the run ends or fails."""
@@ -332,46 +338,6 @@ class TrainApp(MonitorApp):
             self.push_screen(HelpScreen("rocmtui train: keys", TRAIN_KEYS))
         else:
             super().action_help()
-
-
-def create_train_app(
-    config: TrainConfig,
-    source: RunSource,
-    sampler: TelemetrySource,
-    *,
-    exit_on_finish: bool = False,
-    detachable: bool = False,
-    stop_on_hangup: bool = False,
-    theme: str = MonitorConfig.theme,
-    control: RunControl | None = None,
-    plot_period_s: float = PLOT_PERIOD_S,
-    clock: Callable[[], float] = time.monotonic,
-    compare: Sequence[tuple[str, OtherSource]] = (),
-    label: str = "",
-    run_dir: Path | None = None,
-    notify: bool = False,
-) -> TrainApp:
-    """The training app, as the CLI, the tests and the screenshot script build it (``clock``: the running
-    elapsed clock's time source; snapshot tests stop it; ``compare``: other runs to overlay, as (legend name,
-    source), ``label`` naming the main run; ``run_dir``: the folder followed, where it is now, when known;
-    ``notify``: a bell and a desktop notification when the run ends or fails)."""
-    check_theme(theme)
-    return TrainApp(
-        sampler,
-        config,
-        source,
-        control=control,
-        exit_on_finish=exit_on_finish,
-        detachable=detachable,
-        stop_on_hangup=stop_on_hangup,
-        theme=theme,
-        plot_period_s=plot_period_s,
-        clock=clock,
-        compare=compare,
-        run_dir=run_dir,
-        label=label,
-        notify=notify,
-    )
 
 
 def run_train_app(app: TrainApp) -> tuple[int, list[str]]:

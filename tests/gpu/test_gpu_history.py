@@ -12,7 +12,7 @@ from rocmtui.gpu.history import (
     GpuHistory,
     Point,
     Ring,
-    Series,
+    TimebaseSeries,
     age_label,
     auto_span,
     fill_gaps,
@@ -40,7 +40,7 @@ def test_columns_are_aligned_to_absolute_time_so_the_picture_shifts_only_at_a_bo
 
 
 def test_samples_older_than_the_span_are_not_drawn() -> None:
-    series = Series()
+    series = TimebaseSeries()
     series.add(0.0, 99.0)
     series.add(120.0, 1.0)
     one_minute = series.columns(60.0, end_t=120.0, count=60)
@@ -57,7 +57,7 @@ def test_short_gaps_are_held_and_long_ones_stay_empty() -> None:
 
 
 def test_unknown_readings_leave_gaps() -> None:
-    series = Series()
+    series = TimebaseSeries()
     series.add(0.0, None)
     series.add(1.0, float("nan"))
     assert series.bucket_count() == 0 and series.latest_t is None
@@ -72,7 +72,7 @@ def test_a_clock_that_steps_back_is_merged_into_the_newest_bucket() -> None:
 
 @pytest.mark.parametrize("span", TIMEBASES_S)
 def test_the_newest_column_shows_the_newest_sample_at_every_timebase(span: float) -> None:
-    series = Series()
+    series = TimebaseSeries()
     for t in range(200):
         series.add(1000.0 + t, float(t))
     columns = series.columns(span, end_t=1199.0, count=70)
@@ -87,7 +87,7 @@ def test_labels() -> None:
 def test_memory_stays_flat_over_a_day_at_1_hz_with_the_24_hour_timebase() -> None:
     """Three simulated days at 1 Hz (a fast clock: no waiting). Tracing starts after the first day; by the end
     of the second every bucket was replaced by a traced one, and the third day adds nothing more."""
-    series = Series()
+    series = TimebaseSeries()
     day = 86_400
     values = [float(t % 101) for t in range(day)]
 

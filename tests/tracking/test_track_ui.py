@@ -12,7 +12,7 @@ from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.run.follow import follow
 from rocmtui.tracking import env
 from rocmtui.ui.screens.finished import SummaryCard
-from rocmtui.ui.train_app import create_train_app
+from rocmtui.ui.train_app import TrainApp
 from rocmtui.ui.widgets.run_progress import progress_lines
 
 HOST_RECORDING = Path(__file__).resolve().parents[1] / "ui" / "data" / "monitor-cpu-host.jsonl"
@@ -44,7 +44,7 @@ async def test_a_tracked_run_shows_its_name_loss_and_other_series(tracked_folder
     def source(config, emit, control) -> object:
         return follow(tracked_folder, emit, control, poll_s=0.01)
 
-    app = create_train_app(TrainConfig(), source, host_recording(), detachable=True)
+    app = TrainApp(TrainConfig(), source, host_recording(), detachable=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -23,7 +23,7 @@ from rocmtui.run.samples import SampleTail
 from rocmtui.run.stream import EventWriter
 from rocmtui.ui.screens.finished import SummaryCard
 from rocmtui.ui.state.compare import run_labels
-from rocmtui.ui.train_app import TrainApp, create_train_app
+from rocmtui.ui.train_app import TrainApp
 
 H200_RUN = DATA / "h200-fastnet-run"
 SIZES = [(80, 24), (120, 40)]
@@ -55,7 +55,7 @@ def compare_app(main: Path, others: list[tuple[str, object]]) -> TrainApp:
     def source(config, emit, control) -> object:
         return follow(main, emit, control, poll_s=0.01)
 
-    return create_train_app(recorded_config(), source, samples, detachable=True, compare=others, label="cpu")  # type: ignore[arg-type]
+    return TrainApp(recorded_config(), source, samples, detachable=True, compare=others, label="cpu")  # type: ignore[arg-type]
 
 
 def folder_source(run_dir: Path):
@@ -198,7 +198,7 @@ async def test_two_tracked_runs_are_both_drawn_and_named(tmp_path: Path, size) -
     def source(config, emit, control) -> object:
         return follow(first, emit, control, poll_s=0.01)
 
-    app = create_train_app(
+    app = TrainApp(
         recorded_config(),
         source,
         samples,
@@ -242,7 +242,7 @@ async def test_every_compared_run_is_named_whole_on_both_plots(tmp_path: Path, s
         return follow(folders[0], emit, control, poll_s=0.01)
 
     others = [(label, folder_source(folder)) for label, folder in zip(labels[1:], folders[1:], strict=True)]
-    app = create_train_app(recorded_config(), source, samples, detachable=True, compare=others, label=labels[0])
+    app = TrainApp(recorded_config(), source, samples, detachable=True, compare=others, label=labels[0])
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

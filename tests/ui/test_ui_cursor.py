@@ -15,7 +15,7 @@ from rocmtui.gpu.tail_source import TailSource
 from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
 from rocmtui.ui.state.gpu_track import GpuTrack
-from rocmtui.ui.train_app import TrainApp, create_train_app
+from rocmtui.ui.train_app import TrainApp
 from rocmtui.ui.widgets.cursor_readout import value_text
 from rocmtui.ui.widgets.gpu_strip import NO_SAMPLES, blocks, strip_lines
 
@@ -30,7 +30,7 @@ def watch_app(run_dir: Path) -> TrainApp:
     def source(config, emit, control) -> object:
         return follow(run_dir, emit, control, poll_s=0.01)
 
-    return create_train_app(recorded_config(), source, samples, detachable=True)
+    return TrainApp(recorded_config(), source, samples, detachable=True)
 
 
 @pytest.fixture

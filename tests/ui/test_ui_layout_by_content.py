@@ -13,7 +13,7 @@ from rocmtui.gpu.tail_source import TailSource
 from rocmtui.run.follow import follow
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.stream import EventWriter
-from rocmtui.ui.train_app import create_train_app
+from rocmtui.ui.train_app import TrainApp
 from rocmtui.ui.widgets.gpu_strip import NO_SAMPLES
 
 SIZES = [(80, 24), (120, 40), (200, 50)]
@@ -58,7 +58,7 @@ async def test_a_finished_run_without_gpu_samples_says_so(tmp_path: Path) -> Non
     def source(config, emit, control) -> object:
         return follow(tmp_path, emit, control, poll_s=0.01)
 
-    app = create_train_app(recorded_config(), source, samples, detachable=True)
+    app = TrainApp(recorded_config(), source, samples, detachable=True)
     async with app.run_test(size=(80, 24)) as pilot:
         note = app.train_screen.gpu_panel.note
         await app.workers.wait_for_complete()

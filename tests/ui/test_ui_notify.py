@@ -15,7 +15,7 @@ from rocmtui.events import RunFailed, RunFinished
 from rocmtui.ui.notify import NOTICE_LIMIT, notice_text, terminal_bytes
 from rocmtui.ui.state import settings as saved
 from rocmtui.ui.state.settings import NOTIFY_ENV, notify_wanted
-from rocmtui.ui.train_app import TrainApp, create_train_app
+from rocmtui.ui.train_app import TrainApp
 
 FINISHED = RunFinished("completed", 10, 0.9357, 0.9357, 3.44, 145_822.0, None, "runs/x")
 FAILED = RunFailed("CUDA out of memory", "error", step=12)
@@ -85,7 +85,7 @@ class Driver:
 
 
 def test_terminal_bytes_go_through_the_driver(events: Any, host_source: Any) -> None:
-    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source, notify=True)
+    app = TrainApp(recorded_config(), ReplayTrainer(events), host_source, notify=True)
     driver = Driver()
     app._driver = driver  # type: ignore[assignment]
     app.write_to_terminal("\x07")
@@ -97,7 +97,7 @@ def test_terminal_bytes_go_through_the_driver(events: Any, host_source: Any) -> 
 async def test_the_app_writes_the_notice_through_its_driver_once(
     events: Any, host_source: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source, notify=True)
+    app = TrainApp(recorded_config(), ReplayTrainer(events), host_source, notify=True)
     (notice,) = await run_to_the_end(app, monkeypatch)
     assert notice.startswith("\x07\x1b]9;rocmtui: cifar10 simplecnn: completed, best test accuracy")
 
@@ -105,10 +105,10 @@ async def test_the_app_writes_the_notice_through_its_driver_once(
 async def test_no_notice_when_off_or_when_the_user_ended_the_run(
     events: Any, host_source: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    off = create_train_app(recorded_config(), ReplayTrainer(events), host_source, notify=False)
+    off = TrainApp(recorded_config(), ReplayTrainer(events), host_source, notify=False)
     assert await run_to_the_end(off, monkeypatch) == []
     held = ReplayTrainer(events, hold_at=len(events) - 1)  # parked before its final event
-    quitting = create_train_app(recorded_config(), held, host_source, notify=True)
+    quitting = TrainApp(recorded_config(), held, host_source, notify=True)
     assert await run_to_the_end(quitting, monkeypatch, quit_first=True) == []
 
 

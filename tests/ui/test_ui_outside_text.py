@@ -63,7 +63,7 @@ async def test_a_run_name_and_a_failure_with_markup_do_not_break_the_train_scree
         RunFailed(message=f"ValueError: {MARKUP} {OSC52}", kind="error"),
     ]
     trainer = ReplayTrainer(hostile)
-    app = TrainApp(ManualReplay(synthetic_gpu_sets(1, count=2)), recorded_config(), trainer)
+    app = TrainApp(recorded_config(), trainer, ManualReplay(synthetic_gpu_sets(1, count=2)))
     async with app.run_test(size=(120, 40)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -12,7 +12,7 @@ from ui_helpers import ReplayTrainer, monitor_sampled, recorded_config
 from rocmtui.run.format import SCREENS
 from rocmtui.ui.app import MonitorApp
 from rocmtui.ui.screenshot import free_name, write_picture
-from rocmtui.ui.train_app import create_train_app
+from rocmtui.ui.train_app import TrainApp
 
 
 def notices(app: MonitorApp) -> list[str]:
@@ -27,7 +27,7 @@ def picture_text(path: Path) -> str:
 async def test_s_saves_the_training_screen_in_the_run_folder(events: Any, host_source: Any, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source, run_dir=run_dir)
+    app = TrainApp(recorded_config(), ReplayTrainer(events), host_source, run_dir=run_dir)
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -16,7 +16,7 @@ from ui_helpers import ReplayTrainer, host_recording, recorded_config, recorded_
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.ui.app import MonitorApp, create_monitor_app
-from rocmtui.ui.train_app import TrainApp, create_train_app
+from rocmtui.ui.train_app import TrainApp
 
 pytestmark = pytest.mark.snapshot
 UI_DATA = Path(__file__).resolve().parent / "data"
@@ -33,7 +33,7 @@ NEVER = 3600.0
 def train_app(hold_at: int | None, theme: str = "textual-dark") -> tuple[TrainApp, ReplayTrainer, ManualReplay]:
     trainer = ReplayTrainer(recorded_events(), hold_at=hold_at)
     source = ManualReplay(host_recording())
-    app = create_train_app(recorded_config(), trainer, source, theme=theme, plot_period_s=NEVER, clock=stopped_clock)
+    app = TrainApp(recorded_config(), trainer, source, theme=theme, plot_period_s=NEVER, clock=stopped_clock)
     return app, trainer, source
 
 

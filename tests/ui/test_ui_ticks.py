@@ -8,13 +8,13 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rocmtui.base.ticks import ONE_TWO_FIVE, nice_ticks
 from rocmtui.ui.look.ticks import (
     clock_label,
     elapsed_label,
     labelled,
     log_ticks,
     nice_step,
-    nice_ticks,
     time_ticks,
 )
 
@@ -30,7 +30,7 @@ def is_round(step: float) -> bool:
 @given(finite, finite, st.integers(min_value=1, max_value=10))
 def test_ticks_are_round_multiples_inside_the_range_and_few(a: float, b: float, count: int) -> None:
     low, high = min(a, b), max(a, b)
-    ticks = nice_ticks(low, high, count)
+    ticks = nice_ticks(low, high, count, multiples=ONE_TWO_FIVE)
     assert 1 <= len(ticks) <= count + 1
     slack = 1e-9 * (high - low) + 1e-12 * max(1.0, abs(low), abs(high))  # a billionth of the axis
     assert all(low - slack <= t <= high + slack for t in ticks)
@@ -43,10 +43,10 @@ def test_ticks_are_round_multiples_inside_the_range_and_few(a: float, b: float, 
 
 
 def test_the_unrounded_plotext_range_gets_round_labels() -> None:
-    ticks = nice_ticks(0.3712, 3.7048, 4)
+    ticks = nice_ticks(0.3712, 3.7048, 4, multiples=ONE_TWO_FIVE)
     assert labelled(ticks) == ["1", "2", "3"]
-    assert labelled(nice_ticks(0.41, 2.31, 4)) == ["0.5", "1.0", "1.5", "2.0"]
-    assert labelled(nice_ticks(0, 25000, 5)) == ["0", "5k", "10k", "15k", "20k", "25k"]
+    assert labelled(nice_ticks(0.41, 2.31, 4, multiples=ONE_TWO_FIVE)) == ["0.5", "1.0", "1.5", "2.0"]
+    assert labelled(nice_ticks(0, 25000, 5, multiples=ONE_TWO_FIVE)) == ["0", "5k", "10k", "15k", "20k", "25k"]
 
 
 @given(st.integers(min_value=1, max_value=10**7))

@@ -16,7 +16,7 @@ from rocmtui.ui.screens.help import HelpScreen
 from rocmtui.ui.screens.monitor import MonitorScreen
 from rocmtui.ui.screens.quit_confirm import QuitConfirm
 from rocmtui.ui.screens.train import TrainScreen
-from rocmtui.ui.train_app import create_train_app
+from rocmtui.ui.train_app import TrainApp
 
 SIZE = (120, 40)
 NEVER = 3600.0
@@ -34,7 +34,7 @@ def steps(trainer: ReplayTrainer) -> int:
 
 async def test_full_replay_fills_the_screen_and_shows_the_summary(events, host_source) -> None:
     trainer = ReplayTrainer(events)
-    app = create_train_app(recorded_config(), trainer, host_source)
+    app = TrainApp(recorded_config(), trainer, host_source)
     async with app.run_test(size=SIZE) as pilot:
         host_source.step()
         await app.workers.wait_for_complete()
@@ -57,7 +57,7 @@ async def test_full_replay_fills_the_screen_and_shows_the_summary(events, host_s
 
 
 async def test_pause_stops_steps_until_resumed(held_trainer, host_source) -> None:
-    app = create_train_app(recorded_config(), held_trainer, host_source)
+    app = TrainApp(recorded_config(), held_trainer, host_source)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(held_trainer.holding)
         await pilot.press("p")
@@ -79,7 +79,7 @@ async def test_pause_stops_steps_until_resumed(held_trainer, host_source) -> Non
 
 async def test_quit_asks_then_stops_and_waits_for_the_checkpoint(events, host_source) -> None:
     trainer = ReplayTrainer(events, hold_at=36, stop_while_held=False)
-    app = create_train_app(recorded_config(), trainer, host_source)
+    app = TrainApp(recorded_config(), trainer, host_source)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(trainer.holding)
         await pilot.press("q")
@@ -98,7 +98,7 @@ async def test_quit_asks_then_stops_and_waits_for_the_checkpoint(events, host_so
 
 
 async def test_quit_can_be_cancelled(held_trainer, host_source) -> None:
-    app = create_train_app(recorded_config(), held_trainer, host_source)
+    app = TrainApp(recorded_config(), held_trainer, host_source)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(held_trainer.holding)
         await pilot.press("q")
@@ -109,7 +109,7 @@ async def test_quit_can_be_cancelled(held_trainer, host_source) -> None:
 
 
 async def test_ctrl_c_asks_like_q_while_training(held_trainer, host_source) -> None:
-    app = create_train_app(recorded_config(), held_trainer, host_source)
+    app = TrainApp(recorded_config(), held_trainer, host_source)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(held_trainer.holding)
         await pilot.press("ctrl+c")
@@ -119,7 +119,7 @@ async def test_ctrl_c_asks_like_q_while_training(held_trainer, host_source) -> N
 
 
 async def test_save_requests_a_checkpoint_that_the_trainer_takes(held_trainer, host_source) -> None:
-    app = create_train_app(recorded_config(), held_trainer, host_source)
+    app = TrainApp(recorded_config(), held_trainer, host_source)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(held_trainer.holding)
         await pilot.press("s")
@@ -130,7 +130,7 @@ async def test_save_requests_a_checkpoint_that_the_trainer_takes(held_trainer, h
 
 
 async def test_log_scale_monitor_and_help_keys(held_trainer, host_source) -> None:
-    app = create_train_app(recorded_config(), held_trainer, host_source, plot_period_s=NEVER)
+    app = TrainApp(recorded_config(), held_trainer, host_source, plot_period_s=NEVER)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(held_trainer.holding)
         await pilot.pause()
@@ -152,7 +152,7 @@ async def test_log_scale_monitor_and_help_keys(held_trainer, host_source) -> Non
 
 
 async def test_smoothing_and_zoom_keys_redraw_the_loss_plot_at_once(held_trainer, host_source) -> None:
-    app = create_train_app(recorded_config(), held_trainer, host_source, plot_period_s=NEVER)
+    app = TrainApp(recorded_config(), held_trainer, host_source, plot_period_s=NEVER)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(held_trainer.holding)
         await pilot.pause()
@@ -184,7 +184,7 @@ async def test_smoothing_and_zoom_keys_redraw_the_loss_plot_at_once(held_trainer
 async def test_the_summary_leaves_the_curves_and_drops_pause_and_save_from_the_footer(
     held_trainer, host_source
 ) -> None:
-    app = create_train_app(recorded_config(), held_trainer, host_source)
+    app = TrainApp(recorded_config(), held_trainer, host_source)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(held_trainer.holding)
         await pilot.pause()
@@ -205,7 +205,7 @@ async def test_the_summary_leaves_the_curves_and_drops_pause_and_save_from_the_f
 
 async def test_plots_redraw_at_their_own_rate_not_per_message(events, host_source) -> None:
     trainer = ReplayTrainer(events, hold_at=44)
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER)
+    app = TrainApp(recorded_config(), trainer, host_source, plot_period_s=NEVER)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(trainer.holding)
         await pilot.pause()
@@ -219,7 +219,7 @@ async def test_plots_redraw_at_their_own_rate_not_per_message(events, host_sourc
 
 
 async def test_sample_messages_are_coalesced(held_trainer, host_source) -> None:
-    app = create_train_app(recorded_config(), held_trainer, host_source)
+    app = TrainApp(recorded_config(), held_trainer, host_source)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(5):
             host_source.step()  # five samples before the UI gets a turn
@@ -232,7 +232,7 @@ async def test_sample_messages_are_coalesced(held_trainer, host_source) -> None:
 
 
 async def test_q_on_the_summary_quits(events, host_source) -> None:
-    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source)
+    app = TrainApp(recorded_config(), ReplayTrainer(events), host_source)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -244,7 +244,7 @@ async def test_q_on_the_summary_quits(events, host_source) -> None:
 
 async def test_run_failure_is_shown_and_quit_returns_1(events, host_source) -> None:
     failing = [*events[:5], RunFailed(message="loss became NaN at step 7", kind="nan", step=7, epoch=0, run_dir="/x")]
-    app = create_train_app(recorded_config(), ReplayTrainer(failing), host_source)
+    app = TrainApp(recorded_config(), ReplayTrainer(failing), host_source)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -261,7 +261,7 @@ async def test_trainer_exception_becomes_a_failure(host_source) -> None:
         emit(LogMessage("about to break"))
         raise RuntimeError("boom")
 
-    app = create_train_app(recorded_config(), broken, host_source)
+    app = TrainApp(recorded_config(), broken, host_source)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -277,7 +277,7 @@ async def test_a_run_refused_before_it_starts_leaves_at_once_with_its_line(host_
     def refused(config, emit, control) -> None:
         emit(RunFailed(message="--crop-sizes crops as part of --augment; give --augment too", kind="data"))
 
-    app = create_train_app(recorded_config(), refused, host_source)
+    app = TrainApp(recorded_config(), refused, host_source)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -293,7 +293,7 @@ async def test_a_tracked_script_that_fails_keeps_its_screen(host_source) -> None
         emit(TrackStarted(name="sweep", run_dir="runs/sweep"))
         emit(RunFailed(message="the script exited with code 3", kind="error"))
 
-    app = create_train_app(recorded_config(), failing_script, host_source)
+    app = TrainApp(recorded_config(), failing_script, host_source)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -304,7 +304,7 @@ async def test_a_tracked_script_that_fails_keeps_its_screen(host_source) -> None
 
 
 async def test_exit_on_finish(events, host_source) -> None:
-    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source, exit_on_finish=True)
+    app = TrainApp(recorded_config(), ReplayTrainer(events), host_source, exit_on_finish=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(app.trainer_done)
         await pilot.pause()
@@ -313,7 +313,7 @@ async def test_exit_on_finish(events, host_source) -> None:
 
 
 async def test_sigterm_stops_with_a_checkpoint_and_exits_143(held_trainer, host_source) -> None:
-    app = create_train_app(recorded_config(), held_trainer, host_source)
+    app = TrainApp(recorded_config(), held_trainer, host_source)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(held_trainer.holding)
         app.on_signal(15)  # what the SIGTERM handler installed by run_train_app calls
@@ -325,7 +325,7 @@ async def test_sigterm_stops_with_a_checkpoint_and_exits_143(held_trainer, host_
 
 
 def test_a_second_sigterm_while_stopping_exits_at_once(events, host_source, monkeypatch) -> None:
-    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source)
+    app = TrainApp(recorded_config(), ReplayTrainer(events), host_source)
     exits: list[int] = []
     monkeypatch.setattr("rocmtui.ui.train_app.os._exit", exits.append)
     app.on_signal(15)
@@ -336,7 +336,7 @@ def test_a_second_sigterm_while_stopping_exits_at_once(events, host_source, monk
 
 def test_unknown_theme_is_a_usage_error(events) -> None:
     with pytest.raises(UsageError, match="unknown theme 'nope'"):
-        create_train_app(recorded_config(), ReplayTrainer(events), ManualReplay([]), theme="nope")
+        TrainApp(recorded_config(), ReplayTrainer(events), ManualReplay([]), theme="nope")
 
 
 def test_recorded_run_starts_with_run_started(events) -> None:
@@ -345,7 +345,7 @@ def test_recorded_run_starts_with_run_started(events) -> None:
 
 async def test_log_scale_plot_is_the_same_after_resizes(events, host_source) -> None:
     """Textual renders a plot again on every resize; each render must draw the same data, not its log."""
-    app = create_train_app(recorded_config(), ReplayTrainer(events), host_source)
+    app = TrainApp(recorded_config(), ReplayTrainer(events), host_source)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -363,7 +363,7 @@ async def test_log_scale_plot_is_the_same_after_resizes(events, host_source) -> 
 
 async def test_a_second_ctrl_c_behind_the_question_stops_with_a_checkpoint(events, host_source) -> None:
     trainer = ReplayTrainer(events, hold_at=36, stop_while_held=True)
-    app = create_train_app(recorded_config(), trainer, host_source)
+    app = TrainApp(recorded_config(), trainer, host_source)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(trainer.holding)
         await pilot.press("ctrl+c")
@@ -379,7 +379,7 @@ async def test_a_second_ctrl_c_behind_the_question_stops_with_a_checkpoint(event
 
 
 async def test_detach_is_offered_only_when_the_run_lives_in_its_own_process(held_trainer, host_source) -> None:
-    app = create_train_app(recorded_config(), held_trainer, host_source)  # an in-process source
+    app = TrainApp(recorded_config(), held_trainer, host_source)  # an in-process source
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(held_trainer.holding)
         await pilot.press("q", "d")
@@ -391,7 +391,7 @@ async def test_detach_is_offered_only_when_the_run_lives_in_its_own_process(held
 def test_a_detached_script_run_names_its_folder_before_it_has_said_where_it_is(tmp_path, host_source) -> None:
     """``rocmtui run`` makes the folder itself: a script that has not called track() yet still has one."""
     folder = tmp_path / "runs" / "20261202-230000-train"
-    app = create_train_app(recorded_config(), ReplayTrainer([]), host_source, detachable=True, run_dir=folder)
+    app = TrainApp(recorded_config(), ReplayTrainer([]), host_source, detachable=True, run_dir=folder)
     assert app.state.running and app.train_screen.run_dir is None  # no RunStarted yet
     app.detached = True
     assert app.final_lines() == [
@@ -414,7 +414,7 @@ async def test_a_source_that_emits_faster_than_the_ui_applies_waits_a_few_events
             ahead.append(n - len(applied))
         return events[-1]
 
-    app = create_train_app(recorded_config(), source, host_source, detachable=True)
+    app = TrainApp(recorded_config(), source, host_source, detachable=True)
     original = app.train_screen.apply
 
     def counting(event) -> None:

@@ -19,7 +19,7 @@ from rocmtui.gpu.replay import ManualReplay
 from rocmtui.ui.screens.finished import SummaryCard
 from rocmtui.ui.screens.train import COMPACT_HEIGHT, COMPACT_WIDTH
 from rocmtui.ui.state.run_state import ACC_VIEW, RunState
-from rocmtui.ui.train_app import TrainApp, create_train_app
+from rocmtui.ui.train_app import TrainApp
 from rocmtui.ui.widgets.epoch_table import COLUMNS
 from rocmtui.ui.widgets.log_panel import wrap
 from rocmtui.ui.widgets.run_info import fitting, run_lines
@@ -199,7 +199,7 @@ async def test_the_second_plot_follows_each_report_only_when_it_shows_one(host_s
 
 async def test_the_finished_card_at_80x24_keeps_the_plots_taller_than_it(host_source: ManualReplay) -> None:
     trainer = ReplayTrainer(recorded_events())
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=NEVER)
+    app = TrainApp(recorded_config(), trainer, host_source, plot_period_s=NEVER)
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -15,7 +15,7 @@ from rocmtui.run.samples import SampleTail
 from rocmtui.run.stream import EventWriter
 from rocmtui.ui.screens.finished import SummaryCard
 from rocmtui.ui.screens.train import TrainScreen
-from rocmtui.ui.train_app import TrainApp, create_train_app
+from rocmtui.ui.train_app import TrainApp
 
 SIZE = (120, 40)
 
@@ -36,7 +36,7 @@ def watch_app(run_dir: Path) -> tuple[TrainApp, TailSource]:
     def source(config, emit, control) -> object:
         return follow(run_dir, emit, control, poll_s=0.01)
 
-    return create_train_app(recorded_config(), source, samples, detachable=True), samples
+    return TrainApp(recorded_config(), source, samples, detachable=True), samples
 
 
 async def test_a_finished_run_opens_with_its_whole_history_and_gpu(tmp_path: Path) -> None:
@@ -84,7 +84,7 @@ def live_watcher(run_dir: Path) -> TrainApp:
     def source(config, emit, control) -> object:
         return follow(run_dir, emit, control, writer_alive=lambda: True, poll_s=0.01)
 
-    return create_train_app(recorded_config(), source, TailSource(SampleTail(run_dir).poll), detachable=True)
+    return TrainApp(recorded_config(), source, TailSource(SampleTail(run_dir).poll), detachable=True)
 
 
 async def test_leaving_a_live_run_never_stops_it(tmp_path: Path) -> None:
@@ -146,7 +146,7 @@ async def test_a_two_rank_run_shows_a_line_per_rank(tmp_path: Path) -> None:
     def source(config, emit, control) -> object:
         return follow(run_dir, emit, control, poll_s=0.01)
 
-    app = create_train_app(recorded_config(), source, samples, detachable=True, run_dir=run_dir)
+    app = TrainApp(recorded_config(), source, samples, detachable=True, run_dir=run_dir)
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -37,7 +37,7 @@ from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import BackendStatus, GpuProcess, GpuSample, HostSample, SampleSet
 from rocmtui.ui.app import MonitorApp, create_monitor_app
 from rocmtui.ui.screens.grid import GridScreen
-from rocmtui.ui.train_app import TrainApp, create_train_app
+from rocmtui.ui.train_app import TrainApp
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -218,7 +218,7 @@ async def held(
     """The training screen over ``events``, held before the last one, its plots drawn: (app, pilot)."""
     trainer = ReplayTrainer(events, hold_at=len(events) - 1)
     themed: dict[str, Any] = {} if theme is None else {"theme": theme}
-    app = create_train_app(recorded_config(), trainer, host_source, plot_period_s=3600.0, **themed)  # frame draws
+    app = TrainApp(recorded_config(), trainer, host_source, plot_period_s=3600.0, **themed)  # frame draws
     async with app.run_test(size=size) as pilot:
         assert await asyncio.to_thread(trainer.holding.wait, 10)
         await pilot.pause()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 
-from rocmtui.base.ticks import WHOLE_MULTIPLES, round_step
+from rocmtui.base.ticks import ONE_TWO_FIVE, nice_ticks, round_step
 
 TIME_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 """Steps of a time axis: seconds, minutes and hours that a clock shows round."""
@@ -17,35 +17,7 @@ TIME_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 1
 
 def nice_step(span: float, count: int = 5) -> float:
     """The smallest of 1, 2 or 5 times a power of ten that cuts ``span`` into at most ``count`` intervals."""
-    return round_step(max(span, 1e-300) / max(1, count), WHOLE_MULTIPLES)
-
-
-def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round values from ``low`` to ``high`` (both inside), at most ``count + 1`` of them, at a 1-2-5 step."""
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return []
-    if high < low:
-        low, high = high, low
-    if high - low <= 1e-12 * max(1.0, abs(high)):
-        return [low]
-    step = nice_step(high - low, count)
-    slack = 1e-9 * (high - low)
-    ticks: list[float] = []
-    for _ in range(8):  # a step wider than the range may miss it: the next finer 1-2-5 step
-        first, last = math.floor(low / step), math.ceil(high / step)
-        ticks = [_clean(i * step) for i in range(first, last + 1)]
-        ticks = [t for t in ticks if low - slack <= t <= high + slack]
-        if ticks:
-            break
-        step = _finer(step)
-    return ticks
-
-
-def _finer(step: float) -> float:
-    """The 1-2-5 step below ``step`` (10 -> 5 -> 2 -> 1)."""
-    power = 10.0 ** math.floor(math.log10(step) + 1e-9)
-    mantissa = round(step / power)
-    return power / 2 if mantissa == 1 else power if mantissa == 2 else 2 * power
+    return round_step(max(span, 1e-300) / max(1, count), ONE_TWO_FIVE)
 
 
 def _clean(value: float) -> float:
@@ -89,7 +61,7 @@ def log_ticks(low: float, high: float) -> list[float]:
         for m in (1.0, 2.0, 5.0)
     ]
     inside = [_clean(t) for t in ticks if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
-    return inside if len(inside) >= 2 else nice_ticks(low, high, 3)
+    return inside if len(inside) >= 2 else nice_ticks(low, high, 3, multiples=ONE_TWO_FIVE)
 
 
 def time_step(span_s: float, count: int = 5) -> float:
@@ -106,7 +78,7 @@ def time_ticks(low_s: float, high_s: float, count: int = 5, offset_s: float = 0.
     if not (math.isfinite(low_s) and math.isfinite(high_s)) or high_s < low_s:
         return []
     if high_s - low_s < 1.0:
-        return nice_ticks(low_s, high_s, count)
+        return nice_ticks(low_s, high_s, count, multiples=ONE_TWO_FIVE)
     step = time_step(high_s - low_s, count)
     first = math.ceil((low_s + offset_s) / step - 1e-9)
     last = math.floor((high_s + offset_s) / step + 1e-9)

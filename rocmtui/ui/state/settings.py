@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from rocmtui.base.files import atomic_write
 from rocmtui.base.text import plain
 from rocmtui.codec import CodecError, decode_json, encode_json
 
@@ -108,14 +108,7 @@ def save(path: Path, settings: MonitorSettings) -> str | None:
     """Write ``settings``; None, or one line saying why it could not."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".monitor-", suffix=".json", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(encode_json(settings) + b"\n")
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, encode_json(settings) + b"\n")
     except OSError as err:
         return f"settings not saved to {path}: {err.strerror or err}"
     return None

@@ -14,13 +14,13 @@ from typing import Any
 
 from textual_plotext.plot import Plot
 
+from rocmtui.base.ticks import ONE_TWO_FIVE, nice_ticks
 from rocmtui.ui.look.ticks import (
     clock_label,
     elapsed_label,
     labelled,
     local_offset_s,
     log_ticks,
-    nice_ticks,
     time_step,
     time_ticks,
 )
@@ -38,7 +38,7 @@ def y_ticks(low: float, high: float, rows: int) -> list[float]:
     most = max(2, (rows - 1) // 2)
     finer: list[float] = []
     for count in range(5, 0, -1):
-        ticks = nice_ticks(low, high, count)
+        ticks = nice_ticks(low, high, count, multiples=ONE_TWO_FIVE)
         if len(ticks) <= most:
             break
         finer = ticks
