@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rocmtui.base.packed import unpack_floats
+from rocmtui.base.float_bytes import unpack_floats
 from rocmtui.codec import CodecError, convert, to_builtins
 from rocmtui.config import TrainConfig
 

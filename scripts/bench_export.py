@@ -19,7 +19,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from rocmtui.export.server import serve
+from rocmtui.export.metrics_server import serve
 from rocmtui.gpu.replay import ReplaySource
 from rocmtui.run.lock import RunLock
 

@@ -23,7 +23,7 @@ import time
 from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, MetricsLogged, RunControl, TrackStarted, TrainEvent
 from rocmtui.gpu.replay import ManualReplay
-from rocmtui.ui.screens.grid import GridScreen
+from rocmtui.ui.screens.grid_screen import GridScreen
 from rocmtui.ui.train_app import RunSource, TrainApp
 
 

@@ -35,7 +35,8 @@ from torch.profiler import ProfilerActivity, profile, record_function
 from rocmtui.config import TrainConfig
 from rocmtui.events import RunControl, RunFinished
 from rocmtui.train import engine as engine_module
-from rocmtui.train import epochs, report, saving, step
+from rocmtui.train import epochs, saving, step
+from rocmtui.train import progress_events as report
 from rocmtui.train.data import save_npz
 from rocmtui.train.loop import train
 

@@ -13,7 +13,7 @@ import itertools
 import statistics
 from pathlib import Path
 
-from rocmtui.gpu.codec import loads
+from rocmtui.gpu.sample_codec import loads
 
 
 def describe(run_dir: Path) -> str:

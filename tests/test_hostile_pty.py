@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.gpu.codec import dumps
 from rocmtui.gpu.replay import ReplaySource
+from rocmtui.gpu.sample_codec import dumps
 
 pytestmark = pytest.mark.slow
 

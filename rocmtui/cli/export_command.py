@@ -54,7 +54,7 @@ def add_export_parser(sub: Any) -> None:
 def run_export(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     """Serve until Ctrl-C (or ``stop``, for tests)."""
     try:
-        from rocmtui.export.server import serve
+        from rocmtui.export.metrics_server import serve
     except ImportError:
         raise UsageError("export needs prometheus_client: pip install 'rocmtui[export]'") from None
     from rocmtui.export.gpu_source import ExportSamples

@@ -176,10 +176,10 @@ def _run_monitor(args: argparse.Namespace) -> int:
     if not ui and (args.record is not None or args.replay is not None):
         raise UsageError("--record and --replay go with the live UI (for scripts: --json > FILE)")
     if not ui:
-        from rocmtui.gpu import report
+        from rocmtui.gpu import headless_output
 
         startup_gc.resume()
-        return report.print_once(config) if args.once else report.stream_json(config, args.count)
+        return headless_output.print_once(config) if args.once else headless_output.stream_json(config, args.count)
     return _run_monitor_ui(args, config)
 
 

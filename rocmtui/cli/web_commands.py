@@ -2,7 +2,7 @@
 
 Each browser tab gets its own process (textual-serve starts the command per connection), running
 ``rocmtui.serve.tab_process``. It listens on 127.0.0.1 unless ``--host`` says otherwise, and then warns. The page and
-its WebSocket need the token printed at start, the WebSocket a same-origin page (``rocmtui.serve.server``).
+its WebSocket need the token printed at start, the WebSocket a same-origin page (``rocmtui.serve.guarded_server``).
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.port == 0:
         raise UsageError("serve needs a fixed --port (the page tells the browser where to connect)")
     try:
-        from rocmtui.serve.server import GuardedServer
+        from rocmtui.serve.guarded_server import GuardedServer
     except ImportError:
         raise UsageError("serve needs textual-serve: pip install 'rocmtui[web]'") from None
     warn_if_exposed("serve", args.host, args.port, who="anyone who can reach this port and holds the token")

@@ -18,7 +18,7 @@ from rocmtui.base.series import Series
 from rocmtui.base.units import fmt_acc, fmt_bytes, fmt_span, fmt_temp
 from rocmtui.codec import CodecError
 from rocmtui.events import RunFailed, RunFinished, TrainEvent
-from rocmtui.gpu.codec import loads
+from rocmtui.gpu.sample_codec import loads
 from rocmtui.run.fold import RunFold
 from rocmtui.run.listing import run_info
 from rocmtui.run.milestones import accuracy_times, first_reached, time_to_accuracy

@@ -8,8 +8,8 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from rocmtui.gpu.codec import dumps
 from rocmtui.gpu.sample import SampleSet
+from rocmtui.gpu.sample_codec import dumps
 
 log = logging.getLogger(__name__)
 

@@ -35,9 +35,9 @@ from pathlib import Path
 
 from rocmtui.base.files import UnsafeFileError, open_regular
 from rocmtui.codec import CodecError
-from rocmtui.gpu.codec import loads
 from rocmtui.gpu.feed import Feed
 from rocmtui.gpu.sample import SampleSet
+from rocmtui.gpu.sample_codec import loads
 
 
 class ReplaySource(Feed):

@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import Protocol
 
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu.codec import dumps
 from rocmtui.gpu.sample import SampleSet
+from rocmtui.gpu.sample_codec import dumps
 from rocmtui.gpu.source import TelemetrySource
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rocmtui.gpu.codec import loads
 from rocmtui.gpu.feed import Feed
+from rocmtui.gpu.sample_codec import loads
 
 
 class TailSource(Feed):

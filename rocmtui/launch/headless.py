@@ -131,7 +131,7 @@ def run_headless(config: TrainConfig, *, detach: bool = False, telemetry: Monito
     try:
         printer = LinePrinter(sys.stdout, err=sys.stderr)
         if plan.launches_ranks:
-            from rocmtui.launch.ranks import launch_ranks
+            from rocmtui.launch.rank_processes import launch_ranks
 
             summary = launch_ranks(
                 plan,

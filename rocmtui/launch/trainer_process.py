@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
         _say(failed.message)
         return exit_code(failed)
     if plan.launches_ranks:  # the ranks train; this process starts them and follows their folder
-        from rocmtui.launch.ranks import launch_ranks
+        from rocmtui.launch.rank_processes import launch_ranks
 
         summary = launch_ranks(plan, emit, control, telemetry=telemetry, on_folder=_announce)
     else:

@@ -23,8 +23,8 @@ import msgspec
 
 from rocmtui.base.errors import UsageError
 from rocmtui.base.files import atomic_write, read_small
-from rocmtui.base.packed import ITEM as PACKED_ITEM
-from rocmtui.codec import CodecError, convert, decode_json, decoder, encode_json, to_builtins
+from rocmtui.base.float_bytes import ITEM as PACKED_ITEM
+from rocmtui.codec import CodecError, convert, decode_json, decoder, encode_json
 from rocmtui.config import TrainConfig
 from rocmtui.events import FailureKind, MetricsLogged, RunFailed, RunFinished, TrainEvent, event_class
 
@@ -376,8 +376,3 @@ def saved_config(run_dir: Path) -> TrainConfig:
     """The run's settings from its config.json; the defaults for a run that has none (a tracked script's).
     FormatError (one line, exit 2) when the file is there but cannot be read."""
     return read_config(run_dir) or TrainConfig()
-
-
-def plain(record: Any) -> Any:
-    """Plain dicts, lists and numbers for ``record`` (``runs --json``)."""
-    return to_builtins(record)

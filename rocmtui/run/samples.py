@@ -1,6 +1,6 @@
 """GPU samples taken during a run, kept in the folder with a bound: ``gpu.jsonl`` and one previous file.
 
-The lines are ``rocmtui monitor --json`` lines (``rocmtui.gpu.codec``); this module only stores them.
+The lines are ``rocmtui monitor --json`` lines (``rocmtui.gpu.sample_codec``); this module only stores them.
 When the current file passes ``MAX_BYTES`` it becomes ``gpu.1.jsonl`` (replacing the older one), so a
 run of any length keeps between one and two files' worth: at one sample a second on one GPU, about
 the last 4 to 8 hours.

@@ -33,7 +33,7 @@ from rocmtui.events import (
     TrainEvent,
 )
 from rocmtui.tracking import env
-from rocmtui.tracking.ranks import RankReporter, RankSink, place, shared_folder
+from rocmtui.tracking.rank_reporting import RankReporter, RankSink, place, shared_folder
 from rocmtui.tracking.sink import Sink, open_sink
 from rocmtui.tracking.values import Scalar, Window, check_scalars, to_float
 

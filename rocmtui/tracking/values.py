@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, Union, runtime_checkable
 
-from rocmtui.base.packed import as_run, pack_floats
+from rocmtui.base.float_bytes import as_run, pack_floats
 
 
 @runtime_checkable

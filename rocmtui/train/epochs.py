@@ -15,18 +15,18 @@ import torch
 
 from rocmtui.base.clock import RunClock
 from rocmtui.events import Emit, LogMessage, RunControl, RunFinished, StepsCompleted
-from rocmtui.run.ranks import RankWriter
+from rocmtui.run.rank_streams import RankWriter
 from rocmtui.train import fused, models
-from rocmtui.train.boundary import Boundary
 from rocmtui.train.checkpoints import LAST, HostCopy
 from rocmtui.train.distributed import shard, sum_all
 from rocmtui.train.engine import Engine
 from rocmtui.train.evaluate import EvalResult, evaluate
 from rocmtui.train.gpudata import batch_rows, permutation
 from rocmtui.train.learning_rates import freeze_spent, set_lr
-from rocmtui.train.report import EpochFigures, Reporter
+from rocmtui.train.progress_events import EpochFigures, Reporter
 from rocmtui.train.saving import Saver
 from rocmtui.train.state import Progress, position
+from rocmtui.train.step_boundary import Boundary
 from rocmtui.train.summary import RunSummary
 
 _Ended = tuple[EpochFigures, EvalResult, float, bool]

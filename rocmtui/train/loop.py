@@ -15,7 +15,7 @@ from rocmtui.events import Emit, RunControl, TrainEvent
 from rocmtui.gpu.run_recorder import GpuRecorder
 from rocmtui.run.format import write_config
 from rocmtui.run.layout import create_run_dir, run_name
-from rocmtui.run.ranks import RankWriter
+from rocmtui.run.rank_streams import RankWriter
 from rocmtui.run.samples import SampleLog
 from rocmtui.run.session import RunSession
 from rocmtui.train.data import DataSource, load_arrays, wait_for_cache
@@ -25,7 +25,7 @@ from rocmtui.train.engine import build_engine, capture_graph
 from rocmtui.train.epochs import EpochLoop
 from rocmtui.train.failures import setup_failure, training_failure
 from rocmtui.train.plan import RunPlan, plan_run
-from rocmtui.train.report import send_started
+from rocmtui.train.progress_events import send_started
 from rocmtui.train.saving import Saver
 from rocmtui.train.state import Progress, restore
 from rocmtui.train.summary import RunSummary, end_failed
@@ -47,7 +47,7 @@ def train(
     heartbeat and a control channel. ``telemetry``: also sample the GPUs into the folder; ``on_folder``
     hears the folder's path once it is held, before the first event.
 
-    A rank's plan (``plan.rank_plan``, several ranks started by ``rocmtui.launch.ranks``) trains in
+    A rank's plan (``plan.rank_plan``, several ranks started by ``rocmtui.launch.rank_processes``) trains in
     the ``run_dir`` all ranks are given: rank 0 holds the folder as above; each rank writes its own progress
     to ``ranks/rank-N.jsonl``.
     """

@@ -14,7 +14,7 @@ from textual.theme import Theme
 from rocmtui.base.errors import UsageError
 from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, RunControl, RunFinished, TrainEvent
-from rocmtui.run.pacing import Pace, paced_follow
+from rocmtui.run.replay_pace import Pace, paced_follow
 from rocmtui.ui.screens.train import TrainScreen
 from rocmtui.ui.state.demo_samples import PacedSamples
 from rocmtui.ui.train_app import TrainApp
@@ -125,9 +125,9 @@ class DemoApp(TrainApp):
 
 def build_demo_app(speed: float, loop: bool, run_dir: Path = DEMO_RUN) -> DemoApp:
     """The demo app over ``run_dir``'s events and samples; UsageError (one line) when it cannot be read."""
-    from rocmtui.gpu.codec import loads
+    from rocmtui.gpu.sample_codec import loads
     from rocmtui.run.format import GPU, saved_config
-    from rocmtui.run.pacing import recorded_events
+    from rocmtui.run.replay_pace import recorded_events
 
     try:
         events = recorded_events(run_dir)

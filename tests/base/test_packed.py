@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rocmtui.base.packed import as_run, pack_floats, unpack_floats
+from rocmtui.base.float_bytes import as_run, pack_floats, unpack_floats
 
 
 @given(st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=300))

@@ -16,7 +16,7 @@ import pytest
 from export_runs import H200, copy_run, one, scrape
 
 from rocmtui.cli.main import main
-from rocmtui.export.server import serve
+from rocmtui.export.metrics_server import serve
 from rocmtui.gpu.replay import ReplaySource
 from rocmtui.run.lock import RunLock
 

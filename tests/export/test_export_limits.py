@@ -8,8 +8,8 @@ import urllib.request
 
 import pytest
 
-from rocmtui.export import server as export_server
-from rocmtui.export.server import MAX_CONNECTIONS, QuietHandler, serve
+from rocmtui.export import metrics_server as export_server
+from rocmtui.export.metrics_server import MAX_CONNECTIONS, QuietHandler, serve
 
 
 def _scrape(port: int) -> bytes:

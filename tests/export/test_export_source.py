@@ -19,7 +19,7 @@ from export_runs import H200, copy_run, one, scrape
 from rocmtui.cli import export_command
 from rocmtui.cli.parser import build_parser
 from rocmtui.export.gpu_source import ExportSamples
-from rocmtui.export.server import serve
+from rocmtui.export.metrics_server import serve
 from rocmtui.gpu import detect
 from rocmtui.gpu.replay import ManualReplay, ReplaySource, shifted
 from rocmtui.run.lock import RunLock

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from rocmtui.export.server import build_registry
+from rocmtui.export.metrics_server import build_registry
 from rocmtui.gpu.replay import ReplaySource
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "examples" / "grafana-dashboard.json"

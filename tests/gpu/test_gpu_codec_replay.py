@@ -9,14 +9,14 @@ import pytest
 from gpu_factories import sample_set
 
 from rocmtui.codec import CodecError
-from rocmtui.gpu import codec
+from rocmtui.gpu import sample_codec
 from rocmtui.gpu.replay import ReplaySource, recorded_interval, shifted
 from rocmtui.gpu.sample import GpuSample, SampleSet
 
 
 def test_round_trip_is_exact_through_json_text() -> None:
     original = sample_set(t=1234.5, n_gpus=3)
-    again = codec.loads(codec.dumps(original))
+    again = sample_codec.loads(sample_codec.dumps(original))
     assert again == original
     assert again.gpus[1].temperatures_c == (("edge", 45.0), ("junction", 52.0))
 
@@ -25,18 +25,18 @@ def test_none_fields_and_errors_survive() -> None:
     s = sample_set()
     broken = GpuSample(index=1, name="gone", timestamp=1.0, error="card removed")
     s = SampleSet(timestamp=1.0, backend="sysfs", gpus=(broken,), host=s.host)
-    again = codec.loads(codec.dumps(s))
+    again = sample_codec.loads(sample_codec.dumps(s))
     assert again.gpus[0].error == "card removed"
     assert again.gpus[0].utilization_pct is None
 
 
 def test_unknown_keys_are_ignored_and_missing_optionals_default() -> None:
-    data = codec.sample_set_to_dict(sample_set())
+    data = sample_codec.sample_set_to_dict(sample_set())
     data["future_field"] = 1
     data["gpus"][0]["future_gpu_field"] = "x"
     del data["gpus"][0]["fan_rpm"]
     del data["processes"]
-    again = codec.sample_set_from_dict(data)
+    again = sample_codec.sample_set_from_dict(data)
     assert again.gpus[0].fan_rpm is None
     assert again.processes == ()
 
@@ -47,7 +47,7 @@ def test_unknown_keys_are_ignored_and_missing_optionals_default() -> None:
 )
 def test_malformed_input_is_a_value_error(text: str) -> None:
     with pytest.raises(ValueError):
-        codec.loads(text)
+        sample_codec.loads(text)
 
 
 @pytest.mark.parametrize(
@@ -55,18 +55,18 @@ def test_malformed_input_is_a_value_error(text: str) -> None:
     [("gpu", "utilization_pct", "87"), ("gpu", "index", 1.5), ("host", "ram_used_bytes", "1 GiB")],
 )
 def test_wrong_types_are_refused_at_load_in_one_line(where: str, key: str, value: object) -> None:
-    data = codec.sample_set_to_dict(sample_set())
+    data = sample_codec.sample_set_to_dict(sample_set())
     (data["gpus"][0] if where == "gpu" else data["host"])[key] = value
     with pytest.raises(CodecError, match=key) as caught:
-        codec.loads(json.dumps(data))
+        sample_codec.loads(json.dumps(data))
     assert "\n" not in str(caught.value)
 
 
 def test_bad_temperatures_are_a_value_error() -> None:
-    data = codec.sample_set_to_dict(sample_set())
+    data = sample_codec.sample_set_to_dict(sample_set())
     data["gpus"][0]["temperatures_c"] = [["edge"]]
     with pytest.raises(ValueError, match="temperatures_c"):
-        codec.sample_set_from_dict(data)
+        sample_codec.sample_set_from_dict(data)
 
 
 def test_replay_steps_deterministically_and_keeps_bounded_history() -> None:
@@ -108,7 +108,7 @@ def test_recorded_interval_is_the_median_spacing() -> None:
 def test_replay_reads_monitor_json_lines(tmp_path) -> None:
     samples = [sample_set(t=float(t)) for t in range(3)]
     path = tmp_path / "rec.jsonl"
-    path.write_text("\n".join(codec.dumps(s) for s in samples) + "\n\n")
+    path.write_text("\n".join(sample_codec.dumps(s) for s in samples) + "\n\n")
     source = ReplaySource.from_jsonl(path)
     assert source.samples == tuple(samples)
     assert [source.step() for _ in range(3)] == samples
@@ -116,7 +116,7 @@ def test_replay_reads_monitor_json_lines(tmp_path) -> None:
 
 def test_replay_names_the_bad_line(tmp_path) -> None:
     path = tmp_path / "rec.jsonl"
-    path.write_text(codec.dumps(sample_set()) + "\n" + json.dumps({"nope": 1}) + "\n")
+    path.write_text(sample_codec.dumps(sample_set()) + "\n" + json.dumps({"nope": 1}) + "\n")
     with pytest.raises(CodecError, match=r"rec\.jsonl:2: .*timestamp"):
         ReplaySource.from_jsonl(path)
 

@@ -15,7 +15,8 @@ from fakes.fake_pyrsmi import FakeDevice, FakeRocml
 from fakes.sysfs_tree import build_card
 
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu import codec, rocm, sysfs
+from rocmtui.gpu import rocm, sysfs
+from rocmtui.gpu import sample_codec as codec
 from rocmtui.gpu.nvml import NvmlBackend
 
 H200_LINE = (

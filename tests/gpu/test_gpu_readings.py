@@ -14,7 +14,8 @@ from fakes.fake_nvml_readings import FakeGpu, fake_module
 from fakes.sysfs_tree import build_card
 
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu import codec, gpu_metrics, sysfs, throttle
+from rocmtui.gpu import gpu_metrics, sysfs, throttle
+from rocmtui.gpu import sample_codec as codec
 from rocmtui.gpu.nvml import NvmlBackend
 from rocmtui.gpu.pcie_bw import PcieBandwidth, parse_pcie_bw
 

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from rocmtui.codec import CodecError
 from rocmtui.gpu import replay
-from rocmtui.gpu.codec import dumps, loads, sample_set_from_dict, sample_set_to_dict
 from rocmtui.gpu.recorder import Recorder
 from rocmtui.gpu.replay import ReplaySource, load_replay
+from rocmtui.gpu.sample_codec import dumps, loads, sample_set_from_dict, sample_set_to_dict
 
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/null", "/dev/urandom"])

@@ -12,7 +12,8 @@ from fakes.sysfs_tree import build_card
 from gpu_factories import gpu, sample_set
 
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu import codec, report
+from rocmtui.gpu import headless_output as report
+from rocmtui.gpu import sample_codec as codec
 from rocmtui.gpu.sample import GpuProcess, GpuSample, SampleSet
 
 _NO_HEAVY_IMPORTS = """
@@ -140,7 +141,7 @@ def test_monitor_once_shows_a_hostile_command_line_and_gpu_name_plain() -> None:
 
     from gpu_factories import sample_set
 
-    from rocmtui.gpu.report import format_sample_set
+    from rocmtui.gpu.headless_output import format_sample_set
     from rocmtui.gpu.sample import GpuProcess
 
     base = sample_set()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocmtui.run.ranks import (
+from rocmtui.run.rank_streams import (
     RankFailed,
     RankProgress,
     RankStarted,

@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from browser import free_port, start_serve
 
 from rocmtui.cli.parser import build_parser
-from rocmtui.serve.server import MAX_HEIGHT, MAX_WIDTH, GuardedServer, clamp_size, origin_allowed
+from rocmtui.serve.guarded_server import MAX_HEIGHT, MAX_WIDTH, GuardedServer, clamp_size, origin_allowed
 
 TOKEN = "t0ken-for-tests"
 

@@ -13,7 +13,7 @@ import pytest
 
 from rocmtui.events import EpochMetrics, MetricsLogged, RunFinished, TrackStarted
 from rocmtui.run.layout import run_dirs
-from rocmtui.run.ranks import RankTail
+from rocmtui.run.rank_streams import RankTail
 from rocmtui.run.stream import read_events
 from rocmtui.tracking import env
 

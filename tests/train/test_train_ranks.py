@@ -15,7 +15,7 @@ import pytest
 from waiting import wait_for
 
 from rocmtui.events import EpochCompleted, RunFinished, RunStarted, StepsCompleted
-from rocmtui.run.ranks import RankProgress, RankStarted, RankTail
+from rocmtui.run.rank_streams import RankProgress, RankStarted, RankTail
 from rocmtui.run.status import read_status
 from rocmtui.run.stream import read_events
 

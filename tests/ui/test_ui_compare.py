@@ -284,7 +284,7 @@ async def test_the_grid_overlays_every_compared_run_in_its_colour(tmp_path: Path
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_d_shows_the_settings_that_differ_between_the_runs(tmp_path: Path, size) -> None:
-    from rocmtui.ui.screens.config_diff import ConfigDiffScreen
+    from rocmtui.ui.screens.config_diff_screen import ConfigDiffScreen
 
     async with two_finished(tmp_path, size) as (app, pilot):
         assert app.screen.active_bindings["d"].enabled

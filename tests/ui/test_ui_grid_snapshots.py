@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from test_ui_snapshots import settle, train_app
 
-from rocmtui.ui.screens.grid import GridScreen
+from rocmtui.ui.screens.grid_screen import GridScreen
 
 pytestmark = pytest.mark.snapshot
 

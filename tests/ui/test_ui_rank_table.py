@@ -4,7 +4,7 @@ straggler and a failure marked."""
 from __future__ import annotations
 
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.run.ranks import RankFailed, RankProgress, RankStarted, RankView
+from rocmtui.run.rank_streams import RankFailed, RankProgress, RankStarted, RankView
 from rocmtui.ui.widgets.rank_table import gpu_of, rank_lines
 
 

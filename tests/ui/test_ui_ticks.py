@@ -1,4 +1,4 @@
-"""Axis ticks at round values (``rocmtui.ui.look.ticks``): 1-2-5 steps, decades in log scale, clock times."""
+"""Axis ticks at round values (``rocmtui.ui.look.axis_ticks``): 1-2-5 steps, decades in log scale, clock times."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rocmtui.base.ticks import ONE_TWO_FIVE, nice_ticks
-from rocmtui.ui.look.ticks import (
+from rocmtui.ui.look.axis_ticks import (
     clock_label,
     elapsed_label,
     labelled,

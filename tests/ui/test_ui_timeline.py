@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rocmtui.events import EpochCompleted, StepsCompleted, TrackStarted
-from rocmtui.gpu.codec import loads
+from rocmtui.gpu.sample_codec import loads
 from rocmtui.run.format import decode_event_line
 from rocmtui.ui.state.cursor import PlotView
 from rocmtui.ui.state.gpu_track import HOLD_S, GpuTrack

@@ -13,7 +13,7 @@ from ui_helpers import recorded_events, synthetic_gpu_sets
 from rocmtui.base.series import SeriesView
 from rocmtui.events import EpochCompleted, RunFailed, RunFinished, RunStarted, StepsCompleted
 from rocmtui.gpu.sample import BackendStatus, HostSample, SampleSet
-from rocmtui.ui.look.format import bar, fmt_duration, fmt_span, fmt_used_total, meter
+from rocmtui.ui.look.meters import bar, fmt_duration, fmt_span, fmt_used_total, meter
 from rocmtui.ui.look.series_line import envelope
 from rocmtui.ui.messages import SampleRelay
 from rocmtui.ui.screens.finished import summary_lines

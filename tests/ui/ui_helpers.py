@@ -36,7 +36,7 @@ from rocmtui.events import (
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.gpu.sample import BackendStatus, GpuProcess, GpuSample, HostSample, SampleSet
 from rocmtui.ui.app import MonitorApp, create_monitor_app
-from rocmtui.ui.screens.grid import GridScreen
+from rocmtui.ui.screens.grid_screen import GridScreen
 from rocmtui.ui.train_app import TrainApp
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
 

@@ -7,7 +7,7 @@ import statistics
 from textual.widgets import Static
 
 from rocmtui.run.milestones import time_to_accuracy
-from rocmtui.ui.look.format import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span, fmt_temp
+from rocmtui.ui.look.meters import NA, fmt_acc, fmt_bytes, fmt_rate, fmt_span, fmt_temp
 from rocmtui.ui.look.safe_text import safe_text
 from rocmtui.ui.state.peaks import Peaks
 from rocmtui.ui.state.run_state import RunState

@@ -30,8 +30,8 @@ from rocmtui.events import (
 )
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.run.format import RANKS
-from rocmtui.ui.look.format import fmt_acc
-from rocmtui.ui.screens.config_diff import ConfigDiffScreen
+from rocmtui.ui.look.meters import fmt_acc
+from rocmtui.ui.screens.config_diff_screen import ConfigDiffScreen
 from rocmtui.ui.screens.cursor_actions import CURSOR_BINDINGS, CursorActions
 from rocmtui.ui.state.compare import ComparedRun
 from rocmtui.ui.state.cursor import PlotView
@@ -312,8 +312,8 @@ class TrainScreen(CursorActions, Screen[None]):
         self.accuracy_plot.next_series()
 
     def action_grid(self) -> None:
-        """Every series of the run (of each run compared) in a grid of small plots (``rocmtui.ui.screens.grid``)."""
-        from rocmtui.ui.screens.grid import GridScreen
+        """Every series of the run (of each run compared) in a grid of small plots (``ui.screens.grid_screen``)."""
+        from rocmtui.ui.screens.grid_screen import GridScreen
 
         grid = GridScreen(self.state, self.grid_state, plot_period_s=self.plot_period_s, runs=self.runs)
         self.app.push_screen(grid)

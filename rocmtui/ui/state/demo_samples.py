@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from rocmtui.gpu.feed import Feed
 from rocmtui.gpu.replay import recorded_interval, shifted
 from rocmtui.gpu.sample import SampleSet
-from rocmtui.run.pacing import Pace
+from rocmtui.run.replay_pace import Pace
 
 TICK_S = 0.1
 

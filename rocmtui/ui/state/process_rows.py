@@ -13,7 +13,7 @@ from rich.text import Text
 from rocmtui.base.text import one_line as plain_line
 from rocmtui.base.units import fmt_gpu_index
 from rocmtui.gpu.sample import GpuProcess
-from rocmtui.ui.look.format import NA, fmt_bytes
+from rocmtui.ui.look.meters import NA, fmt_bytes
 
 MARK = 2
 """Cells of a header's sort mark (`` ▲``), kept free on every column so that the mark always shows."""

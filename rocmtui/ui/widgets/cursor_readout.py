@@ -12,7 +12,7 @@ from textual.markup import escape
 
 from rocmtui.base.series import Series
 from rocmtui.base.units import fmt_bytes
-from rocmtui.ui.look.ticks import elapsed_label
+from rocmtui.ui.look.axis_ticks import elapsed_label
 from rocmtui.ui.state.gpu_track import GpuMoment
 from rocmtui.ui.state.run_state import RunState
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from rocmtui.events import RunFinished, RunStarted
-from rocmtui.ui.look.format import fmt_acc, fmt_rate, fmt_span, fmt_temp
+from rocmtui.ui.look.meters import fmt_acc, fmt_rate, fmt_span, fmt_temp
 
 
 def share_line(started: RunStarted | None, done: RunFinished, peak_temp_c: float | None) -> str:

@@ -18,7 +18,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from rocmtui.events import EpochCompleted, EpochMetrics
-from rocmtui.ui.look.format import fmt_acc, fmt_span
+from rocmtui.ui.look.meters import fmt_acc, fmt_span
 
 COLUMNS = (
     (" epoch", 9),

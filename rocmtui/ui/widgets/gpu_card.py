@@ -15,7 +15,7 @@ from rich.text import Text
 
 from rocmtui.base.units import fmt_throughput
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.ui.look.format import NA, bar, dim_tracks, fmt_pct, fmt_power, fmt_temp, fmt_used_total, meter, ratio
+from rocmtui.ui.look.meters import NA, bar, dim_tracks, fmt_pct, fmt_power, fmt_temp, fmt_used_total, meter, ratio
 from rocmtui.ui.look.severity import Level, ecc_level, memory_level, power_level, temp_level, throttle_level, util_level
 from rocmtui.ui.widgets.readout import ReadingCard, Readout
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rocmtui.gpu.sample import HostSample
-from rocmtui.ui.look.format import fmt_pct, fmt_used_total, meter, ratio
+from rocmtui.ui.look.meters import fmt_pct, fmt_used_total, meter, ratio
 from rocmtui.ui.widgets.readout import ReadingCard, Readout
 
 

@@ -12,7 +12,7 @@ from collections import deque
 from rich.text import Text
 from textual.widget import Widget
 
-from rocmtui.ui.look.format import fmt_duration
+from rocmtui.ui.look.meters import fmt_duration
 
 MAX_LINES = 300
 LEVEL_STYLE = {"info": "", "warning": "bold yellow", "error": "bold red"}

@@ -15,7 +15,7 @@ from typing import Any
 from textual_plotext.plot import Plot
 
 from rocmtui.base.ticks import ONE_TWO_FIVE, nice_ticks
-from rocmtui.ui.look.ticks import (
+from rocmtui.ui.look.axis_ticks import (
     clock_label,
     elapsed_label,
     labelled,

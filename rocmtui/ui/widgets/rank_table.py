@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from rocmtui.base.text import plain
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.run.ranks import RankStarted, RankTail, RankView, stragglers
+from rocmtui.run.rank_streams import RankStarted, RankTail, RankView, stragglers
 
 SLOW = "bold yellow"
 FAILED = "bold red"

@@ -13,7 +13,7 @@ from textual.geometry import Region
 from textual.markup import escape
 from textual.widget import Widget
 
-from rocmtui.ui.look.format import dim_tracks
+from rocmtui.ui.look.meters import dim_tracks
 from rocmtui.ui.widgets.history_bars import HistoryBars
 
 

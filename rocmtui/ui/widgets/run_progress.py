@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from rocmtui.ui.look.format import bar, dim_tracks, fmt_duration, fmt_rate
+from rocmtui.ui.look.meters import bar, dim_tracks, fmt_duration, fmt_rate
 from rocmtui.ui.state.run_state import RunState
 
 PHASE_TEXT = {

@@ -8,8 +8,8 @@ time, cycled with a key: a series, or a group of per-epoch series (a train run's
 from __future__ import annotations
 
 from rocmtui.base.series import Series
+from rocmtui.ui.look.axis_ticks import nice_step
 from rocmtui.ui.look.series_line import drawn_xs, envelope
-from rocmtui.ui.look.ticks import nice_step
 from rocmtui.ui.look.y_range import PERCENT, fitted_range
 from rocmtui.ui.state.run_state import RunState
 from rocmtui.ui.state.scalars import EPOCH, GROUP, Scalars

@@ -20,7 +20,7 @@ from textual_plotext import PlotextPlot
 
 from rocmtui.base.series import Series
 from rocmtui.base.text import plain
-from rocmtui.ui.look.ticks import nice_step
+from rocmtui.ui.look.axis_ticks import nice_step
 from rocmtui.ui.state.compare import ComparedRun, run_color
 from rocmtui.ui.state.cursor import PlotView
 from rocmtui.ui.state.run_state import EMA_BETA, RunState

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rocmtui.base.errors import UsageError
 from rocmtui.events import RunControl, TrainEvent
-from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
+from rocmtui.run.rank_streams import RankProgress, RankStarted, RankWriter
 from rocmtui.run.status import read_status
 
 STATUS_EVERY_S = 0.5

@@ -14,9 +14,9 @@ from typing import TextIO
 from rocmtui.base import units
 from rocmtui.base.text import one_line, plain
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu.codec import dumps
 from rocmtui.gpu.detect import open_sampler
 from rocmtui.gpu.sample import GpuSample, SampleSet
+from rocmtui.gpu.sample_codec import dumps
 from rocmtui.gpu.sampler import Sampler
 from rocmtui.gpu.stdio import redirect_to_devnull
 

@@ -17,7 +17,7 @@ import torch
 
 from rocmtui.base.clock import RunClock
 from rocmtui.events import Emit, EpochCompleted, LogMessage, RunStarted, StepsCompleted
-from rocmtui.run.ranks import RankProgress, RankStarted, RankWriter
+from rocmtui.run.rank_streams import RankProgress, RankStarted, RankWriter
 from rocmtui.train.data import DataSource
 from rocmtui.train.device import describe_device
 from rocmtui.train.distributed import gpu_identity

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from rocmtui.events import LogMessage, RunControl
 from rocmtui.train.distributed import agree
-from rocmtui.train.report import Reporter
+from rocmtui.train.progress_events import Reporter
 
 SYNC_STEPS_GPU = 10
 """Steps between the ranks' agreements on a GPU (each one syncs the host with the device)."""

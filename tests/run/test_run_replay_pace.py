@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rocmtui.events import RunControl, RunFinished, RunStarted, StepsCompleted, TrainEvent
-from rocmtui.run.pacing import Pace, paced_follow, recorded_events
+from rocmtui.run.replay_pace import Pace, paced_follow, recorded_events
 from rocmtui.ui.demo_app import DEMO_RUN
 
 

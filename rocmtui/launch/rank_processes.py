@@ -37,7 +37,7 @@ from rocmtui.run.follow import follow
 from rocmtui.run.format import EVENTS, STDERR
 from rocmtui.run.lock import is_locked
 from rocmtui.run.outcome import exit_code
-from rocmtui.run.ranks import RankFailed, RankTail, RankWriter
+from rocmtui.run.rank_streams import RankFailed, RankTail, RankWriter
 from rocmtui.run.stream import last_seq, read_events
 from rocmtui.train.distributed import ranks_from_env
 from rocmtui.train.failures import setup_failure
