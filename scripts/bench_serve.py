@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "web"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "serve"))
 from browser import CHROMIUM, free_port, start_serve
 from playwright.sync_api import sync_playwright
 

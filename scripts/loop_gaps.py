@@ -12,7 +12,7 @@ what the profiler itself added to the clock.
     python scripts/loop_gaps.py --random-images             # random images of CIFAR-10's shape (timing only)
 
 It also sums the GPU's kernels and copies inside the training by name (``kernels``), so that the steps' own
-GPU time in a run can be set beside the time a captured step takes alone (``scripts/crop_cost.py``).
+GPU time in a run can be set beside the time a captured step takes alone.
 """
 
 from __future__ import annotations

@@ -34,39 +34,13 @@ from rocmtui.cli.train_options import config_from_args
 from rocmtui.config import TrainConfig
 from rocmtui.events import EpochCompleted, RunControl, RunFinished, TrainEvent
 from rocmtui.run.milestones import accuracy_times, first_reached
-from rocmtui.train import epochs, models
+from rocmtui.train import models
 from rocmtui.train.data import load_arrays, resolve_source
 from rocmtui.train.gpudata import Normalizer, to_device
 from rocmtui.train.loop import train
 from rocmtui.train.recipes import RECIPES
 
 TARGET = 0.94
-
-
-SCORES: list[dict[str, float]] = []
-"""With ``--compare-tta``: each run's accuracy under every scheme of ``tta_scores.SCHEMES``."""
-FINAL_ENGINES: list[Any] = []
-
-
-def compare_tta() -> None:
-    """Keep each run's engine at its final test pass, so that ``score_tta`` can score the test-time
-    augmentation schemes of ``tta_scores`` on the same trained model once the run is over (off its clock)."""
-    original = epochs.evaluate
-
-    def evaluated(engine: Any, tta: bool = False) -> Any:
-        if tta:
-            FINAL_ENGINES.append(engine)
-        return original(engine, tta)
-
-    epochs.evaluate = evaluated  # type: ignore[assignment]
-
-
-def score_tta() -> None:
-    import tta_scores
-
-    if FINAL_ENGINES:
-        SCORES.append(tta_scores.score(FINAL_ENGINES.pop()))
-    FINAL_ENGINES.clear()
 
 
 def one_run(config: TrainConfig) -> dict[str, float | None]:
@@ -140,9 +114,6 @@ def main() -> int:
     parser.add_argument("--first-seed", type=int, default=0, help="the seeds are this one and the next")
     parser.add_argument("--epochs", default="", help="comma list of epoch counts to try (default: the recipe's)")
     parser.add_argument("--data-dir", type=Path, default=None)
-    parser.add_argument(
-        "--compare-tta", action="store_true", help="also score other test-time augmentations (tta_scores.py)"
-    )
     parser.add_argument("--json", type=Path, default=None, help="write every run's figures here")
     parser.add_argument(
         "--variant",
@@ -157,8 +128,6 @@ def main() -> int:
     lines = [(variant, config_of(args.recipe, [*where, *more, *shlex.split(variant)])) for variant in args.variant]
     base = config_of(args.recipe, [*where, *more])
     lines = lines or [("", base)]
-    if args.compare_tta:
-        compare_tta()
     whiten = whitening_s(base)
     print(f"whitening initialisation: {1000 * whiten:.1f} ms (median of 5)")
     kept = []
@@ -166,11 +135,6 @@ def main() -> int:
         build_fused(config)
         counts = [int(x) for x in args.epochs.split(",") if x] or [config.epochs]
         kept += seeds_table(args, f"{' '.join(more)} {variant}", config, counts, whiten)
-    if SCORES:
-        import tta_scores
-
-        seeds = [int(r["seed"]) for r in kept]
-        print("\n".join(tta_scores.table(SCORES, seeds)))
     if args.json:
         args.json.write_text(json.dumps({"whitening_s": whiten, "runs": kept}, indent=2))
     return 0
@@ -194,10 +158,7 @@ def seeds_table(
         results = []
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             r = one_run(dataclasses.replace(base, epochs=count, seed=seed))
-            if args.compare_tta:
-                score_tta()
             r["result_s"] = whiten + float(r["train_s"] or 0) + float(r["tta_s"] or 0)
-            r["tta_schemes"] = SCORES[-1] if args.compare_tta and SCORES else None
             results.append(r)
             kept.append(r | {"epochs": count, "options": options.strip()})
             print(

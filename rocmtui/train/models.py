@@ -64,7 +64,7 @@ WHITEN_CHANNEL_MULTIPLE = 8
 class _Whiten(nn.Conv2d):
     """The frozen 2x2 whitening conv. On a GPU its input channels are zero-padded to a multiple of 8, and its
     filters with zeros: the same sums, where cuDNN has tensor-core kernels for channels_last inputs of 8
-    channels and only a generic one for 3 (``scripts/whiten_cost.py``)."""
+    channels and only a generic one for 3 (docs/benchmarks/recipe.md)."""
 
     pad_channels = True
     """False: the conv as it is, for a benchmark to set beside."""
