@@ -7,21 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from training_fixtures import private_cache
 
 from rocmtui.config import TrainConfig
+
+__all__ = ["mini_dir", "private_cache", "small"]
 
 SAMPLE = Path(__file__).resolve().parents[2] / "rocmtui" / "data" / "cifar10-sample.npz"
 """The real CIFAR-10 sample bundled with rocmtui: in every clone."""
 SUBSET = (1000, 300)
 """Train and test images of the data folder made from it (other data than the sample itself)."""
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Never read or write the user's real dataset cache."""
-    cache = tmp_path / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    return cache / "rocmtui"
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from processes import UiProcess, start_tui, wait_until
-from test_train_tui_start import trainers_for
+from test_launch_tui_start import trainers_for
 
 pytestmark = pytest.mark.slow  # functional tier: real processes and a pty
 
