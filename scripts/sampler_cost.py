@@ -88,8 +88,9 @@ def main() -> int:
     print("|---|---|")
     for i in range(count):
         assert backend is not None
-        print(f"| backend.sample({i}) | {cpu_us_per_call(lambda i=i: backend.sample(i), args.repeats):.0f} |")
-        print(f"| backend.processes({i}) | {cpu_us_per_call(lambda i=i: backend.processes(i), args.repeats):.0f} |")
+        print(f"| backend.sample({i}) | {cpu_us_per_call(functools.partial(backend.sample, i), args.repeats):.0f} |")
+        processes_us = cpu_us_per_call(functools.partial(backend.processes, i), args.repeats)
+        print(f"| backend.processes({i}) | {processes_us:.0f} |")
     print(f"| host reading | {cpu_us_per_call(HostReader().sample, args.repeats):.0f} |")
     sampler = Sampler(backend, statuses, interval_s=args.interval, history_len=2)
     tick_us = cpu_us_per_call(sampler.read, args.repeats)
