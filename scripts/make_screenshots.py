@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.pilot import Pilot
+
 from rocmtui import __version__
 from rocmtui.cli.main import build_parser, monitor_config, train_config
 from rocmtui.config import MonitorConfig, TrainConfig
@@ -73,13 +75,12 @@ class MidRunTap:
         return self.trainer(config, tap, control)
 
 
-async def settle(app: MonitorApp, pilot: object) -> None:
+async def settle(app: MonitorApp, pilot: Pilot[int]) -> None:
     """Let queued messages land and draw the plots once (they otherwise redraw on their own timer)."""
-    await pilot.pause()  # type: ignore[attr-defined]
-    train_screen = getattr(app, "train_screen", None)
-    if train_screen is not None and app.screen is train_screen:
-        train_screen.replot_now()
-    await pilot.pause()  # type: ignore[attr-defined]
+    await pilot.pause()
+    if isinstance(app, TrainApp) and app.screen is app.train_screen:
+        app.train_screen.replot_now()
+    await pilot.pause()
 
 
 async def wait(event: threading.Event, timeout: float) -> None:
