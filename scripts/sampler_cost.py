@@ -25,6 +25,7 @@ from typing import Any
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.detect import detect
 from rocmtui.gpu.host import HostReader
+from rocmtui.gpu.nvml import NvmlBackend
 from rocmtui.gpu.sampler import PROCESS_REFRESH_S, Sampler
 
 
@@ -81,8 +82,8 @@ def main() -> int:
     backend, statuses = detect(config)
     print("backends:", "; ".join(f"{s.name}: {'ok' if s.available else s.reason}" for s in statuses) or "host only")
     calls = None
-    if backend is not None and backend.name == "nvml":
-        calls = NvmlCallTimes(backend._nvml)  # type: ignore[attr-defined]  # the backend's own module
+    if isinstance(backend, NvmlBackend):
+        calls = NvmlCallTimes(backend._nvml)  # the pynvml module the backend calls
     count = 0 if backend is None else backend.device_count()
     print("| part | CPU µs per call |")
     print("|---|---|")
