@@ -17,6 +17,9 @@ CIFAR-10's shape, so no data set is needed, and times with CUDA events (medians 
 
     python scripts/fast_levers.py --out $OUT/levers.json
     python scripts/fast_levers.py --only compile --compile-mode max-autotune-no-cudagraphs
+
+Also imported by ``scripts/fused_cache.py`` (``gpu_ms``, ``random_arrays``) and ``scripts/loop_gaps.py``
+(``random_arrays``).
 """
 
 from __future__ import annotations

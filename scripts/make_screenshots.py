@@ -12,6 +12,8 @@ Writes ``screenshots/<label>-train-midrun.svg``, ``-train-finished``, ``-train-c
 ``-monitor`` and ``-monitor-compact`` (80x24), each with a PNG, and ``<label>-hardware.txt`` naming
 the machine. SVG -> PNG uses ``rsvg-convert`` (``apt-get install -y librsvg2-bin``; used here) or,
 if that is missing, the ``cairosvg`` package (``pip install cairosvg``); without either, SVG only.
+
+Also imported by ``scripts/shoot_tracked.py`` and ``scripts/shoot_watch.py`` (``to_png``).
 """
 
 from __future__ import annotations
