@@ -15,22 +15,23 @@ import socket
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from rocmtui.export.gpu_source import ExportSamples
-from rocmtui.gpu.sample import SampleSet
 from rocmtui.run.lock import RunLock
 
 H200 = Path(__file__).resolve().parents[1] / "tests" / "data" / "h200-fastnet-run"
 
 
-def no_sampler() -> SampleSet:
+def no_sampler() -> NoReturn:
     raise AssertionError("a live run records samples: no sampler may be opened")
 
 
-def micros(call: object) -> float:
+def micros(call: Callable[[], object]) -> float:
     t0 = time.perf_counter()
-    call()  # type: ignore[operator]
+    call()
     return (time.perf_counter() - t0) * 1e6
 
 
@@ -43,7 +44,7 @@ def main() -> None:
         status.update(state="running", host=socket.gethostname())
         (run / "status.json").write_text(json.dumps(status))
         lock = RunLock.acquire(run)
-        source = ExportSamples(Path(tmp), no_sampler)  # type: ignore[arg-type]
+        source = ExportSamples(Path(tmp), no_sampler)
         try:
             switch_ms = micros(source.check) / 1000
             idle = [micros(source.latest) for _ in range(2000)]

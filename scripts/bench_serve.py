@@ -29,7 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory() as shots:
-        process = start_serve([args.app], port, Path(shots))
+        process, url = start_serve([args.app], port, Path(shots))
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
@@ -37,7 +37,7 @@ def main() -> None:
                 for _ in range(args.tabs):
                     page = browser.new_page(viewport={"width": 1600, "height": 1000})
                     t0 = time.perf_counter()
-                    page.goto(f"http://127.0.0.1:{port}/", wait_until="commit")
+                    page.goto(url, wait_until="commit")  # the URL serve printed: its token included
                     page.wait_for_selector("body.-first-byte", state="attached", timeout=30_000)
                     times.append(time.perf_counter() - t0)
                     page.close()

@@ -18,6 +18,7 @@ from pathlib import Path
 import rocmtui
 from rocmtui.events import MetricsLogged
 from rocmtui.run.stream import read_events
+from rocmtui.tracking.values import Scalar
 
 
 def main() -> None:
@@ -26,7 +27,7 @@ def main() -> None:
     parser.add_argument("--tensor", action="store_true", help="log a 0-d tensor per step instead of a float")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
-    values: list[object] = [1.0 / (1 + i) for i in range(args.steps)]
+    values: list[Scalar] = [1.0 / (1 + i) for i in range(args.steps)]
     syncs = 0
     if args.tensor:
         import torch
@@ -37,17 +38,19 @@ def main() -> None:
             torch.cuda.synchronize()
             original = torch.Tensor.cpu
 
-            def counted(self: torch.Tensor) -> torch.Tensor:
+            def counted(
+                self: torch._C.TensorBase, memory_format: torch.memory_format = torch.preserve_format
+            ) -> torch.Tensor:
                 nonlocal syncs
                 syncs += 1
-                return original(self)
+                return original(self, memory_format=memory_format)
 
-            torch.Tensor.cpu = counted  # type: ignore[method-assign]
+            torch.Tensor.cpu = counted  # type: ignore[method-assign]  # the count of host copies: patched on purpose
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         with rocmtui.track("bench", runs_dir=Path(tmp)) as run:
             for step, value in enumerate(values, start=1):
-                run.log(step=step, loss=value)  # type: ignore[arg-type]
+                run.log(step=step, loss=value)
         took = time.perf_counter() - start
         flushes, kept = 0, 0
         for event in read_events(run.run_dir):

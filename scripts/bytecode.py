@@ -4,6 +4,9 @@ Where ``PYTHONDONTWRITEBYTECODE`` is set (the lent GPU machines set it) and the 
 ``__pycache__`` folders, every process compiles each module it imports: on an H200 machine that added about
 0.1 s to each of the UI's and the trainer's starts. An installed package has its bytecode, so the scripts
 write it first (``py_compile`` writes whatever that variable says).
+
+Not run on its own: imported by ``scripts/time_to_result.py`` and ``scripts/startup_profile.py``
+(``compile_rocmtui``).
 """
 
 from __future__ import annotations

@@ -17,11 +17,15 @@ CIFAR-10's shape, so no data set is needed, and times with CUDA events (medians 
 
     python scripts/fast_levers.py --out $OUT/levers.json
     python scripts/fast_levers.py --only compile --compile-mode max-autotune-no-cudagraphs
+
+Also imported by ``scripts/fused_cache.py`` (``gpu_ms``, ``random_arrays``) and ``scripts/loop_gaps.py``
+(``random_arrays``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import statistics
@@ -29,6 +33,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import torch
@@ -56,19 +61,19 @@ def recipe_config() -> TrainConfig:
     return TrainConfig(**{**RECIPES["fast"].settings, "device": "cuda"})
 
 
-def gpu_ms(work: Callable[[], None], repeats: int = 100, rounds: int = 5) -> float:
+def gpu_ms(work: Callable[[], object], repeats: int = 100, rounds: int = 5) -> float:
     """Median over ``rounds`` of the mean milliseconds of ``work`` over ``repeats`` calls (after a warm-up)."""
     for _ in range(10):
         work()
     times = []
     for _ in range(rounds):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()  # type: ignore[no-untyped-call]
+        start.record()
         for _ in range(repeats):
             work()
-        end.record()  # type: ignore[no-untyped-call]
+        end.record()
         torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / repeats)  # type: ignore[no-untyped-call]
+        times.append(start.elapsed_time(end) / repeats)
     return statistics.median(times)
 
 
@@ -78,23 +83,24 @@ def set_muon(engine: Engine, batched: bool) -> None:
             group["batched"] = batched
 
 
+def unit_norm(self: torch.Tensor, *args: object, **kwargs: object) -> torch.Tensor:
+    """``Tensor.norm`` without its work: every norm 1 (the filters' renormalisation skipped)."""
+    return torch.ones((), device=self.device)
+
+
 def optimizer_ms(engine: Engine, batched: bool, renormalise: bool = True) -> float:
     set_muon(engine, batched)
     for param in engine.model.parameters():
         if param.requires_grad:
             param.grad = torch.randn_like(param) * 1e-3
     optimizer = engine.optimizer
-    if not renormalise:
-        norm = torch.Tensor.norm
-        torch.Tensor.norm = lambda self, *a, **k: torch.ones((), device=self.device)  # type: ignore[method-assign]
-    try:
+    with contextlib.ExitStack() as patches:
+        if not renormalise:
+            patches.enter_context(mock.patch.object(torch.Tensor, "norm", unit_norm))
         optimizer.step()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             optimizer.step()
-    finally:
-        if not renormalise:
-            torch.Tensor.norm = norm  # type: ignore[method-assign]
     return gpu_ms(graph.replay)
 
 
@@ -103,7 +109,8 @@ def step_ms(arrays: Arrays, batched: bool, compile_mode: str | None = None) -> d
     set_muon(engine, batched)
     started = time.perf_counter()
     if compile_mode:
-        engine.eager.model = torch.compile(engine.eager.model, mode=compile_mode, dynamic=False)
+        # torch.compile of a Module gives an OptimizedModule, itself a Module; its stubs promise only a callable
+        engine.eager.model = torch.compile(engine.eager.model, mode=compile_mode, dynamic=False)  # type: ignore[assignment]
     capture_graph(engine)
     torch.cuda.synchronize()
     ready_s = time.perf_counter() - started
@@ -137,7 +144,7 @@ def old_tta(model: torch.nn.Module, x: torch.Tensor, tta: bool, share: float = 1
     """The TTA pass as it was: six forward passes of the batch."""
 
     def mirrored(images: torch.Tensor) -> torch.Tensor:
-        return (model(images) + model(images.flip(-1))) / 2  # type: ignore[no-any-return]
+        return (model(images) + model(images.flip(-1))) / 2
 
     h, w = x.shape[-2:]
     padded = torch.nn.functional.pad(x, (1, 1, 1, 1), mode="reflect")

@@ -12,6 +12,8 @@ Writes ``screenshots/<label>-train-midrun.svg``, ``-train-finished``, ``-train-c
 ``-monitor`` and ``-monitor-compact`` (80x24), each with a PNG, and ``<label>-hardware.txt`` naming
 the machine. SVG -> PNG uses ``rsvg-convert`` (``apt-get install -y librsvg2-bin``; used here) or,
 if that is missing, the ``cairosvg`` package (``pip install cairosvg``); without either, SVG only.
+
+Also imported by ``scripts/shoot_tracked.py`` and ``scripts/shoot_watch.py`` (``to_png``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from textual.pilot import Pilot
 
 from rocmtui import __version__
 from rocmtui.cli.main import build_parser, monitor_config, train_config
@@ -73,13 +77,12 @@ class MidRunTap:
         return self.trainer(config, tap, control)
 
 
-async def settle(app: MonitorApp, pilot: object) -> None:
+async def settle(app: MonitorApp, pilot: Pilot[int]) -> None:
     """Let queued messages land and draw the plots once (they otherwise redraw on their own timer)."""
-    await pilot.pause()  # type: ignore[attr-defined]
-    train_screen = getattr(app, "train_screen", None)
-    if train_screen is not None and app.screen is train_screen:
-        train_screen.replot_now()
-    await pilot.pause()  # type: ignore[attr-defined]
+    await pilot.pause()
+    if isinstance(app, TrainApp) and app.screen is app.train_screen:
+        app.train_screen.replot_now()
+    await pilot.pause()
 
 
 async def wait(event: threading.Event, timeout: float) -> None:

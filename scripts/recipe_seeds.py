@@ -13,6 +13,8 @@ the start-up cost is measured apart (``scripts/time_to_result.py``).
     python scripts/recipe_seeds.py --seeds 5 --epochs 8,9 --data-dir ~/cifar10   # a folder holding cifar10.npz
     python scripts/recipe_seeds.py --data-dir ~/cifar10 -- --no-cudnn-benchmark   # more options after --
     python scripts/recipe_seeds.py --variant "" --variant "--jitter 0.1"   # several settings, one process
+
+Also imported by ``scripts/loop_gaps.py`` (``build_fused``, ``config_of``).
 """
 
 from __future__ import annotations

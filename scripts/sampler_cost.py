@@ -25,6 +25,7 @@ from typing import Any
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.detect import detect
 from rocmtui.gpu.host import HostReader
+from rocmtui.gpu.nvml import NvmlBackend
 from rocmtui.gpu.sampler import PROCESS_REFRESH_S, Sampler
 
 
@@ -81,15 +82,16 @@ def main() -> int:
     backend, statuses = detect(config)
     print("backends:", "; ".join(f"{s.name}: {'ok' if s.available else s.reason}" for s in statuses) or "host only")
     calls = None
-    if backend is not None and backend.name == "nvml":
-        calls = NvmlCallTimes(backend._nvml)  # type: ignore[attr-defined]  # the backend's own module
+    if isinstance(backend, NvmlBackend):
+        calls = NvmlCallTimes(backend._nvml)  # the pynvml module the backend calls
     count = 0 if backend is None else backend.device_count()
     print("| part | CPU µs per call |")
     print("|---|---|")
     for i in range(count):
         assert backend is not None
-        print(f"| backend.sample({i}) | {cpu_us_per_call(lambda i=i: backend.sample(i), args.repeats):.0f} |")
-        print(f"| backend.processes({i}) | {cpu_us_per_call(lambda i=i: backend.processes(i), args.repeats):.0f} |")
+        print(f"| backend.sample({i}) | {cpu_us_per_call(functools.partial(backend.sample, i), args.repeats):.0f} |")
+        processes_us = cpu_us_per_call(functools.partial(backend.processes, i), args.repeats)
+        print(f"| backend.processes({i}) | {processes_us:.0f} |")
     print(f"| host reading | {cpu_us_per_call(HostReader().sample, args.repeats):.0f} |")
     sampler = Sampler(backend, statuses, interval_s=args.interval, history_len=2)
     tick_us = cpu_us_per_call(sampler.read, args.repeats)

@@ -37,7 +37,7 @@ async def shoot(
             await pilot.pause(0.5)
         others = app.state.scalars.others()
         if series in others:  # the second plot shows this series (as pressing n until it does)
-            app.train_screen.accuracy_plot.series_index = others.index(series)
+            app.train_screen.accuracy_plot.view = series
         app.train_screen.replot_now()
         await pilot.pause()
         svg = out / f"{name}.svg"

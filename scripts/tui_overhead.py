@@ -9,6 +9,8 @@ Prints one row per run, the ratio TUI / headless of each pair, and the median of
 of the measurement on that machine.
 
     python scripts/tui_overhead.py --repeats 2 -- cifar --epochs 3 --batch-size 64
+
+Also imported by ``scripts/time_to_result.py`` (``parse_run_args``, ``run_tui``): keep those two stable.
 """
 
 from __future__ import annotations

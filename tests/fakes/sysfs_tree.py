@@ -4,6 +4,8 @@ Formats follow the amdgpu kernel documentation: one decimal integer per file, a 
 newline; bytes for mem_info_*, percent for *_busy_percent, millidegrees for temp*_input,
 microwatts for power1_*, RPM for fan1_input, Hz for freq*_input. ``device/driver`` is a
 symlink whose target's name is the driver, as in /sys.
+
+Also imported by ``scripts/bench_telemetry.py --make-tree`` (``build_card``).
 """
 
 from __future__ import annotations

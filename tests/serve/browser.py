@@ -1,4 +1,7 @@
-"""A served rocmtui in a real headless Chromium (Debian's, driven by Playwright): start, wait, read the app's SVG."""
+"""A served rocmtui in a real headless Chromium (Debian's, driven by Playwright): start, wait, read the app's SVG.
+
+Also imported by ``scripts/bench_serve.py`` (``CHROMIUM``, ``free_port``, ``start_serve``).
+"""
 
 from __future__ import annotations
 
