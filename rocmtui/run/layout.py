@@ -25,7 +25,9 @@ def run_name(*parts: str) -> str:
 
 
 def create_run_dir(runs_dir: Path, name: str) -> Path:
-    """Make ``runs_dir/name`` (or ``name-2``, ``name-3``...) atomically: ``mkdir`` decides, never a check first."""
+    """Make ``runs_dir/name`` (or ``name-2``, ``name-3``...) atomically: ``mkdir`` decides, never a check first.
+    The path returned is absolute: a script's later ``chdir`` cannot redirect its files."""
+    runs_dir = Path(os.path.abspath(runs_dir))
     try:
         runs_dir.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
