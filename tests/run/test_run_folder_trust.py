@@ -1,0 +1,78 @@
+"""A run folder belongs to its writer: made 0700 (0750 in a team folder) whatever the umask, and never made in a
+runs folder another user owns, or others can write without the sticky bit, unless a team folder is asked for."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from second_user import Stranger, open_tmp, stranger
+
+from rocmtui.errors import UsageError
+from rocmtui.run.layout import SHARED_ENV, create_run_dir
+
+__all__ = ["open_tmp", "stranger"]
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("mask", [0o002, 0o000])
+def test_run_folders_are_private_whatever_the_umask(tmp_path: Path, mask: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(SHARED_ENV, raising=False)
+    old = os.umask(mask)
+    try:
+        run = create_run_dir(tmp_path / "deep" / "runs", "r")
+        shared = create_run_dir(tmp_path / "deep" / "runs", "s", shared=True)
+    finally:
+        os.umask(old)
+    assert mode(run) == 0o700 and mode(shared) == 0o750
+    assert mode(tmp_path / "deep") == mode(tmp_path / "deep" / "runs") == 0o755  # never group-writable
+    assert run.is_absolute()
+
+
+def test_a_relative_runs_folder_gives_an_absolute_run_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert create_run_dir(Path("runs"), "r") == tmp_path / "runs" / "r"
+
+
+@pytest.mark.parametrize(
+    ("bits", "says"),
+    [(0o775, "writable by its group without"), (0o757, "writable by others without"), (0o777, "group and others")],
+)
+def test_a_runs_folder_others_can_write_is_refused_unless_shared(
+    tmp_path: Path, bits: int, says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SHARED_ENV, raising=False)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    runs.chmod(bits)
+    with pytest.raises(UsageError, match=says) as refused:
+        create_run_dir(runs, "r")
+    assert "\n" not in str(refused.value) and "--shared-runs-dir" in str(refused.value)
+    assert list(runs.iterdir()) == []
+    assert mode(create_run_dir(runs, "r", shared=True)) == 0o750
+    monkeypatch.setenv(SHARED_ENV, "1")
+    assert mode(create_run_dir(runs, "e")) == 0o750
+    runs.chmod(0o1777)  # sticky: nobody renames what is ours
+    monkeypatch.delenv(SHARED_ENV)
+    assert mode(create_run_dir(runs, "t")) == 0o700
+
+
+def test_a_runs_folder_another_user_owns_is_refused_unless_shared(
+    open_tmp: Path, stranger: Stranger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SHARED_ENV, raising=False)
+    theirs = open_tmp / "theirs"
+    stranger.run(f"mkdir -m 755 {theirs}")
+    with pytest.raises(UsageError, match=f"belongs to another user \\(uid {stranger.uid}\\)"):
+        create_run_dir(theirs, "r")
+    stranger.run(f"chmod 777 {theirs}")
+    run = create_run_dir(theirs, "r", shared=True)
+    assert run.stat().st_uid == os.geteuid() and mode(run) == 0o750
+    # what the team folder's rights allow, as the help says: they may move the run folder aside
+    stranger.run(f"mv {run} {theirs}/moved")
+    assert not run.exists()
