@@ -9,11 +9,23 @@ from pathlib import Path
 
 import pytest
 from second_user import Stranger, open_tmp, stranger
+from waiting import wait_for
 
+from rocmtui.cli.main import main
 from rocmtui.errors import UsageError
+from rocmtui.events import RunControl
 from rocmtui.run.layout import SHARED_ENV, create_run_dir
+from rocmtui.run.listing import find_run, my_runs
+from rocmtui.run.session import RunSession
 
 __all__ = ["open_tmp", "stranger"]
+
+
+def session_run(runs: Path, name: str) -> tuple[Path, RunSession]:
+    """A live run: its folder held by a session of this process."""
+    run_dir = runs / name
+    run_dir.mkdir(parents=True)
+    return run_dir, RunSession(run_dir, RunControl(), name=name)
 
 
 def mode(path: Path) -> int:
@@ -76,3 +88,32 @@ def test_a_runs_folder_another_user_owns_is_refused_unless_shared(
     # what the team folder's rights allow, as the help says: they may move the run folder aside
     stranger.run(f"mv {run} {theirs}/moved")
     assert not run.exists()
+
+
+def chown_tree(folder: Path, who: Stranger) -> None:
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, who.uid, who.gid, follow_symlinks=False)
+
+
+def test_with_no_run_named_stop_and_watch_pick_only_the_callers_own_runs(
+    tmp_path: Path, stranger: Stranger, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another user's live run, newer than ours, in the same runs folder: never the one picked."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    mine_dir, mine = session_run(runs, "20261201-080000-mine")
+    theirs_dir, theirs = session_run(runs, "20261201-090000-theirs")
+    chown_tree(theirs_dir, stranger)
+    try:
+        assert find_run(None, runs, live_only=True) == mine_dir
+        assert find_run(None, runs) == mine_dir
+        assert [Path(info.folder) for info in my_runs(runs)] == [mine_dir]
+        assert main(["stop", "--no-wait", "--runs-dir", str(runs)]) == 0
+        assert f"asked {mine_dir} to stop" in capsys.readouterr().out
+        wait_for(mine.control.stop.is_set, what="our run to hear the stop")
+        assert not theirs.control.stop.is_set()
+    finally:
+        mine.close()
+        theirs.close()
+    with pytest.raises(UsageError, match="no live run of yours under"):
+        find_run(None, runs, live_only=True)
