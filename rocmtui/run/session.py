@@ -31,6 +31,7 @@ from rocmtui.events import (
     TrainEvent,
 )
 from rocmtui.run.control import CommandReader
+from rocmtui.run.files import held_folder
 from rocmtui.run.fold import RunFold
 from rocmtui.run.format import write_summary
 from rocmtui.run.lock import RunLock
@@ -49,13 +50,20 @@ class RunSession:
         self.run_dir = run_dir
         self.control = control
         self._lock = RunLock.acquire(run_dir)
+        self._dir_fd = -1
         try:
+            self._dir_fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            self._held = held_folder(self._dir_fd, run_dir)
+            """The folder as held at the start: status and summary go there even if a parent is renamed and
+            another folder put in its place (the lock, the stream and the channel are held open already)."""
             self.events = EventWriter(run_dir)
             self.status = new_status(name)
             self.fold = RunFold()
-            write_status(run_dir, self.status, durable=True)
+            write_status(self._held, self.status, durable=True)
             self._commands = CommandReader(run_dir)
         except BaseException:
+            if self._dir_fd >= 0:
+                os.close(self._dir_fd)
             self._lock.release()
             raise
         self._emit_lock = threading.Lock()
@@ -89,7 +97,7 @@ class RunSession:
         if durable:
             self.events.sync()
         if isinstance(event, RunFinished | RunFailed):
-            write_summary(self.run_dir, event)
+            write_summary(self._held, event)
         self._update(event, durable)
 
     def _update(self, event: TrainEvent, durable: bool) -> None:
@@ -104,7 +112,7 @@ class RunSession:
             self.status = replace(self.status, heartbeat=time.time(), state=self._live_state(self.status))
             status = self.status
         with self._file_lock:
-            write_status(self.run_dir, status, durable=durable)
+            write_status(self._held, status, durable=durable)
 
     def _live_state(self, status: RunStatus) -> State:
         if not status.live or status.state == "starting":
@@ -154,6 +162,7 @@ class RunSession:
                 self.status = replace(self.status, state="failed", message=self.status.message or "ended early")
             self._write(durable=True)
         self.events.close()
+        os.close(self._dir_fd)
         self._lock.release()
 
 

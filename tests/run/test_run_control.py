@@ -146,3 +146,22 @@ def test_a_script_that_changes_folder_keeps_its_status_summary_and_channel(
     assert isinstance(read_events(folder)[-1], RunFinished)
     assert (folder / fmt.SUMMARY).is_file()
     assert not (tmp_path / "elsewhere" / "runs").exists()
+
+
+def test_a_renamed_parent_cannot_redirect_the_status_or_the_summary(tmp_path: Path) -> None:
+    """The runs folder is moved away mid-run and a folder of the same name put in its place: the writer's
+    status and summary still go to the folder it holds."""
+    run_dir = tmp_path / "runs" / "r"
+    run_dir.mkdir(parents=True)
+    session = RunSession(run_dir, RunControl(), name="held")
+    try:
+        (tmp_path / "runs").rename(tmp_path / "moved")
+        run_dir.mkdir(parents=True)  # the decoy
+        session.emit(RunFinished("completed", 1, 0.5, 0.5, 1.0, 10.0, None, str(run_dir)))
+    finally:
+        session.close()
+    assert sorted(p.name for p in run_dir.iterdir()) == []
+    moved = tmp_path / "moved" / "r"
+    status = read_status(moved)
+    assert status is not None and status.state == "finished"
+    assert (moved / fmt.SUMMARY).is_file()
