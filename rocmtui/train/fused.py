@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import torch
 
 from rocmtui.base.files import read_small
-from rocmtui.base.private_dir import UnsafeFolderError, private_dir, tree_problem
+from rocmtui.base.private_dir import UnsafeFolderError, first_private, private_dir, tree_problem
 from rocmtui.codec import CodecError, decode_json, encode_json
 from rocmtui.config import FusedMode, TrainConfig
 from rocmtui.errors import UsageError, first_line
@@ -193,6 +193,17 @@ def use_cache(folder: Path) -> None:
     """Point Inductor and Triton at ``folder`` (read when they first compile or load)."""
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "inductor")
     os.environ["TRITON_CACHE_DIR"] = str(folder / "triton")
+
+
+def private_compile_cache() -> None:
+    """For ``--compile``: Inductor's and Triton's caches in a private folder of rocmtui's cache, not Inductor's
+    default ``/tmp/torchinductor_<user>``, which another user can make first and fill with pickles. A cache
+    folder the user set (``TORCHINDUCTOR_CACHE_DIR``, ``TRITON_CACHE_DIR``) is theirs to keep."""
+    if "TORCHINDUCTOR_CACHE_DIR" in os.environ and "TRITON_CACHE_DIR" in os.environ:
+        return
+    root = first_private([cache_dir() / "compile"], what="compile cache folder refused")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(root / "inductor"))
+    os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
 
 
 INDUCTOR_MODES: dict[FusedMode, str | None] = {"default": None, "max-autotune": "max-autotune-no-cudagraphs"}

@@ -382,3 +382,39 @@ def test_loading_a_ready_cache_stamps_it_as_used(parts: dict[str, Any]) -> None:
     os.utime(folder / fused.READY, (1_000_000, 1_000_000))
     assert planned().state == "ready"
     assert fused_prune.last_used(folder) > 1_000_000
+
+
+def test_compile_keeps_its_kernels_in_a_private_folder_not_in_tmp(
+    private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inductor's default, /tmp/torchinductor_<user>, can be made first by another user and filled with pickles."""
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    fused.private_compile_cache()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(private_cache / "compile" / "inductor")
+    assert os.environ["TRITON_CACHE_DIR"] == str(private_cache / "compile" / "triton")
+    assert (private_cache / "compile").stat().st_mode & 0o777 == 0o700
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/chosen/inductor")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/chosen/triton")
+    fused.private_compile_cache()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == "/chosen/inductor"
+
+
+def test_a_compiled_model_is_built_over_the_private_cache(
+    small: Any, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    seen: list[str | None] = []
+
+    def compile_(model: torch.nn.Module, **_options: object) -> torch.nn.Module:
+        seen.append(os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
+        return model
+
+    monkeypatch.setattr(torch, "compile", compile_)
+    from rocmtui.train.data import load_arrays, resolve_source
+    from rocmtui.train.engine import build_engine
+
+    config = small(compile=True)
+    build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
+    assert seen and set(seen) == {str(private_cache / "compile" / "inductor")}
