@@ -117,3 +117,22 @@ def test_with_no_run_named_stop_and_watch_pick_only_the_callers_own_runs(
         theirs.close()
     with pytest.raises(UsageError, match="no live run of yours under"):
         find_run(None, runs, live_only=True)
+
+
+@pytest.mark.parametrize("mask", [0o000, 0o002])
+def test_a_tracked_run_under_a_loose_umask_leaves_nothing_others_can_write(
+    tmp_path: Path, mask: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rocmtui
+
+    monkeypatch.delenv(SHARED_ENV, raising=False)
+    old = os.umask(mask)
+    try:
+        with rocmtui.track("loose", runs_dir=tmp_path / "runs") as run:
+            run.log(loss=1.0)
+            assert mode(run.run_dir / "control") == 0o600
+    finally:
+        os.umask(old)
+    assert mode(run.run_dir) == 0o700
+    loose = [p for p in [tmp_path / "runs", *run.run_dir.rglob("*")] if p.stat().st_mode & 0o022]
+    assert loose == []
