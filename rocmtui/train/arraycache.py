@@ -1,10 +1,10 @@
 """A folder of uncompressed .npy arrays that later runs memory-map instead of decoding their source again.
 
 A folder holds one ``<name>.npy`` per array and ``manifest.json`` (format, each array's shape, dtype and the
-SHA-256 of its data, and the caller's ``info``). It is built under a temporary name, every file fsynced, then
+CRC-32 of its data, and the caller's ``info``). It is built under a temporary name, every file fsynced, then
 renamed into place: a crash at any point leaves the previous folder or none, never a half-written one. ``read``
 checks each file against the manifest (header, shape, dtype, exact size, then every byte of the data against
-its digest) and raises ``CacheMiss`` on any difference (``CacheDamaged`` for damaged data), so the caller
+its checksum) and raises ``CacheMiss`` on any difference (``CacheDamaged`` for damaged data), so the caller
 rebuilds. Arrays come back memory-mapped copy-on-write: pages are read from the page cache on first touch, and
 a write (never made by the engine) stays private instead of faulting on a read-only map.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import shutil
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from rocmtui.run.files import atomic_write, fsync_dir
 
 MANIFEST = "manifest.json"
 FORMAT = 2
-"""2: each array's SHA-256 in the manifest (a format 1 folder is rebuilt once)."""
+"""2: each array's CRC-32 in the manifest (a format 1 folder is rebuilt once)."""
 
 
 class CacheMiss(Exception):
@@ -35,7 +35,7 @@ class CacheMiss(Exception):
 
 
 class CacheDamaged(CacheMiss):
-    """An array's bytes no longer match the digest recorded when it was written (a bad disk, a stray write)."""
+    """An array's bytes no longer match the checksum recorded when it was written (a bad disk, a stray write)."""
 
 
 def read(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -43,7 +43,7 @@ def read(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     manifest = _manifest(folder)
     try:
         wanted = {
-            str(k): (tuple(v["shape"]), np.dtype(v["dtype"]), str(v["sha256"])) for k, v in manifest["arrays"].items()
+            str(k): (tuple(v["shape"]), np.dtype(v["dtype"]), int(v["crc32"])) for k, v in manifest["arrays"].items()
         }
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise CacheMiss(f"{folder / MANIFEST} is malformed ({err!r})") from None
@@ -68,7 +68,7 @@ def _manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-def _map(path: Path, shape: tuple[int, ...], dtype: np.dtype[Any], digest: str) -> np.ndarray:
+def _map(path: Path, shape: tuple[int, ...], dtype: np.dtype[Any], checksum: int) -> np.ndarray:
     try:
         mapped = np.load(path, mmap_mode="c", allow_pickle=False)
         size = path.stat().st_size
@@ -79,14 +79,16 @@ def _map(path: Path, shape: tuple[int, ...], dtype: np.dtype[Any], digest: str) 
     if size != mapped.offset + mapped.nbytes:
         raise CacheMiss(f"{path} is {size} bytes, expected {mapped.offset + mapped.nbytes}")
     plain: np.ndarray = mapped.view(np.ndarray)  # the same map, without the memmap subclass downstream
-    if data_digest(plain) != digest:  # reads every page once: the run touches them all anyway
-        raise CacheDamaged(f"{path.name}'s data does not match the digest recorded when it was written")
+    if data_checksum(plain) != checksum:  # reads every page once: the run touches them all anyway
+        raise CacheDamaged(f"{path.name}'s data does not match the checksum recorded when it was written")
     return plain
 
 
-def data_digest(array: np.ndarray) -> str:
-    """The SHA-256 of a C-contiguous array's bytes."""
-    return hashlib.sha256(array.data.cast("B")).hexdigest()
+def data_checksum(array: np.ndarray) -> int:
+    """The CRC-32 of a C-contiguous array's bytes: damage is what it finds (the folder is private, so nobody
+    else forges it), and it costs half of SHA-256's time: 90 ms against 204 ms for CIFAR-10's 184 MB on the
+    2-core CPU box."""
+    return zlib.crc32(array.data.cast("B"))
 
 
 def write(folder: Path, arrays: Mapping[str, np.ndarray], info: Mapping[str, Any]) -> None:
@@ -110,7 +112,7 @@ def write(folder: Path, arrays: Mapping[str, np.ndarray], info: Mapping[str, Any
             entries[name] = {
                 "shape": list(contiguous.shape),
                 "dtype": contiguous.dtype.str,
-                "sha256": data_digest(contiguous),
+                "crc32": data_checksum(contiguous),
             }
         manifest = {"format": FORMAT, "arrays": entries, "info": dict(info)}
         atomic_write(tmp / MANIFEST, encode_json(manifest, indent=1) + b"\n")  # fsyncs tmp too

@@ -174,7 +174,7 @@ def test_damaged_pixels_are_told_in_one_line_and_the_cache_rebuilt(
     data.load_arrays(data.resolve_source(small()))
     lines = capsys.readouterr().err.splitlines()
     assert lines == [
-        f"rocmtui: warning: the data cache {folder} is damaged (test_images.npy's data does not match the digest "
+        f"rocmtui: warning: the data cache {folder} is damaged (test_images.npy's data does not match the checksum "
         f"recorded when it was written); rebuilt from {data.SAMPLE_PATH}"
     ]
     data.wait_for_cache()
