@@ -237,6 +237,9 @@ def _loads(fused: Plan) -> bool:
         return False
     use_cache(fused.folder)
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # a warm cache needs no pool of compilers
+    # what Inductor and Triton add to the cache as they load stays writable by this user alone (under umask 002
+    # it would not, and the next run would find the cache loose and rebuild it); only narrows the umask
+    os.umask(os.umask(0o077) | 0o022)
     return True
 
 

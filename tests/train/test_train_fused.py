@@ -418,3 +418,22 @@ def test_a_compiled_model_is_built_over_the_private_cache(
     config = small(compile=True)
     build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
     assert seen and set(seen) == {str(private_cache / "compile" / "inductor")}
+
+
+def test_a_run_that_loads_the_cache_adds_nothing_its_group_could_write(
+    parts: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under umask 002, Inductor's files added while a run loads would be group-writable: the next run would find
+    the cache loose and rebuild it."""
+    for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_COMPILE_THREADS"):
+        monkeypatch.delenv(name, raising=False)  # restored after the test
+    folder = planned().folder
+    assert folder is not None
+    ready_cache(folder)
+    old = os.umask(0o002)
+    try:
+        ready = planned()
+        fused.compiled(torch.nn.Identity(), ready)  # points Inductor at the cache
+        assert os.umask(0o002) & 0o022 == 0o022
+    finally:
+        os.umask(old)
