@@ -12,6 +12,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,12 +51,24 @@ def _need_root() -> None:
         pytest.skip("needs root and useradd to make a second user")
 
 
+def _useradd(name: str) -> None:
+    """``useradd``, tried again while another test worker holds the account files' lock."""
+    for attempt in range(20):
+        command = ["useradd", "--no-create-home", "--user-group", name]
+        made = subprocess.run(command, check=False, capture_output=True, text=True)
+        if made.returncode == 0:
+            return
+        if "lock" not in made.stderr or attempt == 19:
+            raise RuntimeError(f"useradd {name}: {made.stderr.strip()}")
+        time.sleep(0.1)  # a retry after contention, not a wait for a condition
+
+
 @pytest.fixture
 def stranger() -> Iterator[Stranger]:
     """A fresh user (its own group), removed after the test."""
     _need_root()
     name = f"rtu{os.getpid()}x{next(_serial)}"
-    subprocess.run(["useradd", "--no-create-home", "--user-group", name], check=True, capture_output=True)
+    _useradd(name)
     try:
         entry = pwd.getpwnam(name)
         yield Stranger(name, entry.pw_uid, entry.pw_gid)
