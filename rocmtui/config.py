@@ -280,6 +280,18 @@ class TrainConfig:
         ),
     )
     """Where run folders are created."""
+    shared_runs_dir: bool = field(
+        default=False,
+        metadata=option(
+            "switch",
+            "use a --runs-dir that other users own or can write (a team folder), on purpose: its group (and "
+            "whoever can write it) may then rename or remove your run folders unless it has the sticky bit; "
+            "your run folders are made 0750, readable by the folder's group, never writable by it "
+            "(default: such a folder is refused; also $ROCMTUI_SHARED_RUNS_DIR=1)",
+            "may change",
+        ),
+    )
+    """Accept a runs folder another user owns or can write; run folders 0750 instead of 0700."""
     resume: Path | None = field(
         default=None,
         metadata=option(

@@ -266,6 +266,20 @@ CASES: dict[str, Case] = {
     "bench data dir empty": Case(("bench", "--data-dir", "{w}/data-empty", "--device", "cpu"), "has no cifar10 data"),
     "bench unknown flag": Case(("bench", "--frobnicate"), "unrecognized arguments"),
     "bench device without GPU": Case(("bench", "--device", "cuda"), "torch sees no GPU"),
+    # runs folders other users can write
+    **{
+        f"{command} into a runs folder {who}": Case((*argv, "{w}/" + folder, *tail), says)
+        for command, argv, tail in (
+            ("train", ("train", "cifar", "--headless", "--device", "cpu", "--runs-dir"), ()),
+            ("run", ("run", "--runs-dir"), ("--", "true")),
+        )
+        for who, folder, says in (
+            ("its group can write", "loose-runs", "loose-runs is writable by its group without the sticky bit"),
+            ("everyone can write", "open-runs", "open-runs is writable by its group and others without the sticky"),
+            ("others can write", "other-runs", "other-runs is writable by others without the sticky bit"),
+        )
+    },
+    "train --shared-runs-dir with a value": Case(T("--shared-runs-dir=yes"), "ignored explicit argument 'yes'"),
     # doctor
     "doctor unknown flag": Case(("doctor", "--frobnicate"), "unrecognized arguments"),
     "doctor positional": Case(("doctor", "now"), "unrecognized arguments: now"),
@@ -399,6 +413,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         summary = train(config, lambda _e: None, RunControl())
         assert isinstance(summary.event, RunFinished) and summary.run_dir is not None
         (w / "a-file").write_text("a file\n")
+        for folder, mode in (("loose-runs", 0o775), ("open-runs", 0o777), ("other-runs", 0o757)):
+            (w / folder).mkdir()
+            (w / folder).chmod(mode)
         _data_dirs(w)
         _replays(w)
         _checkpoints(w / "ckpt", summary.run_dir)

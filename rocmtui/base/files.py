@@ -99,6 +99,18 @@ def atomic_write(path: Path, payload: bytes, *, durable: bool = True, mode: int 
         fsync_dir(path.parent)
 
 
+def held_folder(fd: int, path: Path) -> Path:
+    """A path through ``fd``, a descriptor of an open folder: ``/proc/self/fd/N`` names that folder wherever it
+    is moved or renamed, so writes through it never land in a folder put in its place. ``path`` where /proc is
+    not mounted."""
+    proc = Path(f"/proc/self/fd/{fd}")
+    try:
+        same = os.path.samestat(os.stat(proc), os.fstat(fd))
+    except OSError:
+        return path
+    return proc if same else path
+
+
 def fsync_dir(folder: Path) -> None:
     """Make a rename in ``folder`` durable (a no-op where folders cannot be opened)."""
     try:

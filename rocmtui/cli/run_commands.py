@@ -88,14 +88,14 @@ def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
     from rocmtui.run.format import saved_config
-    from rocmtui.run.listing import find_run, list_runs
+    from rocmtui.run.listing import find_run, my_runs
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.state.compare import run_labels
     from rocmtui.ui.state.settings import notify_watched
     from rocmtui.ui.train_app import TrainApp, run_train_app
 
-    runs = [] if args.run else list_runs(args.runs_dir)
-    several = len(runs) > 1  # no run named and several there: the user picks one
+    runs = [] if args.run else my_runs(args.runs_dir)
+    several = len(runs) > 1  # no run named and several of the user's own there: the user picks one
     run_dirs = [] if several else [find_run(spec, args.runs_dir) for spec in args.run or [None]]
     if not can_draw():
         raise UsageError("watch draws in a terminal; for scripts use 'rocmtui runs --json'")

@@ -18,7 +18,7 @@ from rocmtui.base.errors import UsageError
 from rocmtui.base.text import plain
 from rocmtui.cli.notify_option import add_notify_flag
 from rocmtui.cli.terminal import can_draw
-from rocmtui.config import MonitorConfig
+from rocmtui.config import MonitorConfig, train_options
 from rocmtui.ui.state.settings import notify_wanted
 
 RUN_EXAMPLES = """\
@@ -45,6 +45,9 @@ def add_script_parser(sub: Any) -> None:
     )
     parser.add_argument("--name", default=None, help="the run's name (default: the script's file name)")
     parser.add_argument("--runs-dir", type=Path, default=None, help="where the run folder goes (default: runs)")
+    parser.add_argument(
+        "--shared-runs-dir", action="store_true", default=None, help=train_options()["shared_runs_dir"].help
+    )
     parser.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
     add_notify_flag(parser)
     parser.add_argument("script", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="the command to run")
@@ -78,7 +81,7 @@ def run_script(args: argparse.Namespace) -> int:
     command = parse_command(args)
     name = args.name or script_name(command)
     runs_dir = args.runs_dir or default_runs_dir()
-    run_dir = create_run_dir(runs_dir, run_name(slug(name)))  # here, so the viewer knows it at once
+    run_dir = create_run_dir(runs_dir, run_name(slug(name)), shared=args.shared_runs_dir)  # the viewer knows it now
     if not can_draw():
         return _run_plain(run_dir, name, command)
     return _run_ui(args, run_dir, name, command)

@@ -12,7 +12,9 @@ stopped, so a scrape always finds one of them.
 from __future__ import annotations
 
 import logging
+import os
 import socket
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +24,7 @@ from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.gpu.tail_source import TailSource
 from rocmtui.run.format import GPU
-from rocmtui.run.listing import list_runs
+from rocmtui.run.listing import my_runs
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.status import read_status
 
@@ -40,15 +42,25 @@ class _Sampled(TelemetrySource, Protocol):
 
 
 def recording_run(runs_dir: Path, hostname: str) -> Path | None:
-    """The newest run under ``runs_dir`` that is live on this host (its lock held) and records GPU samples."""
-    for info in list_runs(runs_dir):  # newest first
+    """The newest run of this user under ``runs_dir`` that is live on this host (its lock held) and records GPU
+    samples in a file of this user's (another user's folder, or a file planted in ours, is never served as
+    this machine's GPU readings)."""
+    for info in my_runs(runs_dir):  # newest first
         run_dir = Path(info.folder)
-        if not info.live or not (run_dir / GPU).is_file():
+        if not info.live or not _own_file(run_dir / GPU):
             continue
         status = read_status(run_dir)
         if status is not None and status.host == hostname:
             return run_dir
     return None
+
+
+def _own_file(path: Path) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid()
 
 
 class ExportSamples:

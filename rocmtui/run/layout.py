@@ -7,9 +7,15 @@ import time
 from pathlib import Path
 
 from rocmtui.base.errors import UsageError
+from rocmtui.base.private_dir import make_dirs, runs_dir_problem
 from rocmtui.run.format import CONFIG, EVENTS
 
 MAX_SUFFIX = 1000
+RUNS_DIR_MODE = 0o755
+RUN_MODE = 0o700
+SHARED_RUN_MODE = 0o750
+"""A run folder in a team runs folder: its group reads it, nobody but its writer writes it."""
+SHARED_ENV = "ROCMTUI_SHARED_RUNS_DIR"
 RUNS_DIR_ENV = "ROCMTUI_RUNS_DIR"
 """Where runs are made and looked for when no ``--runs-dir`` is given: every command, and ``track()``."""
 
@@ -24,20 +30,37 @@ def run_name(*parts: str) -> str:
     return "-".join([time.strftime("%Y%m%d-%H%M%S"), *parts])
 
 
-def create_run_dir(runs_dir: Path, name: str) -> Path:
-    """Make ``runs_dir/name`` (or ``name-2``, ``name-3``...) atomically: ``mkdir`` decides, never a check first."""
+def shared_by_default() -> bool:
+    """``$ROCMTUI_SHARED_RUNS_DIR`` set to 1 (or yes, true): a team runs folder accepted on purpose."""
+    return os.environ.get(SHARED_ENV, "").strip().lower() in ("1", "yes", "true")
+
+
+def create_run_dir(runs_dir: Path, name: str, *, shared: bool | None = None) -> Path:
+    """Make ``runs_dir/name`` (or ``name-2``, ``name-3``...) atomically: ``mkdir`` decides, never a check first.
+
+    The runs folder is made 0755 where missing; one another user owns, or others can write without the sticky
+    bit, is refused in one line unless ``shared`` (None: ``$ROCMTUI_SHARED_RUNS_DIR``). The run folder is made
+    0700 (0750 when shared), whatever the umask. The path returned is absolute: a script's later ``chdir``
+    cannot redirect its files."""
+    shared = shared_by_default() if shared is None else shared
+    runs_dir = Path(os.path.abspath(runs_dir))
     try:
-        runs_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(runs_dir, RUNS_DIR_MODE)
     except FileExistsError:
         raise UsageError(f"--runs-dir {runs_dir} is a file, not a folder") from None
     if not runs_dir.is_dir():
         raise UsageError(f"--runs-dir {runs_dir} is not a folder")
+    problem = runs_dir_problem(runs_dir, shared=shared)
+    if problem:
+        raise UsageError(problem)
+    mode = SHARED_RUN_MODE if shared else RUN_MODE
     for n in range(1, MAX_SUFFIX):
         path = runs_dir / (name if n == 1 else f"{name}-{n}")
         try:
-            path.mkdir()
+            path.mkdir(mode)
         except FileExistsError:
             continue
+        path.chmod(mode)  # whatever the umask
         return path
     raise UsageError(f"{runs_dir} already holds {MAX_SUFFIX} runs named {name}")
 

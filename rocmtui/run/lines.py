@@ -107,10 +107,14 @@ def last_line(path: Path) -> bytes | None:
 
 
 class LineTailer:
-    """Reads the complete lines appended to a file since the last call."""
+    """Reads the complete lines appended to a file since the last call.
+
+    By path (a viewer's tail: a replaced file is read again from its start), or ``held``: one file opened
+    once, read through its descriptor whatever later happens to the path (the trainer's control channel)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._held = False
         self._file: BinaryIO | None = None
         self._inode: int | None = None
         self._offset = 0
@@ -124,14 +128,30 @@ class LineTailer:
         self.behind = False
         """The last read stopped at READ_MAX before the end of the file."""
 
+    @classmethod
+    def held(cls, fd: int, path: Path) -> LineTailer:
+        """A tailer of the file open on ``fd`` (``path``: for messages only; it is never opened)."""
+        tailer = cls(path)
+        tailer._held, tailer._file, tailer._inode = True, os.fdopen(fd, "rb"), os.fstat(fd).st_ino
+        return tailer
+
     def read_lines(self) -> list[bytes]:
         """New complete, non-blank lines (without newlines); [] when there are none or no file yet."""
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            return []
-        if self._file is None or st.st_ino != self._inode or st.st_size < self._offset:
-            self._reopen(st.st_ino)
+        if self._held:
+            if self._file is None:
+                return []
+            st = os.fstat(self._file.fileno())
+            if st.st_size < self._offset:  # cut back: read again from the start
+                self._file.seek(0)
+                self._offset, self._partial, self._dropping = 0, b"", False
+                self.restarts += 1
+        else:
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                return []
+            if self._file is None or st.st_ino != self._inode or st.st_size < self._offset:
+                self._reopen(st.st_ino)
         if self._file is None or st.st_size == self._offset:
             self.behind = False
             return []

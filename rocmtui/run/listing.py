@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -107,19 +108,33 @@ def list_runs(runs_dir: Path) -> list[RunListing]:
     return [run_info(path) for path in run_dirs(runs_dir)]
 
 
+def is_mine(run_dir: Path) -> bool:
+    """True when this user owns the run folder (a folder another user made, or planted, is never picked for
+    them: only named)."""
+    try:
+        return os.lstat(run_dir).st_uid == os.geteuid()
+    except OSError:
+        return False
+
+
+def my_runs(runs_dir: Path) -> list[RunListing]:
+    """The runs under ``runs_dir`` that this user owns, newest first."""
+    return [run_info(path) for path in run_dirs(runs_dir) if is_mine(path)]
+
+
 def find_run(spec: str | None, runs_dir: Path, *, live_only: bool = False) -> Path:
-    """A run folder from what the user typed: a path, a folder name under ``runs_dir``, or (None) the
-    newest live run, else (unless ``live_only``) the newest run. UsageError in one line when there is none."""
+    """A run folder from what the user typed: a path, a folder name under ``runs_dir``, or (None) this user's
+    newest live run, else (unless ``live_only``) their newest run. UsageError in one line when there is none."""
     if spec is not None:
         for candidate in (Path(spec).expanduser(), runs_dir / spec):
             if is_run_dir(candidate):
                 return candidate
         raise UsageError(f"{spec!r} is not a run folder (nor a run under {runs_dir}); see 'rocmtui runs'")
-    runs = list_runs(runs_dir)
+    runs = my_runs(runs_dir)
     for info in runs:
         if info.live:
             return Path(info.folder)
     if runs and not live_only:
         return Path(runs[0].folder)
     what = "live run" if live_only else "run"
-    raise UsageError(f"no {what} under {runs_dir}; give a run folder, or --runs-dir")
+    raise UsageError(f"no {what} of yours under {runs_dir}; give a run folder, or --runs-dir")

@@ -37,7 +37,7 @@ class RankWriter:
 
     def __init__(self, run_dir: Path, rank: int) -> None:
         path = rank_path(run_dir, rank)
-        path.parent.mkdir(exist_ok=True)
+        path.parent.mkdir(mode=0o755, exist_ok=True)  # never writable by the group, whatever the umask
         self._lines = LineWriter(path)
 
     def write(self, event: RankEvent) -> None:

@@ -11,6 +11,7 @@ that writes it).
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from rocmtui.base.errors import UsageError
+from rocmtui.base.files import held_folder
 from rocmtui.events import (
     EpochCompleted,
     EpochMetrics,
@@ -29,7 +31,7 @@ from rocmtui.events import (
     TrackStarted,
     TrainEvent,
 )
-from rocmtui.run.control import CommandReader, create_channel, remove_channel
+from rocmtui.run.control import CommandReader
 from rocmtui.run.fold import RunFold
 from rocmtui.run.format import write_summary
 from rocmtui.run.lock import RunLock
@@ -44,19 +46,28 @@ class RunSession:
     """Lock, stream, status and control channel of one run folder, held until ``close``."""
 
     def __init__(self, run_dir: Path, control: RunControl, *, name: str) -> None:
+        run_dir = Path(os.path.abspath(run_dir))  # once: a script's later chdir cannot move its files
         self.run_dir = run_dir
         self.control = control
         self._lock = RunLock.acquire(run_dir)
+        self._dir_fd = -1
         try:
+            self._dir_fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            self._held = held_folder(self._dir_fd, run_dir)
+            """The folder as held at the start: status and summary go there even if a parent is renamed and
+            another folder put in its place (the lock, the stream and the channel are held open already)."""
             self.events = EventWriter(run_dir)
             self.status = new_status(name)
             self.fold = RunFold()
-            write_status(run_dir, self.status, durable=True)
-            create_channel(run_dir)
+            write_status(self._held, self.status, durable=True)
+            self._commands = CommandReader(run_dir)
         except BaseException:
+            if self._dir_fd >= 0:
+                os.close(self._dir_fd)
             self._lock.release()
             raise
-        self._commands = CommandReader(run_dir)
+        self._emit_lock = threading.Lock()
+        """One appender of the stream at a time: the session's thread tells of a replaced channel."""
         self._status_lock = threading.Lock()
         self._file_lock = threading.Lock()
         """One writer of ``status.json`` at a time: the loop's thread and the session's share its temp name."""
@@ -75,7 +86,8 @@ class RunSession:
 
     def emit(self, event: TrainEvent) -> None:
         """Append ``event`` and fold it into the status. OSError (a full disk) reaches the caller."""
-        self.events.write(event)
+        with self._emit_lock:
+            self.events.write(event)
         if isinstance(event, EpochCompleted | EpochMetrics):  # durable within a moment, on the session's thread
             self._update(event, durable=False)
             self._sync_due.set()
@@ -85,7 +97,7 @@ class RunSession:
         if durable:
             self.events.sync()
         if isinstance(event, RunFinished | RunFailed):
-            write_summary(self.run_dir, event)
+            write_summary(self._held, event)
         self._update(event, durable)
 
     def _update(self, event: TrainEvent, durable: bool) -> None:
@@ -100,7 +112,7 @@ class RunSession:
             self.status = replace(self.status, heartbeat=time.time(), state=self._live_state(self.status))
             status = self.status
         with self._file_lock:
-            write_status(self.run_dir, status, durable=durable)
+            write_status(self._held, status, durable=durable)
 
     def _live_state(self, status: RunStatus) -> State:
         if not status.live or status.state == "starting":
@@ -118,8 +130,9 @@ class RunSession:
             self._wake.clear()
             if self._closed.is_set():
                 return
-            # A full disk, a removed folder, or a control file replaced by a link or a FIFO: the loop hears of
-            # the first two through its own writes; commands stop, the heartbeat never does.
+            # A full disk or a removed folder: the loop hears of them through its own writes; the heartbeat
+            # never stops. A control file replaced (by a link, a FIFO, another user's file) is told once and
+            # never read: commands are read through the descriptor the channel was created with.
             if self._sync_due.is_set():
                 self._sync_due.clear()
                 with contextlib.suppress(OSError, UsageError):
@@ -128,6 +141,9 @@ class RunSession:
             with contextlib.suppress(OSError, UsageError):
                 if self._commands.apply(self.control):
                     self._write(durable=False)
+                replaced = self._commands.take_replacement()
+                if replaced:
+                    self.emit(LogMessage(replaced, "warning"))
             if time.monotonic() >= next_beat:
                 next_beat = time.monotonic() + HEARTBEAT_S
                 with contextlib.suppress(OSError, UsageError):
@@ -141,12 +157,12 @@ class RunSession:
         with contextlib.suppress(OSError):
             self.events.sync()  # an epoch end the thread had not reached yet
         self._commands.close()
-        remove_channel(self.run_dir)
         with contextlib.suppress(OSError):
             if self.status.live:  # ended without a final event: say so rather than leave "running"
                 self.status = replace(self.status, state="failed", message=self.status.message or "ended early")
             self._write(durable=True)
         self.events.close()
+        os.close(self._dir_fd)
         self._lock.release()
 
 

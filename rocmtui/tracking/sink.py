@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Protocol
 
 from rocmtui.base.errors import UsageError
+from rocmtui.base.private_dir import make_dirs
 from rocmtui.events import RunControl, TrainEvent
 from rocmtui.run.format import encode_line
-from rocmtui.run.layout import create_run_dir, default_runs_dir, run_name
+from rocmtui.run.layout import RUN_MODE, create_run_dir, default_runs_dir, run_name
 from rocmtui.run.session import RunSession
 from rocmtui.tracking import env
 
@@ -122,7 +123,7 @@ def open_sink(name: str, runs_dir: Path | None, run_dir: Path | None = None) -> 
     """``run_dir`` when the script names one, else the launcher's folder (through its supervisor, or
     directly), else a new folder under the runs folder."""
     if run_dir is not None:
-        run_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(run_dir, RUN_MODE)  # what it makes: 0700 whatever the umask
         return FolderSink(run_dir, name)
     given = os.environ.get(env.RUN_DIR)
     if given:
@@ -131,7 +132,7 @@ def open_sink(name: str, runs_dir: Path | None, run_dir: Path | None = None) -> 
             return PipeSink(Path(given), *link)
         if env.LINK not in os.environ:  # a launcher that made the folder but holds nothing
             path = Path(given)
-            path.mkdir(parents=True, exist_ok=True)
+            make_dirs(path, RUN_MODE)
             return FolderSink(path, name)
         # a process the script started inherited the environment but not the pipes: a folder of its own
     base = runs_dir or default_runs_dir()

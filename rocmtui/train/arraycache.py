@@ -1,11 +1,12 @@
 """A folder of uncompressed .npy arrays that later runs memory-map instead of decoding their source again.
 
-A folder holds one ``<name>.npy`` per array and ``manifest.json`` (format, each array's shape and dtype, and
-the caller's ``info``). It is built under a temporary name, every file fsynced, then renamed into place:
-a crash at any point leaves the previous folder or none, never a half-written one. ``read`` checks each
-file against the manifest (header, shape, dtype, exact size) and raises ``CacheMiss`` on any difference,
-so the caller rebuilds. Arrays come back memory-mapped copy-on-write: pages are read from the page cache
-on first touch, and a write (never made by the engine) stays private instead of faulting on a read-only map.
+A folder holds one ``<name>.npy`` per array and ``manifest.json`` (format, each array's shape, dtype and the
+CRC-32 of its data, and the caller's ``info``). It is built under a temporary name, every file fsynced, then
+renamed into place: a crash at any point leaves the previous folder or none, never a half-written one. ``read``
+checks each file against the manifest (header, shape, dtype, exact size, then every byte of the data against
+its checksum) and raises ``CacheMiss`` on any difference (``CacheDamaged`` for damaged data), so the caller
+rebuilds. Arrays come back memory-mapped copy-on-write: pages are read from the page cache on first touch, and
+a write (never made by the engine) stays private instead of faulting on a read-only map.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import contextlib
 import errno
 import os
 import shutil
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,18 +26,25 @@ from rocmtui.base.files import atomic_write, fsync_dir
 from rocmtui.codec import decode_json, encode_json
 
 MANIFEST = "manifest.json"
-FORMAT = 1
+FORMAT = 2
+"""2: each array's CRC-32 in the manifest (a format 1 folder is rebuilt once)."""
 
 
 class CacheMiss(Exception):
     """The folder is absent or does not match its manifest: build it again."""
 
 
+class CacheDamaged(CacheMiss):
+    """An array's bytes no longer match the checksum recorded when it was written (a bad disk, a stray write)."""
+
+
 def read(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays (memory-mapped) and the ``info`` they were written with; CacheMiss when unusable."""
     manifest = _manifest(folder)
     try:
-        wanted = {str(k): (tuple(v["shape"]), np.dtype(v["dtype"])) for k, v in manifest["arrays"].items()}
+        wanted = {
+            str(k): (tuple(v["shape"]), np.dtype(v["dtype"]), int(v["crc32"])) for k, v in manifest["arrays"].items()
+        }
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise CacheMiss(f"{folder / MANIFEST} is malformed ({err!r})") from None
     return {name: _map(folder / f"{name}.npy", *want) for name, want in wanted.items()}, manifest["info"]
@@ -59,7 +68,7 @@ def _manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-def _map(path: Path, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+def _map(path: Path, shape: tuple[int, ...], dtype: np.dtype[Any], checksum: int) -> np.ndarray:
     try:
         mapped = np.load(path, mmap_mode="c", allow_pickle=False)
         size = path.stat().st_size
@@ -70,26 +79,41 @@ def _map(path: Path, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray
     if size != mapped.offset + mapped.nbytes:
         raise CacheMiss(f"{path} is {size} bytes, expected {mapped.offset + mapped.nbytes}")
     plain: np.ndarray = mapped.view(np.ndarray)  # the same map, without the memmap subclass downstream
+    if data_checksum(plain) != checksum:  # reads every page once: the run touches them all anyway
+        raise CacheDamaged(f"{path.name}'s data does not match the checksum recorded when it was written")
     return plain
+
+
+def data_checksum(array: np.ndarray) -> int:
+    """The CRC-32 of a C-contiguous array's bytes: damage is what it finds (the folder is private, so nobody
+    else forges it), and it costs half of SHA-256's time: 90 ms against 204 ms for CIFAR-10's 184 MB on the
+    2-core CPU box."""
+    return zlib.crc32(array.data.cast("B"))
 
 
 def write(folder: Path, arrays: Mapping[str, np.ndarray], info: Mapping[str, Any]) -> None:
     """Replace ``folder`` with ``arrays`` (C order, as saved) and ``info`` (JSON), atomically; OSError on failure."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     for dead in leftovers(folder.parent):
         shutil.rmtree(dead, ignore_errors=True)
     tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
+    tmp.mkdir(mode=0o700)
+    tmp.chmod(0o700)  # whatever the umask
     try:
         entries = {}
         for name, array in arrays.items():
             contiguous = np.ascontiguousarray(array)
-            with (tmp / f"{name}.npy").open("wb") as f:
+            fd = os.open(tmp / f"{name}.npy", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as f:
                 np.save(f, contiguous, allow_pickle=False)
                 f.flush()
                 os.fsync(f.fileno())
-            entries[name] = {"shape": list(contiguous.shape), "dtype": contiguous.dtype.str}
+            entries[name] = {
+                "shape": list(contiguous.shape),
+                "dtype": contiguous.dtype.str,
+                "crc32": data_checksum(contiguous),
+            }
         manifest = {"format": FORMAT, "arrays": entries, "info": dict(info)}
         atomic_write(tmp / MANIFEST, encode_json(manifest, indent=1) + b"\n")  # fsyncs tmp too
         _swap_in(tmp, folder)

@@ -25,6 +25,7 @@ import numpy as np
 
 from rocmtui.base.errors import DataError
 from rocmtui.base.files import atomic_write
+from rocmtui.base.private_dir import first_private, warn_once
 from rocmtui.config import TrainConfig
 from rocmtui.train import arraycache, tvdata
 from rocmtui.train.dataset import Arrays
@@ -86,9 +87,13 @@ def fingerprint(dataset: str, train_labels: np.ndarray, test_labels: np.ndarray)
 
 
 def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/rocmtui`` or ``~/.cache/rocmtui``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "rocmtui"
+    """``$XDG_CACHE_HOME/rocmtui``, else ``~/.cache/rocmtui``: made 0700 and checked private (its kernels and
+    torchvision's pickles are loaded as code). One that another user owns or can write is refused with one
+    warning line, and the next place is used (last, a private temporary folder)."""
+    home = Path.home() / ".cache" / "rocmtui"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    candidates = [Path(xdg) / "rocmtui", home] if xdg else [home]
+    return first_private(candidates, what="cache folder refused")
 
 
 def legacy_cache_path(dataset: str) -> Path:
@@ -97,13 +102,14 @@ def legacy_cache_path(dataset: str) -> Path:
 
 
 def download_root() -> Path:
-    """The torchvision folder that ``--download`` fills when no ``--data-dir`` is given."""
-    return cache_dir() / "torchvision"
+    """The torchvision folder that ``--download`` fills when no ``--data-dir`` is given (private: torchvision
+    unpickles what is in it)."""
+    return first_private([cache_dir() / "torchvision"], what="download folder refused")
 
 
 def arrays_dir() -> Path:
-    """Where the memory-mapped .npy copies of every source live, one folder per source."""
-    return cache_dir() / "arrays"
+    """Where the memory-mapped .npy copies of every source live, one folder per source (private)."""
+    return first_private([cache_dir() / "arrays"], what="data cache folder refused")
 
 
 def resolve_source(config: TrainConfig) -> DataSource:
@@ -195,7 +201,9 @@ def load_arrays(source: DataSource) -> Arrays:
     wait_for_cache(folder)
     try:
         arrays = _read_cache(folder, source)
-    except arraycache.CacheMiss:
+    except arraycache.CacheMiss as miss:
+        if isinstance(miss, arraycache.CacheDamaged):
+            warn_once(f"the data cache {folder} is damaged ({miss}); rebuilt from {source.path}")
         arrays = _read_source(source, spec)
         check_arrays(source.path, spec, arrays)
         _write_later(folder, arrays, source)

@@ -205,6 +205,8 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
     shape = (data.channels, data.size, data.size)
     counts = len(data.classes), int(data.train_y.shape[0]), int(data.test_y.shape[0])
     fused_plan = FUSED_OFF if ranks.several else fused.plan(config, device, shape, *counts)
+    if config.compile:
+        fused.private_compile_cache()
     train_model: Any = (
         torch.compile(trained) if config.compile else fused.compiled(trained, fused_plan, config.fused_mode)
     )

@@ -32,6 +32,7 @@ import torch
 
 from rocmtui.base.errors import UsageError, first_line
 from rocmtui.base.files import read_small
+from rocmtui.base.private_dir import UnsafeFolderError, first_private, private_dir, tree_problem
 from rocmtui.codec import CodecError, decode_json, encode_json
 from rocmtui.config import FusedMode, TrainConfig
 from rocmtui.run.format import write_record
@@ -68,7 +69,8 @@ OFF = Plan("off")
 
 
 def cache_root() -> Path:
-    return cache_dir() / "compiled"
+    """The private folder of every fused-kernel cache (``private_dir``: 0700, this user's alone)."""
+    return private_dir(cache_dir() / "compiled")
 
 
 def identity(  # noqa: PLR0917 - the data's shapes, each its own argument
@@ -119,7 +121,11 @@ def plan(  # noqa: PLR0917 - identity's arguments
     if getattr(torch.version, "hip", None):
         return Plan("skipped", notice="fused kernels: not used on ROCm (measured on CUDA only); eager kernels")
     parts = identity(config, device, shape, classes, images, tests)
-    return _folder_plan(cache_root() / cache_key(parts), parts, {"identity": parts, "config": config.to_dict()})
+    try:
+        root = cache_root()
+    except (UnsafeFolderError, OSError) as err:
+        return Plan("skipped", notice=f"fused kernels: no private cache folder ({first_line(err)}); eager kernels")
+    return _folder_plan(root / cache_key(parts), parts, {"identity": parts, "config": config.to_dict()})
 
 
 def _folder_plan(folder: Path, parts: dict[str, Any], request: dict[str, Any]) -> Plan:
@@ -144,8 +150,13 @@ def _folder_plan(folder: Path, parts: dict[str, Any], request: dict[str, Any]) -
 
 
 def damage(folder: Path, parts: dict[str, Any]) -> str | None:
-    """Why the cache in ``folder`` cannot be used, or None: ``ready.json`` must name these ``parts`` and
-    every file it lists must be there with its SHA-256."""
+    """Why the cache in ``folder`` cannot be used, or None: every file and folder in it must be this user's
+    and writable by nobody else (checked before anything in it is read: ``ready.json`` lives in the folder it
+    vouches for, so only the files' owner and mode can vouch for it), ``ready.json`` must name these ``parts``
+    and every file it lists must be there with its SHA-256."""
+    problem = tree_problem(folder, _is_lock_file)
+    if problem:
+        return problem
     ready = _read_json(folder / READY)
     if ready.get("identity") != parts or not isinstance(ready.get("files"), dict):
         return "its ready.json does not match"
@@ -168,13 +179,29 @@ def manifest(folder: Path) -> dict[str, str]:
 
 
 def _is_lock(path: Path, folder: Path) -> bool:
-    return path.suffix == ".lock" or "locks" in path.relative_to(folder).parts[:-1]
+    return _is_lock_file(path.relative_to(folder))
+
+
+def _is_lock_file(relative: Path) -> bool:
+    """A lock Inductor or Triton takes (``x.lock``, or anything in a ``locks`` folder): no kernel in it."""
+    return relative.suffix == ".lock" or "locks" in relative.parts
 
 
 def use_cache(folder: Path) -> None:
     """Point Inductor and Triton at ``folder`` (read when they first compile or load)."""
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "inductor")
     os.environ["TRITON_CACHE_DIR"] = str(folder / "triton")
+
+
+def private_compile_cache() -> None:
+    """For ``--compile``: Inductor's and Triton's caches in a private folder of rocmtui's cache, not Inductor's
+    default ``/tmp/torchinductor_<user>``, which another user can make first and fill with pickles. A cache
+    folder the user set (``TORCHINDUCTOR_CACHE_DIR``, ``TRITON_CACHE_DIR``) is theirs to keep."""
+    if "TORCHINDUCTOR_CACHE_DIR" in os.environ and "TRITON_CACHE_DIR" in os.environ:
+        return
+    root = first_private([cache_dir() / "compile"], what="compile cache folder refused")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(root / "inductor"))
+    os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
 
 
 INDUCTOR_MODES: dict[FusedMode, str | None] = {"default": None, "max-autotune": "max-autotune-no-cudagraphs"}
@@ -208,6 +235,9 @@ def _loads(fused: Plan) -> bool:
         return False
     use_cache(fused.folder)
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # a warm cache needs no pool of compilers
+    # what Inductor and Triton add to the cache as they load stays writable by this user alone (under umask 002
+    # it would not, and the next run would find the cache loose and rebuild it); only narrows the umask
+    os.umask(os.umask(0o077) | 0o022)
     return True
 
 
@@ -231,9 +261,10 @@ def build_later(fused: Plan) -> subprocess.Popen[bytes] | None:
     try:
         if fused.state == "broken":
             shutil.rmtree(fused.folder, ignore_errors=True)
-        fused.folder.mkdir(parents=True, exist_ok=True)
+        private_dir(fused.folder)
         write_record(fused.folder / REQUEST, fused.request)
-        with open(fused.folder / LOG, "ab") as log:
+        log_fd = os.open(fused.folder / LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(log_fd, "ab") as log:
             return subprocess.Popen(
                 [sys.executable, "-m", "rocmtui.train.fused_build", str(fused.folder)],
                 stdin=subprocess.DEVNULL,

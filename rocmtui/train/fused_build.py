@@ -10,6 +10,7 @@ writes ``failed.json`` with its one line. Exit status: 0 built or already buildi
 from __future__ import annotations
 
 import fcntl
+import os
 import sys
 import time
 from dataclasses import replace
@@ -79,6 +80,7 @@ def _stop_compile_workers() -> None:
 
 
 def main(argv: list[str]) -> int:
+    os.umask(0o077)  # every file of the cache, Inductor's and Triton's too, is this user's alone (fused.damage)
     if len(argv) != 1 or not (Path(argv[0]) / fused.REQUEST).is_file():
         print("usage: python -m rocmtui.train.fused_build FOLDER (a folder holding request.json)", file=sys.stderr)
         return 2

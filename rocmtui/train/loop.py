@@ -83,7 +83,8 @@ def train(
 
 def new_run_dir(config: TrainConfig) -> Path:
     """``runs/<YYYYmmdd-HHMMSS>-<dataset>-<model>/``, made atomically (a suffix when the name is taken)."""
-    return create_run_dir(config.runs_dir, run_name(config.dataset, config.model))
+    shared = config.shared_runs_dir or None  # None: $ROCMTUI_SHARED_RUNS_DIR decides
+    return create_run_dir(config.runs_dir, run_name(config.dataset, config.model), shared=shared)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ class RunPlan:
 
     @property
     def launches_ranks(self) -> bool:
-        """Whether this plan trains through ``config.nproc`` processes, started by ``ranks_launch``."""
+        """Whether this plan trains through ``config.nproc`` processes, started by ``launch.rank_processes``."""
         return self.config.nproc > 1 and not self.ranks.several
 
 

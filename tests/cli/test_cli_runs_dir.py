@@ -103,6 +103,6 @@ def test_watch_of_an_empty_folder_is_one_line(
     tmp_path: Path, watched: dict[str, object], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["watch", "--runs-dir", str(tmp_path / "none")]) == 2
-    error = f"rocmtui watch: error: no run under {tmp_path / 'none'}; give a run folder, or --runs-dir"
+    error = f"rocmtui watch: error: no run of yours under {tmp_path / 'none'}; give a run folder, or --runs-dir"
     assert capsys.readouterr().err.strip().splitlines() == [error]
     assert watched["picker"] is None

@@ -8,6 +8,7 @@ shifted an hour later so its samples cannot be mistaken for the run's.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from export_runs import H200, copy_run, one, scrape
+from second_user import stranger
 
 from rocmtui.cli import export_command
 from rocmtui.cli.parser import build_parser
@@ -24,6 +26,7 @@ from rocmtui.gpu import detect
 from rocmtui.gpu.replay import ManualReplay, ReplaySource, shifted
 from rocmtui.run.lock import RunLock
 
+__all__ = ["stranger"]
 LINES = (H200 / "gpu.jsonl").read_text().splitlines()
 NEWER = "20261201-071828-cifar10-fastnet"
 OLDER = "20261201-060000-cifar10-fastnet"
@@ -147,6 +150,25 @@ def test_runs_that_do_not_record_this_machine_s_gpus_leave_the_sampler_on(runs, 
         if lock is not None:
             lock.release()
     assert source.sampling and source.run_dir is None and len(samplers.opened) == 1
+
+
+def test_another_users_live_run_or_their_file_in_ours_is_never_served(runs, samplers, source, stranger) -> None:
+    """A live-looking run another user planted in the runs folder, newer than ours, and a gpu.jsonl of theirs in a
+    run folder of ours: neither is served as this machine's GPU readings."""
+    theirs = recording(runs, NEWER)
+    for path in [theirs, *theirs.rglob("*")]:
+        os.chown(path, stranger.uid, stranger.gid)
+    mine = recording(runs, OLDER)
+    locks = [RunLock.acquire(theirs), RunLock.acquire(mine)]
+    try:
+        source.check()
+        assert source.run_dir == mine
+        os.chown(mine / "gpu.jsonl", stranger.uid, stranger.gid)
+        source.check()
+        assert source.run_dir is None and source.sampling
+    finally:
+        for lock in locks:
+            lock.release()
 
 
 def test_no_runs_folder_at_all_samples(tmp_path, samplers) -> None:

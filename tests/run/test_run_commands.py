@@ -94,7 +94,7 @@ def test_stop_refuses_a_run_that_is_not_live(runs, capsys: pytest.CaptureFixture
     assert main(["stop", "--runs-dir", str(runs_dir)]) == 2
     assert (
         capsys.readouterr().err.strip()
-        == f"rocmtui stop: error: no live run under {runs_dir}; give a run folder, or --runs-dir"
+        == f"rocmtui stop: error: no live run of yours under {runs_dir}; give a run folder, or --runs-dir"
     )
     assert main(["stop", str(runs_dir / "20261201-080000-finished")]) == 2
     assert "is not running" in capsys.readouterr().err
@@ -104,7 +104,7 @@ def test_watch_refuses_what_is_not_a_run(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["watch", str(tmp_path)]) == 2
     assert "is not a run folder" in capsys.readouterr().err
     assert main(["watch", "--runs-dir", str(tmp_path / "none")]) == 2
-    assert "no run under" in capsys.readouterr().err
+    assert "no run of yours under" in capsys.readouterr().err
 
 
 def test_runs_reads_a_real_h200_run_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ from msgspec.structs import replace
 
 from rocmtui.base.errors import UsageError
 from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished
-from rocmtui.run.control import CommandReader, NotLiveError, create_channel, send_command
+from rocmtui.run.control import CommandReader, NotLiveError, send_command
 from rocmtui.run.layout import create_run_dir, run_dirs
 from rocmtui.run.lock import RunBusyError, RunLock, is_locked
 from rocmtui.run.session import RunSession
@@ -158,12 +158,11 @@ def test_an_epoch_end_is_fsynced_by_the_sessions_thread_not_the_loops(
 def test_the_control_channel_is_private_and_reaches_the_run(tmp_path: Path) -> None:
     old = os.umask(0)
     try:
-        path = create_channel(tmp_path)
+        reader = CommandReader(tmp_path)
     finally:
         os.umask(old)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(reader.path.stat().st_mode) == 0o600
     control = RunControl()
-    reader = CommandReader(tmp_path)
     for command in ("pause", "save"):
         send_command(tmp_path, command)
     assert reader.apply(control) == ["pause", "save"]
@@ -175,10 +174,11 @@ def test_the_control_channel_is_private_and_reaches_the_run(tmp_path: Path) -> N
 
 
 def test_a_channel_others_could_write_is_refused(tmp_path: Path) -> None:
-    path = create_channel(tmp_path)
-    path.chmod(0o622)
+    reader = CommandReader(tmp_path)
+    reader.path.chmod(0o622)
     with pytest.raises(UsageError, match="not a private control channel"):
         send_command(tmp_path, "stop")
+    reader.close()
 
 
 def test_a_finished_run_has_no_channel(tmp_path: Path) -> None:

@@ -105,6 +105,15 @@ def flip_a_label(folder: Path) -> None:
     path.write_bytes(bytes(raw))
 
 
+def change_a_pixel(folder: Path) -> None:
+    path = folder / "test_images.npy"
+    with path.open("r+b") as f:  # same size, same header: only one byte of one image differs
+        f.seek(-1, os.SEEK_END)
+        last = f.read(1)[0]
+        f.seek(-1, os.SEEK_END)
+        f.write(bytes([last ^ 0x01]))
+
+
 def grow_a_file(folder: Path) -> None:
     with (folder / "test_labels.npy").open("ab") as f:
         f.write(b"\0" * 64)
@@ -133,6 +142,7 @@ DAMAGE = [
     truncate_images,
     truncate_header,
     flip_a_label,
+    change_a_pixel,
     grow_a_file,
     drop_the_manifest,
     garble_the_manifest,
@@ -153,6 +163,51 @@ def test_a_damaged_cache_is_rebuilt_from_the_source(small, private_cache: Path, 
     assert same(rebuilt, reference(data.SAMPLE_PATH))
     data.wait_for_cache()
     assert is_mapped(data._read_cache(folder, data.resolve_source(small())).train_images)  # whole again
+
+
+def test_damaged_pixels_are_told_in_one_line_and_the_cache_rebuilt(
+    small, private_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data.load_arrays(data.resolve_source(small()))
+    folder = only_folder(private_cache)
+    change_a_pixel(folder)
+    capsys.readouterr()
+    data.load_arrays(data.resolve_source(small()))
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"rocmtui: warning: the data cache {folder} is damaged (test_images.npy's data does not match the checksum "
+        f"recorded when it was written); rebuilt from {data.SAMPLE_PATH}"
+    ]
+    data.wait_for_cache()
+    assert same(data._read_cache(folder, data.resolve_source(small())), reference(data.SAMPLE_PATH))
+
+
+@pytest.mark.parametrize("mask", [0o002, 0o000])
+def test_the_cache_folders_are_private_whatever_the_umask(small, private_cache: Path, mask: int) -> None:
+    old = os.umask(mask)
+    try:
+        data.load_arrays(data.resolve_source(small()))
+        folder = only_folder(private_cache)
+    finally:
+        os.umask(old)
+    for path in (private_cache.parent, private_cache, private_cache / "arrays"):
+        assert path.stat().st_mode & 0o777 == 0o700, path
+    for path in [folder, *folder.iterdir()]:
+        assert not path.stat().st_mode & 0o022, path
+
+
+def test_a_world_writable_xdg_cache_home_is_refused_for_the_home_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    xdg = tmp_path / "xdg"
+    xdg.mkdir()
+    xdg.chmod(0o777)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert data.cache_dir() == tmp_path / "home" / ".cache" / "rocmtui"
+    assert not (xdg / "rocmtui").exists()
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and f"{xdg} is writable by its group and others" in err[0]
 
 
 def test_a_changed_source_rebuilds_its_cache(small, tmp_path: Path, private_cache: Path) -> None:
@@ -262,7 +317,7 @@ def test_the_first_load_returns_before_its_cache_is_written(
 
     monkeypatch.setattr(data, "_write_cache", held)
     first = data.load_arrays(data.resolve_source(small()))
-    assert same(first, reference(data.SAMPLE_PATH)) and not (private_cache / "arrays").exists()
+    assert same(first, reference(data.SAMPLE_PATH)) and not any((private_cache / "arrays").iterdir())
     release.set()
     never_read_source(monkeypatch)
     assert is_mapped(data.load_arrays(data.resolve_source(small())).train_images)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import hashlib
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 import torch
+from second_user import Stranger, open_tmp, stranger
 
 from rocmtui.config import FusedMode, TrainConfig
 from rocmtui.run.format import write_record
@@ -24,6 +26,7 @@ from rocmtui.train import fused, fused_build, fused_prune
 from rocmtui.train.engine import Augmenter, Nets, capture_or_fall_back
 from rocmtui.train.recipes import RECIPES
 
+__all__ = ["open_tmp", "stranger"]
 FAST = TrainConfig(**RECIPES["fast"].settings)
 CUDA = torch.device("cuda")
 PARTS: dict[str, Any] = {"torch": "2.11.0", "gpu": "NVIDIA H200", "batch_size": 2000, "code": "abc"}
@@ -128,6 +131,50 @@ def test_a_damaged_cache_is_found_before_use(parts: dict[str, Any]) -> None:
     assert "inductor/graph.py is missing or changed" in damaged.notice and "\n" not in damaged.notice
     (folder / fused.READY).write_text("{not json")
     assert planned().state == "broken"
+
+
+def test_a_cache_file_writable_by_the_group_or_a_link_is_refused_before_anything_is_read(
+    parts: dict[str, Any],
+) -> None:
+    """As under umask 002: a group member could rewrite a kernel and ready.json together."""
+    folder = planned().folder
+    assert folder is not None
+    ready_cache(folder)
+    (folder / "inductor" / "graph.py").chmod(0o664)
+    broken = planned()
+    assert broken.state == "broken" and broken.notice is not None
+    assert "graph.py is writable by its group" in broken.notice
+    (folder / "inductor" / "graph.py").chmod(0o644)
+    (folder / "inductor").chmod(0o777)
+    assert fused.damage(folder, parts) == f"{folder / 'inductor'} is writable by its group and others"
+    (folder / "inductor").chmod(0o700)
+    (folder / "inductor" / "other.py").symlink_to(folder / "inductor" / "graph.py")
+    assert fused.damage(folder, parts) == f"{folder / 'inductor' / 'other.py'} is not a plain file or folder"
+
+
+def test_a_cache_rewritten_whole_by_another_user_is_refused(
+    parts: dict[str, Any], open_tmp: Path, stranger: Stranger
+) -> None:
+    """A group member rewrites a kernel entry and ready.json together, digests and all: the files' owner and
+    mode vouch for the cache, not a record inside it."""
+    folder = open_tmp / "compiled" / "key"
+    ready_cache(folder)
+    for path in [open_tmp / "compiled", *folder.rglob("*"), folder]:
+        os.chown(path, -1, stranger.gid)
+        path.chmod(path.stat().st_mode | 0o060)  # what umask 002 leaves
+    planted = b"import os; os.system('id > /tmp/owned')"
+    digest = hashlib.sha256(planted).hexdigest()
+    ready = json.dumps({"identity": PARTS, "files": {"inductor/graph.py": digest}})
+    stranger.run(
+        f"rm -f {folder}/inductor/graph.py {folder}/{fused.READY}"
+        f' && printf %s "{planted.decode()}" > {folder}/inductor/graph.py'
+        f" && printf %s '{ready}' > {folder}/{fused.READY}"
+    )
+    assert (folder / "inductor" / "graph.py").read_bytes() == planted  # the attack itself worked
+    problem = fused.damage(folder, parts)
+    assert problem is not None and "writable by its group" in problem
+    request = {"identity": parts, "config": {}}
+    assert fused._folder_plan(folder, parts, request).state == "broken"
 
 
 def test_a_cache_of_thousands_of_files_is_read(parts: dict[str, Any]) -> None:
@@ -335,3 +382,58 @@ def test_loading_a_ready_cache_stamps_it_as_used(parts: dict[str, Any]) -> None:
     os.utime(folder / fused.READY, (1_000_000, 1_000_000))
     assert planned().state == "ready"
     assert fused_prune.last_used(folder) > 1_000_000
+
+
+def test_compile_keeps_its_kernels_in_a_private_folder_not_in_tmp(
+    private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inductor's default, /tmp/torchinductor_<user>, can be made first by another user and filled with pickles."""
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    fused.private_compile_cache()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(private_cache / "compile" / "inductor")
+    assert os.environ["TRITON_CACHE_DIR"] == str(private_cache / "compile" / "triton")
+    assert (private_cache / "compile").stat().st_mode & 0o777 == 0o700
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/chosen/inductor")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/chosen/triton")
+    fused.private_compile_cache()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == "/chosen/inductor"
+
+
+def test_a_compiled_model_is_built_over_the_private_cache(
+    small: Any, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    seen: list[str | None] = []
+
+    def compile_(model: torch.nn.Module, **_options: object) -> torch.nn.Module:
+        seen.append(os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
+        return model
+
+    monkeypatch.setattr(torch, "compile", compile_)
+    from rocmtui.train.data import load_arrays, resolve_source
+    from rocmtui.train.engine import build_engine
+
+    config = small(compile=True)
+    build_engine(config, load_arrays(resolve_source(config)), torch.device("cpu"))
+    assert seen and set(seen) == {str(private_cache / "compile" / "inductor")}
+
+
+def test_a_run_that_loads_the_cache_adds_nothing_its_group_could_write(
+    parts: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under umask 002, Inductor's files added while a run loads would be group-writable: the next run would find
+    the cache loose and rebuild it."""
+    for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_COMPILE_THREADS"):
+        monkeypatch.delenv(name, raising=False)  # restored after the test
+    folder = planned().folder
+    assert folder is not None
+    ready_cache(folder)
+    old = os.umask(0o002)
+    try:
+        ready = planned()
+        fused.compiled(torch.nn.Identity(), ready)  # points Inductor at the cache
+        assert os.umask(0o002) & 0o022 == 0o022
+    finally:
+        os.umask(old)

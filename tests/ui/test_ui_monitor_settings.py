@@ -83,3 +83,30 @@ async def test_a_sort_chosen_by_clicking_a_header_is_kept(tmp_path: Path) -> Non
         await pilot.pause()
         assert table.sort_by == "PID"
     assert json.loads(path.read_text())["sort_by"] == "PID"
+
+
+def test_a_settings_folder_others_can_write_is_neither_read_nor_written(tmp_path: Path) -> None:
+    folder = tmp_path / "rocmtui"
+    folder.mkdir(mode=0o700)
+    path = folder / "monitor.json"
+    assert save(path, MonitorSettings(theme="nord")) is None
+    folder.chmod(0o775)  # a group member could have written the file
+    settings, problem = load(path)
+    assert settings == MonitorSettings() and problem is not None and "\n" not in problem
+    assert problem.startswith("settings not read: ") and "writable by its group" in problem
+    refused = save(path, MonitorSettings(theme="dracula"))
+    assert refused is not None and refused.startswith("settings not saved: ")
+    assert json.loads(path.read_text())["theme"] == "nord"
+
+
+@pytest.mark.parametrize("mask", [0o002, 0o000])
+def test_the_settings_folder_is_made_private_whatever_the_umask(tmp_path: Path, mask: int) -> None:
+    import os
+
+    old = os.umask(mask)
+    try:
+        assert save(tmp_path / "config" / "rocmtui" / "monitor.json", MonitorSettings()) is None
+    finally:
+        os.umask(old)
+    for folder in (tmp_path / "config", tmp_path / "config" / "rocmtui"):
+        assert folder.stat().st_mode & 0o777 == 0o700

@@ -17,7 +17,7 @@ MISSING = "-"
 VALUE_WIDTH = 40
 """A value is cut to this many characters (params come from the script: untrusted, any length)."""
 
-LEFT_OUT = frozenset({"runs_dir", "data_dir", "resume", "given"})
+LEFT_OUT = frozenset({"runs_dir", "shared_runs_dir", "data_dir", "resume", "given"})
 """Options that name places on disk or how the command was typed, not how the run trains."""
 
 

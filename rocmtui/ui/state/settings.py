@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rocmtui.base.files import atomic_write
+from rocmtui.base.private_dir import UnsafeFolderError, folder_problem, private_dir
 from rocmtui.base.text import plain
 from rocmtui.codec import CodecError, decode_json, encode_json
 
@@ -51,7 +52,13 @@ def default_path() -> Path:
 
 
 def load(path: Path) -> tuple[MonitorSettings, str | None]:
-    """The saved settings and None, or the defaults and why the file could not be used."""
+    """The saved settings and None, or the defaults and why the file could not be used (a folder another user
+    owns or can write is not read: ``private_dir``)."""
+    if not path.parent.is_dir():
+        return MonitorSettings(), None
+    problem = folder_problem(Path(os.path.realpath(path.parent)))
+    if problem:
+        return MonitorSettings(), f"settings not read: {plain(problem)}"
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -107,8 +114,10 @@ def _known_theme(theme: str) -> bool:
 def save(path: Path, settings: MonitorSettings) -> str | None:
     """Write ``settings``; None, or one line saying why it could not."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         atomic_write(path, encode_json(settings) + b"\n")
+    except UnsafeFolderError as err:
+        return f"settings not saved: {plain(str(err))}"
     except OSError as err:
         return f"settings not saved to {path}: {err.strerror or err}"
     return None
