@@ -41,8 +41,8 @@ class BenchOptions:
     recipe: str | None = None
     """A recipe to run after the two, reporting its time to ``TARGET_ACC``: default ``fast`` on a GPU, none on
     the CPU (``none`` leaves it out)."""
-    anchor: Path | None = None
-    """A JSON of another program's times (``anchor.load_anchor``), printed beside the recipe's."""
+    anchors: tuple[Path, ...] = ()
+    """JSONs of other programs' times (``anchor_file.load_anchor``), each printed beside the recipe's."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ class BenchResult:
 def run_bench(options: BenchOptions) -> int:
     """Run both loops in this process and print the results; 0 when both finished, 1 otherwise."""
     epochs = 1 if options.quick else options.epochs
-    anchor = load_anchor(options.anchor) if options.anchor is not None else None  # refused before any run
+    anchors = [load_anchor(path) for path in options.anchors]  # each refused in one line before any run
     config = TrainConfig(model=options.model, epochs=epochs, device=options.device, data_dir=options.data_dir)
     device = resolve_device(config)
     source = resolve_source(config)
@@ -116,7 +116,7 @@ def run_bench(options: BenchOptions) -> int:
     if options.json:
         out = {"guide": asdict(guide), "rocmtui": asdict(ours), "speedup": round(speedup, 2)}
         out |= {"recipe": asdict(cooked)} if cooked else {}
-        out |= {"anchor": asdict(anchor) | {"median_s": anchor.median_s}} if anchor else {}
+        out |= {"anchors": [asdict(anchor) | {"median_s": anchor.median_s} for anchor in anchors]} if anchors else {}
         print(encode_json(out).decode())
     else:
         print(guide.line())
@@ -124,7 +124,7 @@ def run_bench(options: BenchOptions) -> int:
         print(f"speedup: {speedup:.1f}x (rocmtui {'fastest settings' if options.fast else 'default settings'})")
         if cooked is not None:
             print(cooked.line())
-        if anchor is not None:
+        for anchor in anchors:
             print(anchor.line())
             if cooked is not None and cooked.result_s:
                 print(f"time to result: {cooked.run} {cooked.result_s:.2f} s against {anchor.median_s:.2f} s "

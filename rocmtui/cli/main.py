@@ -238,7 +238,7 @@ def _run_bench(args: argparse.Namespace) -> int:
             device=args.device,
             fast=args.fast,
             recipe=args.recipe,
-            anchor=args.anchor,
+            anchors=tuple(args.anchor),
         )
     )
 

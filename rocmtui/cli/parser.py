@@ -109,7 +109,7 @@ examples:
   rocmtui bench                 the guide's loop against rocmtui's engine, 5 epochs each
   rocmtui bench --quick         one short epoch each, for a first look
   rocmtui bench --json          one JSON object, to share or compare
-  rocmtui bench --anchor a.json print another program's times (a JSON written by any script) beside them
+  rocmtui bench --anchor a.json --anchor b.json   other programs' times (JSONs any script writes) beside them
   rocmtui bench --recipe none   leave out the fast recipe's run (on a GPU: its time to 94%)
 """
 
@@ -257,10 +257,11 @@ def _add_bench_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     bench.add_argument(
         "--anchor",
         type=Path,
-        default=None,
+        action="append",
+        default=[],
         metavar="FILE",
         help='print another program\'s figures beside the recipe\'s: a JSON {"name": ..., "times_s": [...], '
-        '"accuracies": [...]} written by any script',
+        '"accuracies": [...]} written by any script; give it once for each program',
     )
 
 

@@ -180,7 +180,13 @@ class Engine:
         return not self.ranks.several and not self.config.compile and self.fused.state != "ready"
 
 
-def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, ranks: Ranks = SINGLE) -> Engine:
+def build_engine(
+    config: TrainConfig,
+    arrays: Arrays,
+    device: torch.device,
+    ranks: Ranks = SINGLE,
+    fused_plan: FusedPlan | None = None,
+) -> Engine:
     """Build the run on ``device``; with several ranks the model trains through DistributedDataParallel and
     each rank's epoch is its shard of the data (``--batch-size`` is per rank)."""
     torch.manual_seed(config.seed)
@@ -204,7 +210,13 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
     trained: nn.Module = wrap(model, device) if ranks.several else model
     shape = (data.channels, data.size, data.size)
     counts = len(data.classes), int(data.train_y.shape[0]), int(data.test_y.shape[0])
-    fused_plan = FUSED_OFF if ranks.several else fused.plan(config, device, shape, *counts)
+    count = shard_size(int(data.train_y.shape[0]), ranks.world)
+    steps = math.ceil(count * config.epoch_share / config.batch_size)
+    if config.max_steps_per_epoch is not None:
+        steps = min(steps, config.max_steps_per_epoch)
+    if fused_plan is None:  # a run's own; ``fused_build`` weighs a cache with a plan of its own
+        fused_plan = FUSED_OFF if ranks.several else fused.plan(config, device, shape, *counts)
+        fused_plan = fused.weighed(fused_plan, steps * config.epochs, config.epochs)
     if config.compile:
         fused.private_compile_cache()
     train_model: Any = (
@@ -214,10 +226,6 @@ def build_engine(config: TrainConfig, arrays: Arrays, device: torch.device, rank
         train_model if config.compile and not ranks.several else torch.compile(model) if config.compile else model
     )
     eager_tests = tta.batch_logits(eval_model, prepare, config.tta_share)
-    count = shard_size(int(data.train_y.shape[0]), ranks.world)
-    steps = math.ceil(count * config.epoch_share / config.batch_size)
-    if config.max_steps_per_epoch is not None:
-        steps = min(steps, config.max_steps_per_epoch)
     optimizer = build_optimizer(
         model, config, device, config.cuda_graph, steps, images_per_step=config.batch_size * ranks.world
     )

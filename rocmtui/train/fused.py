@@ -12,6 +12,11 @@ a build runs (it shares the GPU with the build's compiles and benchmarks, and it
 that failed leaves ``failed.json``, and no run tries again until the folder is removed. After a build, all but
 the most recently used few caches are removed (``fused_prune``). On ROCm the lever is skipped (not measured
 there).
+
+Never a net loss: once built, the cache is weighed (``fused_build --weigh``, two fresh processes: what a run's
+engine build and captures take, and a step, with the cached kernels and with eager ones) into ``costs.json``. A
+run loads the kernels only where the steps they save over the epochs asked pay for their longer start
+(``weighed``); otherwise it trains eagerly and says so in one line. A cache not weighed yet is not loaded.
 """
 
 from __future__ import annotations
@@ -46,9 +51,11 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 READY, FAILED, REQUEST, LOG, LOCK = "ready.json", "failed.json", "request.json", "build.log", "build.lock"
+COSTS = "costs.json"
+"""What loading the cache costs and saves, measured after the build (``Costs``)."""
 CODE = ("models.py", "gpudata.py", "tta.py")
 """The modules (beside this one) whose source is part of the key: they define the compiled graphs."""
-State = Literal["off", "skipped", "ready", "missing", "building", "broken", "failed"]
+State = Literal["off", "skipped", "ready", "missing", "building", "broken", "failed", "unweighed", "not worth it"]
 
 
 @dataclass(frozen=True)
@@ -146,7 +153,53 @@ def _folder_plan(folder: Path, parts: dict[str, Any], request: dict[str, Any]) -
         note = f"fused kernels: the cache in {folder} is damaged ({problem}); eager kernels, rebuilt after this run"
         return Plan("broken", folder, note, request)
     _mark_used(folder)
-    return Plan("ready", folder)
+    return Plan("ready", folder, request=request)
+
+
+@dataclass(frozen=True)
+class Costs:
+    """A weighed cache: seconds from CUDA up to the captured steps (engine build, captures, the test pass's
+    load) and seconds a step, with the cached kernels (``fused_*``) and with eager ones (``eager_*``)."""
+
+    fused_setup_s: float
+    eager_setup_s: float
+    fused_step_s: float
+    eager_step_s: float
+
+    def net_s(self, steps: int) -> float:
+        """Seconds a run of ``steps`` steps gains by loading the kernels (negative: it loses)."""
+        return steps * (self.eager_step_s - self.fused_step_s) - (self.fused_setup_s - self.eager_setup_s)
+
+
+def read_costs(folder: Path) -> Costs | None:
+    """The cache's measured costs; None when it has not been weighed or the record is not four sane numbers."""
+    record = _read_json(folder / COSTS)
+    try:
+        values = {name: float(record[name]) for name in Costs.__dataclass_fields__}
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not all(0.0 < value < 3600.0 for value in values.values()):  # NaN fails too
+        return None
+    return Costs(**values)
+
+
+def weighed(plan: Plan, steps: int, epochs: int) -> Plan:
+    """``plan`` where loading its ready kernels pays for itself over a run of ``steps`` steps in ``epochs``
+    epochs; otherwise eager kernels, with the one line that says why."""
+    if plan.state != "ready" or plan.folder is None:
+        return plan
+    costs = read_costs(plan.folder)
+    if costs is None:
+        note = f"fused kernels: cached in {plan.folder} but not weighed yet; eager kernels, weighed after this run"
+        return Plan("unweighed", plan.folder, note, plan.request)
+    if costs.net_s(steps) < 0:
+        note = (
+            f"fused kernels: loading them takes {costs.fused_setup_s - costs.eager_setup_s:.1f} s more than eager "
+            f"kernels and saves {steps * (costs.eager_step_s - costs.fused_step_s):.2f} s over {epochs} epoch(s); "
+            "eager kernels"
+        )
+        return Plan("not worth it", plan.folder, note)
+    return plan
 
 
 def damage(folder: Path, parts: dict[str, Any]) -> str | None:
@@ -170,7 +223,7 @@ def damage(folder: Path, parts: dict[str, Any]) -> str | None:
 def manifest(folder: Path) -> dict[str, str]:
     """Every cached file under ``folder`` with its SHA-256: the build's own files aside, and the lock files
     Inductor and Triton take and drop as they load (no kernel is in them)."""
-    skip = {READY, FAILED, REQUEST, LOG, LOCK}
+    skip = {READY, FAILED, REQUEST, LOG, LOCK, COSTS}
     return {
         str(path.relative_to(folder)): _digest(path)
         for path in sorted(folder.rglob("*"))
@@ -254,9 +307,10 @@ def failed(fused: Plan, err: BaseException) -> Plan:
 
 
 def build_later(fused: Plan) -> subprocess.Popen[bytes] | None:
-    """Start the background build for a ``missing`` or ``broken`` cache, in a session of its own (it outlives
-    the run); None when there is nothing to build or it could not start."""
-    if fused.state not in ("missing", "broken") or fused.folder is None or fused.request is None:
+    """Start the background build for a ``missing`` or ``broken`` cache (the weighing alone for an
+    ``unweighed`` one), in a session of its own (it outlives the run); None when there is nothing to build or it
+    could not start."""
+    if fused.state not in ("missing", "broken", "unweighed") or fused.folder is None or fused.request is None:
         return None
     try:
         if fused.state == "broken":

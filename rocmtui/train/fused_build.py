@@ -5,12 +5,18 @@ once), builds the same engine over random images of that shape, compiles its mod
 test pass, and captures the step as a run would; then writes ``ready.json`` with every cached file's SHA-256,
 last and atomically, and removes the caches least recently used beyond a few (``fused_prune``). A failure
 writes ``failed.json`` with its one line. Exit status: 0 built or already building, 1 failed, 2 bad request.
+
+Then it weighs the cache (also a ready cache not weighed yet): ``python -m rocmtui.train.fused_build --weigh
+fused|eager FOLDER`` runs in two fresh processes, as a run starts, and prints what its engine build and
+captures took from CUDA up and what a step takes, with the cached kernels and with eager ones; ``costs.json``
+records both (``fused.Costs``), which a run reads to load the kernels only where they pay (``fused.weighed``).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
 import sys
 import time
 from dataclasses import replace
@@ -20,6 +26,7 @@ import numpy as np
 import torch
 
 from rocmtui.base.errors import first_line
+from rocmtui.codec import decode_json, encode_json
 from rocmtui.config import TrainConfig
 from rocmtui.run.format import write_record
 from rocmtui.train import fused, fused_prune
@@ -71,6 +78,73 @@ def build(folder: Path) -> float:
     return time.perf_counter() - started
 
 
+WEIGH_STEPS = 50
+"""Replays of the captured step timed to weigh a step (after ``WEIGH_WARMUP`` unmeasured ones)."""
+WEIGH_WARMUP = 10
+
+
+def weigh_here(folder: Path, kind: str) -> dict[str, float]:
+    """In a fresh process, as a run: seconds from CUDA up to the captured steps with ``kind`` kernels (``fused``:
+    the cache's; ``eager``), and the seconds a step of the widest crop takes."""
+    request = fused._read_json(folder / fused.REQUEST)
+    config = replace(TrainConfig.from_dict(request["config"]), fused_kernels=False, resume=None)
+    parts = request["identity"]
+    images, tests, classes = int(parts["images"]), int(parts["tests"]), int(parts["classes"])
+    arrays = random_arrays(parts["input"], classes, images, tests)
+    device = torch.device("cuda")
+    torch.cuda.init()  # type: ignore[no-untyped-call]
+    torch.zeros(1, device=device)  # CUDA up: a run's start pays this either way
+    torch.cuda.synchronize()
+    plan = fused.Plan("ready", folder, fallback=False) if kind == "fused" else fused.OFF
+    if kind == "fused":
+        fused.use_cache(folder)
+    started = time.perf_counter()
+    engine = build_engine(config, arrays, device, fused_plan=plan)
+    capture_graph(engine)
+    torch.cuda.synchronize()
+    setup_s = time.perf_counter() - started
+    graphs = engine.optimisation.step
+    if not isinstance(graphs, GraphSteps):
+        raise TypeError("the weighed run captured no step")
+    step = graphs.steps[max(graphs.steps)]  # the widest crop's: most of a run's epochs
+    for _ in range(WEIGH_WARMUP):
+        step(step.x, step.y, engine.stats)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+    start.record()
+    for _ in range(WEIGH_STEPS):
+        step(step.x, step.y, engine.stats)
+    end.record()
+    torch.cuda.synchronize()
+    step_s = start.elapsed_time(end) / 1000 / WEIGH_STEPS
+    return {"setup_s": setup_s, "step_s": step_s}
+
+
+def weigh(folder: Path) -> fused.Costs:
+    """Both weighings, each in a process of its own (a second in one process would find CUDA, cuDNN and the
+    compiled code already loaded), recorded in ``costs.json``."""
+    measured: dict[str, dict[str, float]] = {}
+    for kind in ("fused", "eager"):
+        done = subprocess.run(
+            [sys.executable, "-m", "rocmtui.train.fused_build", "--weigh", kind, str(folder)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            last = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+            raise RuntimeError(f"weighing {kind} kernels failed: {last[0]}")
+        measured[kind] = decode_json(done.stdout.strip().splitlines()[-1].encode(), dict[str, float], what=kind)
+    costs = fused.Costs(
+        fused_setup_s=measured["fused"]["setup_s"],
+        eager_setup_s=measured["eager"]["setup_s"],
+        fused_step_s=measured["fused"]["step_s"],
+        eager_step_s=measured["eager"]["step_s"],
+    )
+    write_record(folder / fused.COSTS, costs)
+    return costs
+
+
 def _stop_compile_workers() -> None:
     try:
         from torch._inductor.async_compile import shutdown_compile_workers
@@ -81,6 +155,9 @@ def _stop_compile_workers() -> None:
 
 def main(argv: list[str]) -> int:
     os.umask(0o077)  # every file of the cache, Inductor's and Triton's too, is this user's alone (fused.damage)
+    if len(argv) == 3 and argv[0] == "--weigh" and argv[1] in ("fused", "eager"):
+        print(encode_json(weigh_here(Path(argv[2]), argv[1])).decode())
+        return 0
     if len(argv) != 1 or not (Path(argv[0]) / fused.REQUEST).is_file():
         print("usage: python -m rocmtui.train.fused_build FOLDER (a folder holding request.json)", file=sys.stderr)
         return 2
@@ -91,15 +168,22 @@ def main(argv: list[str]) -> int:
         except BlockingIOError:
             print(f"already building in {folder}", file=sys.stderr)
             return 0
-        if (folder / fused.READY).exists():
+        if (folder / fused.READY).exists() and fused.read_costs(folder) is not None:
             return 0
         try:
-            seconds = build(folder)
+            if not (folder / fused.READY).exists():
+                seconds = build(folder)
+                print(f"fused kernels: built in {seconds:.1f} s in {folder}", file=sys.stderr)
+            costs = weigh(folder)
         except Exception as err:  # any failure is recorded once, so no later run tries again
             write_record(folder / fused.FAILED, {"error": first_line(err, with_type=True)})
             print(f"fused kernels: build failed: {first_line(err, with_type=True)}", file=sys.stderr)
             return 1
-    print(f"fused kernels: built in {seconds:.1f} s in {folder}", file=sys.stderr)
+    print(
+        f"fused kernels: weighed: start {costs.fused_setup_s:.2f} s against {costs.eager_setup_s:.2f} s eager, "
+        f"a step {1000 * costs.fused_step_s:.3f} ms against {1000 * costs.eager_step_s:.3f} ms",
+        file=sys.stderr,
+    )
     for old in fused_prune.prune(folder.parent, folder):
         print(f"fused kernels: removed the unused cache {old}", file=sys.stderr)
     return 0

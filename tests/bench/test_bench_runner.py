@@ -47,20 +47,31 @@ def test_a_recipe_run_follows_with_its_time_to_94_percent(capsys: pytest.Capture
 
 
 @pytest.mark.slow
-def test_an_anchor_is_printed_beside_the_recipe(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
-    anchor = tmp_path / "anchor.json"
-    anchor.write_text(json.dumps({"name": "other", "times_s": [2.0, 1.0, 3.0], "accuracies": [0.9, 0.8, 0.7]}))
-    assert run_bench(options(recipe="fast", anchor=anchor)) == 0
+def test_each_anchor_is_printed_beside_the_recipe(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    first.write_text(json.dumps({"name": "other", "times_s": [2.0, 1.0, 3.0], "accuracies": [0.9, 0.8, 0.7]}))
+    second.write_text(json.dumps({"name": "record", "times_s": [1.1]}))
+    assert run_bench(options(recipe="fast", anchors=(first, second))) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[4] == "anchor other: 3 run(s) | median 2.00 s (1.00 to 3.00) | mean acc 80.00%"
     assert lines[5].startswith("time to result: recipe fast ") and lines[5].endswith("x)")
+    assert lines[6] == "anchor record: 1 run(s) | median 1.10 s (1.10 to 1.10)"
+    assert lines[7].startswith("time to result: recipe fast ") and "against 1.10 s" in lines[7]
 
 
 def test_a_bad_anchor_is_refused_before_any_run(tmp_path) -> None:
-    anchor = tmp_path / "anchor.json"
-    anchor.write_text('{"name": "x", "times_s": []}')
+    good, bad = tmp_path / "good.json", tmp_path / "anchor.json"
+    good.write_text('{"name": "x", "times_s": [1.0]}')
+    bad.write_text('{"name": "x", "times_s": []}')
     with pytest.raises(UsageError, match=r"^--anchor .*: times_s needs 1 to "):
-        run_bench(options(anchor=anchor, quick=False, epochs=50))
+        run_bench(options(anchors=(good, bad), quick=False, epochs=50))
+
+
+def test_anchor_may_be_given_several_times() -> None:
+    from rocmtui.cli.parser import build_parser
+
+    args = build_parser().parse_args(["bench", "--anchor", "a.json", "--anchor", "b.json"])
+    assert [str(path) for path in args.anchor] == ["a.json", "b.json"]
 
 
 @pytest.mark.slow  # trains for more than a second on the 2-core box

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,15 @@ def parts(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """This machine as an H200 for ``fused.identity`` (the one call that needs a GPU)."""
     monkeypatch.setattr(fused, "identity", lambda *_args: dict(PARTS))
     return PARTS
+
+
+@pytest.fixture(autouse=True)
+def kept_umask() -> Iterator[None]:
+    """``fused_build.main`` narrows its process's umask (its own process, in use): restored after each test."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    yield
+    os.umask(umask)
 
 
 def planned() -> fused.Plan:
@@ -105,6 +115,90 @@ def test_missing_then_ready(parts: dict[str, Any]) -> None:
     ready_cache(missing.folder)
     ready = planned()
     assert ready.state == "ready" and ready.notice is None
+
+
+def weighed_cache(parts: dict[str, Any], **costs: object) -> fused.Plan:
+    """A ready cache whose ``costs.json`` holds ``costs`` (none: not weighed), as ``planned`` finds it."""
+    folder = planned().folder
+    assert folder is not None
+    ready_cache(folder)
+    if costs:
+        (folder / fused.COSTS).write_text(json.dumps(costs))
+    ready = planned()
+    assert ready.state == "ready"
+    return ready
+
+
+SLOW_START = {"fused_setup_s": 9.4, "eager_setup_s": 0.9, "fused_step_s": 0.0061, "eager_step_s": 0.0070}
+"""A cache that starts 8.5 s later than eager kernels and saves 0.9 ms a step (an H200's, in round figures)."""
+
+
+def test_a_cache_that_costs_more_than_it_saves_is_not_loaded_and_says_why(parts: dict[str, Any]) -> None:
+    ready = weighed_cache(parts, **SLOW_START)
+    run = fused.weighed(ready, steps=200, epochs=8)  # saves 0.18 s for 8.5 s more start
+    assert run.state == "not worth it" and run.folder == ready.folder
+    assert run.notice == (
+        "fused kernels: loading them takes 8.5 s more than eager kernels and saves 0.18 s over 8 epoch(s); "
+        "eager kernels"
+    )
+
+
+def test_a_cache_is_loaded_where_the_steps_it_saves_pay_for_its_start(parts: dict[str, Any]) -> None:
+    ready = weighed_cache(parts, **SLOW_START)
+    assert fused.weighed(ready, steps=10_000, epochs=400) == ready  # saves 9 s for 8.5 s
+    assert fused.weighed(ready, steps=9_000, epochs=360).state == "not worth it"  # saves 8.1 s: a loss
+
+
+@pytest.mark.parametrize(
+    "costs",
+    [
+        {},
+        {"fused_setup_s": 1.0, "eager_setup_s": 1.0, "fused_step_s": 0.001},
+        SLOW_START | {"fused_step_s": "fast"},
+        SLOW_START | {"eager_step_s": float("nan")},
+        SLOW_START | {"fused_setup_s": -1.0},
+        SLOW_START | {"fused_setup_s": 1e9},
+    ],
+)
+def test_a_cache_not_weighed_or_weighed_wrong_is_not_loaded_and_is_weighed_after_the_run(
+    parts: dict[str, Any], costs: dict[str, object]
+) -> None:
+    ready = weighed_cache(parts, **costs)
+    if not costs and ready.folder is not None:
+        assert not (ready.folder / fused.COSTS).exists()
+    run = fused.weighed(ready, steps=200, epochs=8)
+    assert run.state == "unweighed" and run.notice is not None and "not weighed yet; eager kernels" in run.notice
+    assert run.request is not None  # what the weighing after the run needs
+
+
+def test_plans_other_than_ready_are_not_weighed(parts: dict[str, Any]) -> None:
+    missing = planned()
+    assert fused.weighed(missing, steps=200, epochs=8) == missing
+    assert fused.weighed(fused.OFF, steps=200, epochs=8) == fused.OFF
+
+
+def test_the_builder_weighs_a_ready_cache_without_building_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ready_cache(tmp_path)
+    write_record(tmp_path / fused.REQUEST, {"identity": PARTS, "config": FAST.to_dict()})
+    weighed: list[Path] = []
+
+    def rebuilt(_folder: Path) -> float:
+        raise AssertionError("a ready cache is not built again")
+
+    def weigh(folder: Path) -> fused.Costs:
+        weighed.append(folder)
+        costs = fused.Costs(**SLOW_START)
+        write_record(folder / fused.COSTS, costs)
+        return costs
+
+    monkeypatch.setattr(fused_build, "build", rebuilt)
+    monkeypatch.setattr(fused_build, "weigh", weigh)
+    assert fused_build.main([str(tmp_path)]) == 0
+    assert weighed == [tmp_path]
+    assert fused.read_costs(tmp_path) == fused.Costs(**SLOW_START)
+    assert fused_build.main([str(tmp_path)]) == 0 and weighed == [tmp_path]  # weighed once
 
 
 def test_a_run_during_a_build_says_it_shares_the_gpu_and_starts_no_other(parts: dict[str, Any]) -> None:
@@ -331,7 +425,11 @@ def test_a_build_on_a_gpu_makes_a_cache_the_next_run_loads(tmp_path: Path) -> No
     missing = fused.plan(config, CUDA, (3, 32, 32), 10, 50_000, 10_000)
     process = fused.build_later(missing)
     assert process is not None and process.wait() == 0
-    assert fused.plan(config, CUDA, (3, 32, 32), 10, 50_000, 10_000).state == "ready"
+    ready = fused.plan(config, CUDA, (3, 32, 32), 10, 50_000, 10_000)
+    assert ready.state == "ready" and ready.folder is not None
+    costs = fused.read_costs(ready.folder)  # weighed in fresh processes after the build
+    assert costs is not None and costs.fused_step_s < costs.eager_step_s
+    assert fused.weighed(ready, steps=1, epochs=1).state == "not worth it"  # one step never pays for the load
 
 
 def aged_cache(root: Path, name: str, age_s: float) -> Path:
