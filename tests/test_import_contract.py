@@ -68,3 +68,63 @@ def test_an_added_forbidden_import_breaks_the_contract(tmp_path: Path, module: s
     broken = done.stdout.split("Broken contracts", 1)[-1]
     assert contract in broken
     assert module.removesuffix(".py").replace("/", ".") in broken
+
+
+def circles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that import each other, directly or around a circle (Tarjan's strongly connected
+    components of more than one module, or a module importing itself)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in imports.get(module, ()):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1 or module in imports.get(module, ()):
+                found.append(sorted(group))
+
+    for module in sorted(imports):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def package_imports() -> dict[str, set[str]]:
+    """Each module of the package and the modules of the package it imports (under ``TYPE_CHECKING`` and
+    inside functions too): a package's ``__init__`` stands for itself, not for its submodules."""
+    import grimp
+
+    graph = grimp.build_graph("rocmtui")
+    return {module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
+
+
+def test_no_modules_import_each_other() -> None:
+    assert circles(package_imports()) == []
+
+
+def test_circles_are_found() -> None:
+    imports = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert circles(imports) == [["a", "b", "c"], ["e"]]
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    """A file name says which module it is: grep, tracebacks and editors' tabs name it alone."""
+    names: dict[str, list[str]] = {}
+    for path in (REPO / "rocmtui").rglob("*.py"):
+        if path.name != "__init__.py":
+            names.setdefault(path.name, []).append(str(path.relative_to(REPO)))
+    assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
