@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rocmtui.base.files import open_regular
+from rocmtui.run.format import MAX_LINE_BYTES
 
 CHUNK = 1 << 16
-MAX_LINE = 1 << 20
+MAX_LINE = MAX_LINE_BYTES
 """A partial line longer than this is not held back: it is dropped (and counted) up to its newline, so a
-file without newlines cannot grow a reader's memory. Nothing of ours writes such a line."""
+file without newlines cannot grow a reader's memory. Nothing of ours writes such a line (``track()`` cuts
+its windows by bytes to stay under it)."""
 READ_MAX = 16 << 20
 """The most one ``read_lines`` reads: a huge append is taken in parts (``behind`` says more is there)."""
 
