@@ -132,6 +132,8 @@ class LineTailer:
             st = os.stat(self.path)
         except FileNotFoundError:
             return []
+        if self._file is None and self._inode == st.st_ino and st.st_size >= self._offset:
+            self._resume()
         if self._file is None or st.st_ino != self._inode or st.st_size < self._offset:
             self._reopen(st.st_ino)
         if self._file is None or st.st_size == self._offset:
@@ -159,6 +161,8 @@ class LineTailer:
     def _reopen(self, inode: int) -> None:
         if self._file is not None:
             self._file.close()
+            self._file = None
+        if self._inode is not None:  # read before (open, or released): from the start again
             self.restarts += 1
         try:
             self._file = os.fdopen(open_regular(self.path), "rb")
@@ -166,6 +170,24 @@ class LineTailer:
             self._file = None
             return
         self._inode, self._offset, self._partial, self._dropping = inode, 0, b"", False
+
+    def release(self) -> None:
+        """Close the file but keep the place: the next read opens it again there (a reader of many files, the
+        exporter, holds no descriptor between reads). A file replaced in between is read from its start."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _resume(self) -> None:
+        try:
+            file = os.fdopen(open_regular(self.path), "rb")
+        except FileNotFoundError:
+            return
+        if os.fstat(file.fileno()).st_ino != self._inode:  # replaced since the stat: read it from the start
+            file.close()
+            return
+        file.seek(self._offset)
+        self._file = file
 
     def close(self) -> None:
         if self._file is not None:
