@@ -274,6 +274,25 @@ def escape_what_cannot_be_encoded() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+TORCH_PACKAGES = frozenset({"torch", "torchvision"})
+
+
+def torch_failed_to_load(err: BaseException) -> bool:
+    """Whether ``err`` is torch (or torchvision) failing to import: not installed, a missing or broken shared
+    library, a version clash. Seen by its name, or by a frame of its package's import in the traceback."""
+    if isinstance(err, ImportError) and (err.name or "").partition(".")[0] in TORCH_PACKAGES:
+        return True
+    tb = err.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "<module>" and str(frame.f_globals.get("__name__", "")).partition(".")[0] in (
+            TORCH_PACKAGES
+        ):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -292,3 +311,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"rocmtui {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as err:
+        if not torch_failed_to_load(err):
+            raise
+        print(
+            f"rocmtui {args.command}: error: torch cannot be loaded ({plain(first_line(err, with_type=True))}); "
+            "'rocmtui doctor' checks the install",
+            file=sys.stderr,
+        )
+        return 1
