@@ -273,7 +273,7 @@ def _write_csv(run_dir: Path, where: str) -> int:
     from rocmtui.run.stream import read_events
 
     text = io.StringIO()
-    count = write_csv(text, read_events(run_dir))
+    count = write_csv(text, read_events(run_dir), terminal=where == "-")
     if where == "-":
         sys.stdout.write(text.getvalue())
         return 0

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from pathlib import Path
 
 from rocmtui.errors import UsageError
 from rocmtui.run.format import CONFIG, EVENTS
 
-MAX_SUFFIX = 1000
+SUFFIX_BYTES = 4
+"""Random bytes after a run's readable name (8 hex digits): another user cannot make its folder first."""
+MAX_TRIES = 16
 RUNS_DIR_ENV = "ROCMTUI_RUNS_DIR"
 """Where runs are made and looked for when no ``--runs-dir`` is given: every command, and ``track()``."""
 
@@ -25,21 +28,22 @@ def run_name(*parts: str) -> str:
 
 
 def create_run_dir(runs_dir: Path, name: str) -> Path:
-    """Make ``runs_dir/name`` (or ``name-2``, ``name-3``...) atomically: ``mkdir`` decides, never a check first."""
+    """Make ``runs_dir/name-XXXXXXXX`` (a random suffix) atomically: ``mkdir`` decides, never a check first. The
+    suffix is drawn, not counted, so that no one can take a run's folder before it is made."""
     try:
         runs_dir.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
         raise UsageError(f"--runs-dir {runs_dir} is a file, not a folder") from None
     if not runs_dir.is_dir():
         raise UsageError(f"--runs-dir {runs_dir} is not a folder")
-    for n in range(1, MAX_SUFFIX):
-        path = runs_dir / (name if n == 1 else f"{name}-{n}")
+    for _ in range(MAX_TRIES):
+        path = runs_dir / f"{name}-{secrets.token_hex(SUFFIX_BYTES)}"
         try:
             path.mkdir()
         except FileExistsError:
             continue
         return path
-    raise UsageError(f"{runs_dir} already holds {MAX_SUFFIX} runs named {name}")
+    raise UsageError(f"{runs_dir}: {MAX_TRIES} random names for {name} were all taken; is something making folders?")
 
 
 def is_run_dir(path: Path) -> bool:
