@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -51,6 +54,45 @@ ParseAs = Literal[
 ]
 """How the CLI reads an option: a function of ``rocmtui.cli.argtypes`` by name, ``choice`` (the field's
 ``Literal`` values), or ``switch`` (a flag without a value)."""
+
+
+INT_LIMIT = 2**63
+"""Whole numbers must fit an int64 (torch's seeds and counters)."""
+CROP_RANGE = (9, 4096)
+"""A crop's side in pixels: fastnet's three halvings after its 2x2 stem need at least 9."""
+
+
+def _crops_ok(sides: Any) -> bool:
+    low, high = CROP_RANGE
+    return len(sides) <= high and all(isinstance(s, int) and low <= s <= high for s in sides)
+
+
+Range = tuple[Callable[[Any], bool], str]
+RANGES: dict[str, Range] = {
+    "positive_int": (lambda v: 0 < v < INT_LIMIT, "it must be a positive integer (1 or more)"),
+    "non_negative_int": (lambda v: 0 <= v < INT_LIMIT, "give a whole number, 0 or more (below 2**63)"),
+    "positive_float": (lambda v: math.isfinite(v) and v > 0, "give a positive finite number, such as 1e-3"),
+    "non_negative_float": (lambda v: math.isfinite(v) and v >= 0, "give a finite number, 0 or more"),
+    "fraction": (lambda v: 0.0 <= v < 1.0, "it must be at least 0 and below 1"),
+    "share": (lambda v: 0.0 < v <= 1.0, "give a share above 0 and at most 1, such as 0.25"),
+    "newton_schulz_steps": (
+        lambda v: NEWTON_SCHULZ_RANGE[0] <= v <= NEWTON_SCHULZ_RANGE[1],
+        f"give a whole number of iterations, {NEWTON_SCHULZ_RANGE[0]} to {NEWTON_SCHULZ_RANGE[1]}",
+    ),
+    "crop_sizes": (
+        _crops_ok,
+        f"give sides of {CROP_RANGE[0]} to {CROP_RANGE[1]} px separated by commas, one an epoch from the first, "
+        "such as 24,28",
+    ),
+}
+"""The allowed values of each numeric kind of option, with the rule an error states: the one definition that
+the command line (``rocmtui.cli.argtypes``) and every settings file (a run's ``config.json``, a checkpoint's
+settings, a launcher's) are checked against."""
+
+
+def cpu_cores() -> int:
+    """The CPU cores this process may run on (its affinity), the bound of ``--nproc`` without ``--force``."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -329,9 +371,25 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        """Inverse of ``to_dict``, validated (CodecError names a bad field); unknown keys are ignored so older
-        run folders still load."""
-        return convert(data, cls, what="bad run settings")
+        """Inverse of ``to_dict``, validated by type (CodecError names a bad field) and by range as the command
+        line checks it (``check_ranges``); unknown keys are ignored so older run folders still load."""
+        config = convert(data, cls, what="bad run settings")
+        config.check_ranges()
+        return config
+
+    def check_ranges(self) -> None:
+        """ValueError naming the first field outside its range (``RANGES``, by the field's kind of option)."""
+        for name, option in train_options().items():
+            rule = RANGES.get(option.parse)
+            value = getattr(self, name)
+            if name == "epochs" and value == 0:
+                continue  # with a resume: the run's own
+            if rule is not None and not rule[0](value):
+                raise ValueError(f"bad run settings: {name} {value!r} is out of range; {rule[1]}")
+        if not (math.isfinite(self.emit_interval_s) and self.emit_interval_s >= 0):
+            raise ValueError(f"bad run settings: emit_interval_s {self.emit_interval_s!r} is out of range")
+        if self.max_steps_per_epoch is not None and not 0 < self.max_steps_per_epoch < INT_LIMIT:
+            raise ValueError(f"bad run settings: max_steps_per_epoch {self.max_steps_per_epoch!r} is out of range")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
-import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from rocmtui.cli.deferred import deferred
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.telemetry_flags import interval_given
 from rocmtui.cli.terminal import can_draw
-from rocmtui.config import MonitorConfig, TrainConfig
+from rocmtui.config import MonitorConfig, TrainConfig, cpu_cores
 from rocmtui.errors import DataError, UsageError, first_line
 
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ def check_nproc(nproc: int, force: bool, cores: int | None = None) -> None:
     """``--nproc`` at most the CPU cores (each rank is a process with its loader, about 0.5 GB on the CPU)
     unless ``--force``; above the visible GPUs it is refused once torch has counted them (``resolve_device``)."""
     if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        cores = cpu_cores()
     if nproc > cores and not force:
         raise UsageError(f"--nproc {nproc}: this machine has {cores} CPU cores; give at most {cores} (or --force)")
 

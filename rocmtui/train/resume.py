@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from rocmtui.config import TrainConfig, train_options
+from rocmtui.config import TrainConfig, cpu_cores, train_options
 from rocmtui.errors import CheckpointError
 from rocmtui.train import checkpoints
 from rocmtui.train.data import Arrays, fingerprint
@@ -99,6 +99,12 @@ def prepare_resume(config: TrainConfig) -> ResumePlan:
             "leave them out, or start a new run"
         )
     resumed = replace(resumed_config(config, saved), resume=path.resolve())
+    cores = cpu_cores()
+    if resumed.nproc > cores and "nproc" not in config.given:  # given: the command line checked it (--force)
+        raise CheckpointError(
+            f"{path} trains with nproc {resumed.nproc}, more than this machine's {cores} CPU cores; "
+            f"give --nproc {resumed.nproc} --force to resume it so"
+        )
     try:
         done = int(state.get("epoch", 0))
     except (TypeError, ValueError):

@@ -2,7 +2,8 @@
 run's end notifies), kept as
 JSON in the user's config folder (platformdirs). No Textual here.
 
-A missing file gives the defaults; a damaged one gives the defaults and a one-line note (never a crash).
+A missing file gives the defaults; a damaged one gives the defaults and a one-line note (never a crash). It is
+read through the safe open (``base.files``): a FIFO never blocks the monitor, a device or a huge file is refused.
 Writes go to a temporary file that replaces the old one, so a crash mid-write leaves the old settings.
 """
 
@@ -14,10 +15,13 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from rocmtui.base.files import UnsafeFileError, read_small
 from rocmtui.base.text import plain
 from rocmtui.codec import CodecError, decode_json, encode_json
 
 FILE_NAME = "monitor.json"
+MAX_SETTINGS_BYTES = 64 << 10
+"""Far more than the settings take: a larger file is not read."""
 
 
 @dataclass(frozen=True)
@@ -53,11 +57,13 @@ def default_path() -> Path:
 def load(path: Path) -> tuple[MonitorSettings, str | None]:
     """The saved settings and None, or the defaults and why the file could not be used."""
     try:
-        data = path.read_bytes()
+        data = read_small(path, MAX_SETTINGS_BYTES, follow_links=True)  # a dotfiles link is the user's own
     except FileNotFoundError:
         return MonitorSettings(), None
     except OSError as err:
-        return MonitorSettings(), f"settings not read from {path}: {err.strerror or err}"
+        return MonitorSettings(), f"settings not read from {plain(path)}: {err.strerror or err}"
+    except UnsafeFileError as err:  # a FIFO, a device (a link to /dev/zero), a file of megabytes: never waited on
+        return MonitorSettings(), f"settings not read: {plain(err)}"
     try:
         settings = decode_json(data, MonitorSettings, what="settings")
     except CodecError as err:
