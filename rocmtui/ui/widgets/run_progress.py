@@ -21,6 +21,8 @@ ENDED_EARLY_TEXT = {"stopped": "■ stopped", "interrupted": "■ interrupted (C
 
 
 def phase_text(state: RunState) -> str:
+    if state.stalled and state.running:
+        return "‖ stalled: no heartbeat"
     if state.phase == "finished" and state.finished is not None and state.finished.reason != "completed":
         return ENDED_EARLY_TEXT.get(state.finished.reason, f"■ {state.finished.reason}")
     return PHASE_TEXT[state.phase]
@@ -37,7 +39,7 @@ def tracked_lines(state: RunState, width: int) -> list[str]:
         line1 = f"{head}{bar(step / total, max(4, width - len(head) - len(phase) - 2))}  {phase}"
     else:
         line1 = f"{head}{epochs}  {phase}"
-    rate = scalars.steps_per_s
+    rate = None if state.stalled else scalars.steps_per_s
     eta = (total - step) / rate if rate and total and state.running else None
     speed = f"{rate:,.1f} steps/s" if rate else "- steps/s"
     line2 = f"{speed}  elapsed {fmt_duration(state.elapsed_s)}  ETA {fmt_duration(eta)}{epochs if total else ''}"
