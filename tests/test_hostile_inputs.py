@@ -543,6 +543,8 @@ PROCESS_CASES = [
     "watch with invalid UTF-8",
     "train --nproc far above the cores",
     "serve max sessions 0",
+    "resume a zip bomb",
+    "resume settings with batch_size 0",
 ]
 
 

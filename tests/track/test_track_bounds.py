@@ -53,7 +53,7 @@ def _longest_line(run_dir: Path) -> int:
 def test_thirty_names_logged_fast_reach_the_csv_value_for_value(tmp_path: Path, no_timed_flush: None) -> None:
     rng = random.Random(0)
     names = [f"metric/{i:02d}" for i in range(30)]
-    logged = {name: {} for name in names}
+    logged: dict[str, dict[int, float]] = {name: {} for name in names}
     with rocmtui.track("fast", runs_dir=tmp_path) as run:
         for step in range(1, 4500):
             values = {name: rng.random() for name in names}
@@ -84,7 +84,7 @@ def test_a_call_too_large_for_any_line_is_refused_naming_a_key_and_the_run_goes_
     with rocmtui.track("huge", runs_dir=tmp_path) as run:
         run.log(loss=1.0)
         with pytest.raises(ValueError, match=r"xxxx.*one log\(\) call of 1,000 values"):
-            run.log(**huge)
+            run.log(**huge)  # type: ignore[arg-type]  # a name may be "step": not here
         run.log(loss=2.0)
     assert _csv_values(run.run_dir, tmp_path) == {"loss": {1: 1.0, 2: 2.0}}
 
@@ -133,7 +133,7 @@ def test_a_value_no_float_can_hold_is_refused_at_its_call_and_the_window_is_kept
     with rocmtui.track("bad", runs_dir=tmp_path) as run:
         run.log(loss=1.0)
         with pytest.raises(error, match=f"^bad: .*{message}"):
-            run.log(loss=2.0, bad=value)
+            run.log(loss=2.0, bad=value)  # type: ignore[arg-type]  # refused at run time, the point
         run.log(loss=3.0, big=float(2**1000))
     events = read_events(run.run_dir)
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"

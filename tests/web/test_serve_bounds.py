@@ -85,8 +85,11 @@ def _service(command: str) -> BoundedService:
     async def nowhere(_data: Any) -> None:
         return None
 
+    async def closed() -> None:
+        return None
+
     return BoundedService(
-        command, write_bytes=nowhere, write_str=nowhere, close=nowhere, download_manager=DownloadManager(), debug=False
+        command, write_bytes=nowhere, write_str=nowhere, close=closed, download_manager=DownloadManager(), debug=False
     )
 
 
