@@ -37,6 +37,7 @@ from rocmtui.tracking import env
 from rocmtui.tracking.ranks import RankReporter, RankSink, place, shared_folder
 from rocmtui.tracking.sink import Sink, UntrackedSink, open_sink
 from rocmtui.tracking.values import (
+    INT64,
     LINE_BUDGET,
     Scalar,
     Window,
@@ -126,6 +127,8 @@ class Run:
             self._wait_while_paused()
         with self._lock:
             at = self.step + 1 if step is None else operator.index(step)
+            if not -INT64 <= at < INT64:  # its text would outgrow the line's bound (CALL_BYTES)
+                raise ValueError(f"step: an int of {at.bit_length()} bits is out of range; give one below 2**63")
             cost = call_bytes(checked, self._window.values)
             if not self._window.fits(cost) and self._window.count:  # a line the reader takes: this one goes next
                 self.flush()

@@ -140,6 +140,15 @@ def test_a_value_no_float_can_hold_is_refused_at_its_call_and_the_window_is_kept
     assert _csv_values(run.run_dir, tmp_path) == {"loss": {1: 1.0, 2: 3.0}, "big": {2: float(2**1000)}}
 
 
+def test_a_step_beyond_64_bits_is_refused_at_its_call(tmp_path: Path) -> None:
+    with rocmtui.track("steps", runs_dir=tmp_path) as run:
+        run.log(1, loss=1.0)
+        with pytest.raises(ValueError, match=r"^step: .* is out of range"):
+            run.log(10**400, loss=2.0)
+        run.log(2, loss=3.0)
+    assert _csv_values(run.run_dir, tmp_path) == {"loss": {1: 1.0, 2: 3.0}}
+
+
 @pytest.mark.parametrize(
     ("total", "error", "message"),
     [
