@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from rocmtui.base.ranges import INT_LIMIT, RANGES
 from rocmtui.codec import convert, to_builtins
 
 DATASETS: dict[str, str] = {
@@ -29,8 +28,6 @@ BackendName = Literal["auto", "rocm", "sysfs", "nvml", "host"]
 MODELS: tuple[str, ...] = get_args(ModelName)
 BACKENDS: tuple[str, ...] = get_args(BackendName)
 
-NEWTON_SCHULZ_RANGE = (1, 10)
-"""Muon's iterations per update that ``--newton-schulz-steps`` accepts."""
 
 OnResume = Literal["keep", "may change"]
 """With ``--resume``: ``keep`` takes the saved run's value (refused when given and different);
@@ -54,45 +51,6 @@ ParseAs = Literal[
 ]
 """How the CLI reads an option: a function of ``rocmtui.cli.argtypes`` by name, ``choice`` (the field's
 ``Literal`` values), or ``switch`` (a flag without a value)."""
-
-
-INT_LIMIT = 2**63
-"""Whole numbers must fit an int64 (torch's seeds and counters)."""
-CROP_RANGE = (9, 4096)
-"""A crop's side in pixels: fastnet's three halvings after its 2x2 stem need at least 9."""
-
-
-def _crops_ok(sides: Any) -> bool:
-    low, high = CROP_RANGE
-    return len(sides) <= high and all(isinstance(s, int) and low <= s <= high for s in sides)
-
-
-Range = tuple[Callable[[Any], bool], str]
-RANGES: dict[str, Range] = {
-    "positive_int": (lambda v: 0 < v < INT_LIMIT, "it must be a positive integer (1 or more)"),
-    "non_negative_int": (lambda v: 0 <= v < INT_LIMIT, "give a whole number, 0 or more (below 2**63)"),
-    "positive_float": (lambda v: math.isfinite(v) and v > 0, "give a positive finite number, such as 1e-3"),
-    "non_negative_float": (lambda v: math.isfinite(v) and v >= 0, "give a finite number, 0 or more"),
-    "fraction": (lambda v: 0.0 <= v < 1.0, "it must be at least 0 and below 1"),
-    "share": (lambda v: 0.0 < v <= 1.0, "give a share above 0 and at most 1, such as 0.25"),
-    "newton_schulz_steps": (
-        lambda v: NEWTON_SCHULZ_RANGE[0] <= v <= NEWTON_SCHULZ_RANGE[1],
-        f"give a whole number of iterations, {NEWTON_SCHULZ_RANGE[0]} to {NEWTON_SCHULZ_RANGE[1]}",
-    ),
-    "crop_sizes": (
-        _crops_ok,
-        f"give sides of {CROP_RANGE[0]} to {CROP_RANGE[1]} px separated by commas, one an epoch from the first, "
-        "such as 24,28",
-    ),
-}
-"""The allowed values of each numeric kind of option, with the rule an error states: the one definition that
-the command line (``rocmtui.cli.argtypes``) and every settings file (a run's ``config.json``, a checkpoint's
-settings, a launcher's) are checked against."""
-
-
-def cpu_cores() -> int:
-    """The CPU cores this process may run on (its affinity), the bound of ``--nproc`` without ``--force``."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @dataclass(frozen=True)

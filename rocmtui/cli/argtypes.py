@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from rocmtui.config import RANGES, MonitorConfig
+from rocmtui.base.ranges import RANGES
+from rocmtui.config import MonitorConfig
 
 N = TypeVar("N", int, float)
 

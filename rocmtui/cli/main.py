@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmtui import gc_pause
+from rocmtui.base.ranges import cpu_cores
 from rocmtui.base.text import plain
 from rocmtui.cli.deferred import deferred
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.telemetry_flags import interval_given
 from rocmtui.cli.terminal import can_draw
-from rocmtui.config import MonitorConfig, TrainConfig, cpu_cores
+from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.errors import DataError, UsageError, first_line
 
 if TYPE_CHECKING:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from rocmtui.config import TrainConfig, cpu_cores, train_options
+from rocmtui.base.ranges import cpu_cores
+from rocmtui.config import TrainConfig, train_options
 from rocmtui.errors import CheckpointError
 from rocmtui.train import checkpoints
 from rocmtui.train.data import Arrays, fingerprint
