@@ -37,8 +37,10 @@ from rocmtui.tracking import env
 from rocmtui.tracking.ranks import RankReporter, RankSink, place, shared_folder
 from rocmtui.tracking.sink import Sink, UntrackedSink, open_sink
 from rocmtui.tracking.values import (
+    CALL_BYTES,
     INT64,
     LINE_BUDGET,
+    VALUE_BYTES,
     Scalar,
     Window,
     alone_bytes,
@@ -126,24 +128,35 @@ class Run:
         if self._sink.control.paused:
             self._wait_while_paused()
         with self._lock:
-            at = self.step + 1 if step is None else operator.index(step)
-            if not -INT64 <= at < INT64:  # its text would outgrow the line's bound (CALL_BYTES)
-                raise ValueError(f"step: an int of {at.bit_length()} bits is out of range; give one below 2**63")
-            cost = call_bytes(checked, self._window.values)
-            if not self._window.fits(cost) and self._window.count:  # a line the reader takes: this one goes next
-                self.flush()
-                cost = call_bytes(checked)
-            if cost <= LINE_BUDGET:
-                self._window.add(at, checked, cost)
-            else:  # a wide call: measured, then alone in its window
-                self._add_alone(at, checked)
+            if step is None:
+                at = self.step + 1
+            else:
+                at = operator.index(step)
+                if not -INT64 <= at < INT64:  # its text would outgrow the line's bound (CALL_BYTES)
+                    raise ValueError(f"step: an int of {at.bit_length()} bits is out of range; give one below 2**63")
+            window = self._window
+            cost = CALL_BYTES + VALUE_BYTES * len(checked)  # inline: this runs at every call (call_bytes)
+            if not window.values.keys() >= checked.keys():
+                cost = call_bytes(checked, window.values)
+            if window.bytes + cost > LINE_BUDGET:
+                self._add_beyond(at, checked)
+            else:
+                window.add(at, checked, cost)
             self.step = at
             if self._window.count >= MAX_WINDOW or time.monotonic() >= self._next_flush:
                 self.flush()
         if self._on_save is not None and self.should_save:
             self._save()
 
-    def _add_alone(self, at: int, checked: dict[str, object]) -> None:
+    def _add_beyond(self, at: int, checked: dict[str, object]) -> None:
+        """A call that does not fit the window's line: the window is written first, then the call starts the
+        next one (alone, measured, when it is too wide for ``call_bytes``' quick bound)."""
+        if self._window.count:
+            self.flush()
+        cost = call_bytes(checked)
+        if cost <= LINE_BUDGET:
+            self._window.add(at, checked, cost)
+            return
         size = alone_bytes(checked)
         if size > LINE_BUDGET:
             biggest = max(checked, key=len)

@@ -140,10 +140,6 @@ class Window:
     def count(self) -> int:
         return len(self.steps)
 
-    def fits(self, cost: int) -> bool:
-        """Whether a call that adds ``cost`` bytes keeps the window's line within ``LINE_BUDGET``."""
-        return self.bytes + cost <= LINE_BUDGET
-
     def add_alone(self, step: int, scalars: Mapping[str, object]) -> None:
         """Keep one call measured by ``alone_bytes`` in this empty window, and no other: the next call flushes it."""
         self.add(step, scalars, LINE_BUDGET)
