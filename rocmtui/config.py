@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from rocmtui.base.ranges import INT_LIMIT, RANGES
 from rocmtui.codec import convert, to_builtins
 
 DATASETS: dict[str, str] = {
@@ -26,8 +28,6 @@ BackendName = Literal["auto", "rocm", "sysfs", "nvml", "host"]
 MODELS: tuple[str, ...] = get_args(ModelName)
 BACKENDS: tuple[str, ...] = get_args(BackendName)
 
-NEWTON_SCHULZ_RANGE = (1, 10)
-"""Muon's iterations per update that ``--newton-schulz-steps`` accepts."""
 
 OnResume = Literal["keep", "may change"]
 """With ``--resume``: ``keep`` takes the saved run's value (refused when given and different);
@@ -341,9 +341,25 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        """Inverse of ``to_dict``, validated (CodecError names a bad field); unknown keys are ignored so older
-        run folders still load."""
-        return convert(data, cls, what="bad run settings")
+        """Inverse of ``to_dict``, validated by type (CodecError names a bad field) and by range as the command
+        line checks it (``check_ranges``); unknown keys are ignored so older run folders still load."""
+        config = convert(data, cls, what="bad run settings")
+        config.check_ranges()
+        return config
+
+    def check_ranges(self) -> None:
+        """ValueError naming the first field outside its range (``RANGES``, by the field's kind of option)."""
+        for name, option in train_options().items():
+            rule = RANGES.get(option.parse)
+            value = getattr(self, name)
+            if name == "epochs" and value == 0:
+                continue  # with a resume: the run's own
+            if rule is not None and not rule[0](value):
+                raise ValueError(f"bad run settings: {name} {value!r} is out of range; {rule[1]}")
+        if not (math.isfinite(self.emit_interval_s) and self.emit_interval_s >= 0):
+            raise ValueError(f"bad run settings: emit_interval_s {self.emit_interval_s!r} is out of range")
+        if self.max_steps_per_epoch is not None and not 0 < self.max_steps_per_epoch < INT_LIMIT:
+            raise ValueError(f"bad run settings: max_steps_per_epoch {self.max_steps_per_epoch!r} is out of range")
 
 
 @dataclass(frozen=True)

@@ -228,6 +228,14 @@ class EpochMetrics(_Event, frozen=True):
     """time.time() when the values were written (0 in streams older than this field)."""
 
 
+class WriterStalled(_Event, frozen=True):
+    """A viewer's own event, never written to a stream: the run's writer still holds the folder but its
+    heartbeat is older than ``run.status.STALE_S`` (``stalled``), or beats again (not ``stalled``)."""
+
+    stalled: bool
+    heartbeat_age_s: float = 0.0
+
+
 TrainEvent = (
     RunStarted
     | StepsCompleted
@@ -238,6 +246,7 @@ TrainEvent = (
     | TrackStarted
     | MetricsLogged
     | EpochMetrics
+    | WriterStalled
 )
 Emit = Callable[[TrainEvent], None]
 _EVENT_TYPES: dict[str, type[TrainEvent]] = {
@@ -252,6 +261,7 @@ _EVENT_TYPES: dict[str, type[TrainEvent]] = {
         TrackStarted,
         MetricsLogged,
         EpochMetrics,
+        WriterStalled,
     )
 }
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import builtins
 import json
+import math
 import os
 import pickle
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -63,6 +65,31 @@ NUMBERS = {  # flag: (a bad value, what the error says) for each numeric train o
     "--label-smoothing": [("1", "below 1"), ("-0.1", "below 1"), ("nan", "below 1")],
     "--seed": [("-1", "0 or more"), ("1.5", "not a number"), ("99999999999999999999999", "below 2**63")],
 }  # fmt: skip
+
+OUT = "is out of range"
+BAD_SETTINGS = [  # (field, value, what the one line says) in a checkpoint's or a run folder's saved settings
+    ("batch_size", -1, f"-1 {OUT}"),
+    ("batch_size", 0, f"0 {OUT}"),
+    ("lr", float("nan"), f"nan {OUT}"),
+    ("lr", -0.1, f"-0.1 {OUT}"),
+    ("lr", 0.0, f"0.0 {OUT}"),
+    ("lr", float("inf"), f"inf {OUT}"),
+    ("epochs", -3, f"-3 {OUT}"),
+    ("weight_decay", -1.0, f"-1.0 {OUT}"),
+    ("label_smoothing", 1.5, f"1.5 {OUT}"),
+    ("jitter", 1.0, f"1.0 {OUT}"),
+    ("epoch_share", 0.0, f"0.0 {OUT}"),
+    ("epoch_share", 2.0, f"2.0 {OUT}"),
+    ("tta_share", -1.0, f"-1.0 {OUT}"),
+    ("seed", -1, f"-1 {OUT}"),
+    ("newton_schulz_steps", 0, f"0 {OUT}"),
+    ("newton_schulz_steps", 99, f"99 {OUT}"),
+    ("crop_sizes", [1], f"(1,) {OUT}"),
+    ("nproc", 0, f"0 {OUT}"),
+    ("nproc", -4, f"-4 {OUT}"),
+    ("emit_interval_s", -1.0, f"-1.0 {OUT}"),
+    ("max_steps_per_epoch", 0, f"0 {OUT}"),
+]
 
 HOSTILE_TEXT = {  # text a user, a script or a file name may carry: none of it may reach the terminal as it is
     "clipboard write": "\x1b]52;c;cHduZWQ=\x1b\\",
@@ -191,6 +218,24 @@ CASES: dict[str, Case] = {
     "resume config with unknown model": Case(R("{ckpt}/config-model.pt"), "unreadable config"),
     "resume config with a wrong type": Case(R("{ckpt}/config-type.pt"), "unreadable config"),
     "resume unreadable epoch": Case(R("{ckpt}/epoch-str.pt"), "unreadable epoch count"),
+    "resume a zip bomb": Case(R("{ckpt}/bomb.pt"), "bytes would inflate to"),
+    **{
+        f"resume settings with {field} {value!r}": Case(
+            R(f"{{ckpt}}/settings-{i}.pt", "--epochs", "3"), f"{field} {says}"
+        )
+        for i, (field, value, says) in enumerate(BAD_SETTINGS)
+    },
+    "resume settings with nproc beyond the cores": Case(
+        R("{ckpt}/nproc.pt", "--epochs", "3"), "more than this machine"
+    ),
+    **{
+        f"watch a run whose config.json has {field} {value!r}": Case(
+            ("watch", f"{{w}}/bad-config/{i}"), f"{field} {says}", tty=True
+        )
+        for i, (field, value, says) in enumerate(BAD_SETTINGS)
+        if not (isinstance(value, float) and not math.isfinite(value))  # JSON has no NaN or infinity: refused by type
+    },
+    "watch a run whose config.json has lr null": Case(("watch", "{w}/bad-config/2"), "$.lr", tty=True),
     # resumes that conflict with the saved run
     "resume finished run": Case(R("{run}"), "already trained 2 of 2 epochs"),
     "resume fewer epochs": Case(R("{run}", "--epochs", "1"), "already trained 2 of 1 epochs"),
@@ -239,6 +284,10 @@ CASES: dict[str, Case] = {
     "serve port 0 after the app": Case(("serve", "monitor", "--port", "0"), "needs a fixed --port"),
     "serve train": Case(("serve", "train", "cifar"), "serve watch"),
     "export port text": Case(("export", "--port", "x"), "not a number"),
+    "stop grace negative": Case(("stop", "{run}", "--grace", "-1"), "out of range"),
+    "stop grace nan": Case(("stop", "{run}", "--grace", "nan"), "out of range"),
+    "stop grace text": Case(("stop", "{run}", "--grace", "soon"), "not a number"),
+    "stop grace inf": Case(("stop", "{run}", "--grace", "inf"), "out of range"),
     "monitor readonly with value": Case(("monitor", "--readonly=yes"), "ignored explicit argument 'yes'"),
     **{
         f"monitor replay of {what}": Case(("monitor", "--replay", path), says, tty=True)
@@ -377,6 +426,36 @@ def _checkpoints(c: Path, run: Path) -> None:
     checkpoints.save_checkpoint(c / "config-model.pt", {**body, "config": {**good["config"], "model": "gpt5"}})
     checkpoints.save_checkpoint(c / "config-type.pt", {**body, "config": {**good["config"], "epochs": "many"}})
     checkpoints.save_checkpoint(c / "epoch-str.pt", {**body, "epoch": "two"})
+    for i, (field, value, _) in enumerate(BAD_SETTINGS):
+        checkpoints.save_checkpoint(c / f"settings-{i}.pt", {**body, "config": {**good["config"], field: value}})
+    checkpoints.save_checkpoint(c / "nproc.pt", {**body, "config": {**good["config"], "nproc": 100_000}})
+    _bomb(run / checkpoints.LAST, c / "bomb.pt", 1 << 28)
+
+
+def _bomb(good: Path, out: Path, inflated: int) -> None:
+    """``good``'s entries deflated, its tensors' storage replaced by ``inflated`` zero bytes: a file of about a
+    megabyte whose zip directory says it inflates to ``inflated``."""
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as dst:
+        bombed = False
+        for info in src.infolist():
+            with dst.open(info.filename, "w", force_zip64=True) as entry:
+                if bombed or "/data/" not in info.filename:
+                    entry.write(src.read(info.filename))
+                    continue
+                bombed, chunk = True, bytes(1 << 24)
+                for _ in range(inflated // len(chunk)):
+                    entry.write(chunk)
+
+
+def _bad_configs(w: Path, run: Path) -> None:
+    """Run folders whose config.json holds a value out of its range (``BAD_SETTINGS``)."""
+    good = json.loads((run / "config.json").read_text())
+    for i, (field, value, _) in enumerate(BAD_SETTINGS):
+        folder = w / "bad-config" / str(i)
+        folder.mkdir(parents=True)
+        shutil.copy(run / "metrics.jsonl", folder / "metrics.jsonl")
+        text = json.dumps({**good, field: value}).replace("NaN", "null").replace("Infinity", "1e999")
+        (folder / "config.json").write_text(text)
 
 
 @pytest.fixture(scope="module")
@@ -419,6 +498,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         _data_dirs(w)
         _replays(w)
         _checkpoints(w / "ckpt", summary.run_dir)
+        _bad_configs(w, summary.run_dir)
         yield w
 
 
@@ -480,6 +560,8 @@ PROCESS_CASES = [
     "watch with invalid UTF-8",
     "train --nproc far above the cores",
     "serve max sessions 0",
+    "resume a zip bomb",
+    "resume settings with batch_size 0",
 ]
 
 

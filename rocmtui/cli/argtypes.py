@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from rocmtui.config import NEWTON_SCHULZ_RANGE, MonitorConfig
+from rocmtui.base.ranges import RANGES
+from rocmtui.config import MonitorConfig
 
 N = TypeVar("N", int, float)
-INT_LIMIT = 2**63
-"""Whole numbers must fit an int64 (torch's seeds and counters)."""
 
 
 def _number(text: str, convert: Callable[[str], N], rule: str, ok: Callable[[N], bool]) -> N:
@@ -26,52 +24,53 @@ def _number(text: str, convert: Callable[[str], N], rule: str, ok: Callable[[N],
     return value
 
 
+def _ranged(kind: str, convert: Callable[[str], N], text: str) -> N:
+    """``text`` as a number of ``kind``, checked against ``config.RANGES`` (the same check as a settings file's)."""
+    ok, rule = RANGES[kind]
+    value: N = _number(text, convert, rule, ok)
+    return value
+
+
 def positive_int(text: str) -> int:
     try:
         int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give a positive integer") from None
-    return _number(text, int, "it must be a positive integer (1 or more)", lambda v: 0 < v < INT_LIMIT)
+    return _ranged("positive_int", int, text)
 
 
 def non_negative_int(text: str) -> int:
-    return _number(text, int, "give a whole number, 0 or more (below 2**63)", lambda v: 0 <= v < INT_LIMIT)
+    return _ranged("non_negative_int", int, text)
 
 
 def positive_float(text: str) -> float:
-    return _number(text, float, "give a positive finite number, such as 1e-3", lambda v: math.isfinite(v) and v > 0)
+    return _ranged("positive_float", float, text)
 
 
 def non_negative_float(text: str) -> float:
-    return _number(text, float, "give a finite number, 0 or more", lambda v: math.isfinite(v) and v >= 0)
+    return _ranged("non_negative_float", float, text)
 
 
 def fraction(text: str) -> float:
-    return _number(text, float, "it must be at least 0 and below 1", lambda v: 0.0 <= v < 1.0)
+    return _ranged("fraction", float, text)
 
 
 def share(text: str) -> float:
-    return _number(text, float, "give a share above 0 and at most 1, such as 0.25", lambda v: 0.0 < v <= 1.0)
+    return _ranged("share", float, text)
 
 
 def newton_schulz_steps(text: str) -> int:
-    low, high = NEWTON_SCHULZ_RANGE
-    return _number(text, int, f"give a whole number of iterations, {low} to {high}", lambda v: low <= v <= high)
-
-
-CROP_RANGE = (9, 4096)
-"""A crop's side in pixels: fastnet's three halvings after its 2x2 stem need at least 9."""
+    return _ranged("newton_schulz_steps", int, text)
 
 
 def crop_sizes(text: str) -> tuple[int, ...]:
     """``24,28`` -> (24, 28): one crop side per epoch, from the first."""
-    low, high = CROP_RANGE
-    rule = f"give sides of {low} to {high} px separated by commas, one an epoch from the first, such as 24,28"
+    ok, rule = RANGES["crop_sizes"]
     parts = [part.strip() for part in text.split(",")]
     if not all(part.isdigit() for part in parts):
         raise argparse.ArgumentTypeError(f"{text!r} is not a list of whole numbers; {rule}")
     sides = tuple(int(part) for part in parts)
-    if not all(low <= side <= high for side in sides) or len(sides) > high:
+    if not ok(sides):
         raise argparse.ArgumentTypeError(f"{text!r} is out of range; {rule}")
     return sides
 

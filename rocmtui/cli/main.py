@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
-import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from rocmtui.base import startup_gc
 from rocmtui.base.errors import DataError, UsageError, first_line
+from rocmtui.base.ranges import cpu_cores
 from rocmtui.base.text import plain
 from rocmtui.cli.lazy_command import deferred
 from rocmtui.cli.parser import build_parser
@@ -57,7 +57,7 @@ def check_nproc(nproc: int, force: bool, cores: int | None = None) -> None:
     """``--nproc`` at most the CPU cores (each rank is a process with its loader, about 0.5 GB on the CPU)
     unless ``--force``; above the visible GPUs it is refused once torch has counted them (``resolve_device``)."""
     if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        cores = cpu_cores()
     if nproc > cores and not force:
         raise UsageError(f"--nproc {nproc}: this machine has {cores} CPU cores; give at most {cores} (or --force)")
 
@@ -273,6 +273,25 @@ def escape_what_cannot_be_encoded() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+TORCH_PACKAGES = frozenset({"torch", "torchvision"})
+
+
+def torch_failed_to_load(err: BaseException) -> bool:
+    """Whether ``err`` is torch (or torchvision) failing to import: not installed, a missing or broken shared
+    library, a version clash. Seen by its name, or by a frame of its package's import in the traceback."""
+    if isinstance(err, ImportError) and (err.name or "").partition(".")[0] in TORCH_PACKAGES:
+        return True
+    tb = err.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "<module>" and str(frame.f_globals.get("__name__", "")).partition(".")[0] in (
+            TORCH_PACKAGES
+        ):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -291,3 +310,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"rocmtui {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as err:
+        if not torch_failed_to_load(err):
+            raise
+        print(
+            f"rocmtui {args.command}: error: torch cannot be loaded ({plain(first_line(err, with_type=True))}); "
+            "'rocmtui doctor' checks the install",
+            file=sys.stderr,
+        )
+        return 1

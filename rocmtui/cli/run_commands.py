@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -20,7 +22,23 @@ from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.run.layout import default_runs_dir
 
-STOP_TIMEOUT_S = 120.0
+STOP_GRACE_S = 120.0
+"""How long ``rocmtui stop`` waits for a run to stop at a step before it signals its process."""
+KILL_AFTER_TERM_S = 10.0
+"""How long a run's process has after SIGTERM (a checkpoint, then the end) before SIGKILL."""
+
+
+def grace_seconds(text: str) -> float:
+    """``--grace``: seconds, 0 or more, finite."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give seconds, 0 or more") from None
+    if not 0 <= value < 1e9:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range; give seconds, 0 or more")
+    return value
+
+
 RUNS_DIR_HELP = "where runs are (default: $ROCMTUI_RUNS_DIR, else ./runs)"
 CELL_LIMIT = 200
 """Characters of one cell of the runs table (a name or a path longer than that is cut)."""
@@ -77,6 +95,11 @@ def add_run_parsers(sub: Any) -> None:
     stop.description = "Ask a live run to stop at its next step; it saves a checkpoint first, as q does."
     _run_argument(stop, "the run folder (default: the newest live run)")
     stop.add_argument("--no-wait", action="store_true", help="return once asked, without waiting")
+    stop.add_argument(
+        "--grace", type=grace_seconds, default=STOP_GRACE_S, metavar="SECONDS",
+        help=f"how long the run has to stop at a step before its process is sent SIGTERM, then SIGKILL "
+        f"{KILL_AFTER_TERM_S:g} s later if it still holds the folder (default: %(default)g)",
+    )  # fmt: skip
 
 
 def _run_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
@@ -178,7 +201,6 @@ def run_runs(args: argparse.Namespace) -> int:
 def run_stop(args: argparse.Namespace) -> int:
     from rocmtui.run.control import send_command
     from rocmtui.run.listing import find_run, run_info
-    from rocmtui.run.lock import is_locked
 
     run_dir = find_run(args.run, args.runs_dir, live_only=True)
     send_command(run_dir, "stop")
@@ -187,11 +209,14 @@ def run_stop(args: argparse.Namespace) -> int:
         return 0
     asked_at = time.time()
     print(f"rocmtui: asked {plain(run_dir)} to stop at its next step; waiting for it to end", flush=True)
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while is_locked(run_dir):
-        if time.monotonic() > deadline:
-            raise UsageError(f"{plain(run_dir)} was asked to stop but did not stop within {STOP_TIMEOUT_S:.0f} s")
-        time.sleep(0.1)
+    if not _released(run_dir, args.grace):
+        _signal_writer(run_dir, signal.SIGTERM, f"did not stop within {args.grace:g} s")
+        if not _released(run_dir, KILL_AFTER_TERM_S):
+            _signal_writer(run_dir, signal.SIGKILL, f"still held {KILL_AFTER_TERM_S:g} s after SIGTERM")
+            if not _released(run_dir, KILL_AFTER_TERM_S):
+                raise UsageError(f"{plain(run_dir)} is still held after SIGKILL")
+            print(f"rocmtui: {plain(run_dir)} killed; what it wrote up to its last step stays readable")
+            return 1
     info = run_info(run_dir)
     where = f"epoch {info.epoch}/{info.epochs}" if info.epochs else f"step {info.step:,}" if info.step else "its start"
     best = "" if info.best_acc is None else f", best test accuracy {fmt_acc(info.best_acc)}"
@@ -199,6 +224,39 @@ def run_stop(args: argparse.Namespace) -> int:
     saved = f"checkpoint saved in {folder}" if _saved_since(run_dir, asked_at) else f"no checkpoint written; {folder}"
     print(f"rocmtui: {plain(info.state)} at {where}{best}; {saved}")
     return 0 if info.state in ("stopped", "finished") else 1
+
+
+def _released(run_dir: Path, within_s: float) -> bool:
+    """Whether the folder's lock is free within ``within_s`` seconds (polled: the writer is another process)."""
+    from rocmtui.run.lock import is_locked
+
+    deadline = time.monotonic() + within_s
+    while is_locked(run_dir):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def _signal_writer(run_dir: Path, signum: signal.Signals, why: str) -> None:
+    """Send ``signum`` to the processes that hold the folder's lock (the kernel's list, never a pid read from
+    the folder); one line on stderr saying so."""
+    from rocmtui.run.lock import lock_holders
+
+    holders = lock_holders(run_dir)
+    if not holders:
+        return  # let go in the meantime
+    print(f"rocmtui: {plain(run_dir)} {why}: sending {signum.name} to process {', '.join(map(str, sorted(holders)))}",
+          file=sys.stderr, flush=True)  # fmt: skip
+    for pid in holders:
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            continue
+        except PermissionError:
+            raise UsageError(f"{plain(run_dir)} is written by process {pid} of another user: not yours to end") from (
+                None
+            )
 
 
 def _write_csv(run_dir: Path, where: str) -> int:
@@ -209,7 +267,7 @@ def _write_csv(run_dir: Path, where: str) -> int:
     from rocmtui.run.stream import read_events
 
     text = io.StringIO()
-    count = write_csv(text, read_events(run_dir))
+    count = write_csv(text, read_events(run_dir), terminal=where == "-")
     if where == "-":
         sys.stdout.write(text.getvalue())
         return 0

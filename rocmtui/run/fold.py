@@ -22,6 +22,7 @@ from rocmtui.events import (
     StepsCompleted,
     TrackStarted,
     TrainEvent,
+    WriterStalled,
 )
 
 Phase = Literal["starting", "training", "paused", "stopping", "finished", "failed"]
@@ -46,6 +47,8 @@ class RunFold:
     best_acc: float | None = None
     last_loss: float | None = None
     """The newest finite training loss a step reported."""
+    stalled: bool = False
+    """The writer holds the run but its heartbeat is stale (a viewer's ``WriterStalled``): not training."""
     version: int = 0
 
     def apply(self, event: TrainEvent) -> None:
@@ -73,6 +76,8 @@ class RunFold:
             self.finished, self.phase = event, "finished"
         elif isinstance(event, RunFailed):
             self.failed, self.phase = event, "failed"
+        elif isinstance(event, WriterStalled):
+            self.stalled = event.stalled
 
     def _add_epoch(self, event: EpochCompleted) -> None:
         if self.epochs and self.epochs[-1].epoch >= event.epoch:  # trained again after a resume

@@ -15,10 +15,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rocmtui.base.errors import UsageError
-from rocmtui.events import Emit, LogMessage, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
+from rocmtui.events import (
+    Emit,
+    LogMessage,
+    RunControl,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    TrainEvent,
+    WriterStalled,
+)
 from rocmtui.run.control import Command, send_command
 from rocmtui.run.lock import is_locked
-from rocmtui.run.status import read_status
+from rocmtui.run.status import effective, read_status
 from rocmtui.run.stream import EventTail
 
 POLL_S = 0.1
@@ -84,6 +93,7 @@ def follow(
     mirror = CommandMirror(run_dir)
     checked_at = 0.0
     skipped = 0
+    stalled = False
     try:
         while not control.leave.is_set():
             mirror.sync(control)
@@ -102,6 +112,7 @@ def follow(
                 if not alive():  # read what it wrote last, then call it lost
                     final = _emit_all(superseded(tail.poll_all(), history_until), emit)
                     return final if final is not None else _lost(run_dir, emit)
+                stalled = _stalled_report(run_dir, stalled, emit)
             control.leave.wait(poll_s)
         mirror.sync(control)  # a command given just before leaving still reaches the run
         return None
@@ -126,6 +137,23 @@ def _emit_all(events: list[TrainEvent], emit: Emit) -> TrainEvent | None:
         if isinstance(event, RunFinished | RunFailed):
             return event
     return None
+
+
+def _stalled_report(run_dir: Path, was: bool, emit: Emit) -> bool:
+    """Whether the writer, alive, has a stale heartbeat; a change is told (``WriterStalled`` and a log line)."""
+    status = read_status(run_dir)
+    now = effective(run_dir, status) if status is not None else None
+    stalled = now is not None and now.state == "stalled"
+    if stalled != was and status is not None:
+        age = time.time() - status.heartbeat
+        emit(WriterStalled(stalled, age))
+        emit(
+            LogMessage(f"stalled: process {status.pid} holds the run but has written no heartbeat for {age:.0f} s",
+                       "warning")
+            if stalled
+            else LogMessage("the writer beats again")
+        )  # fmt: skip
+    return stalled
 
 
 def _lost(run_dir: Path, emit: Emit) -> RunFailed:

@@ -87,8 +87,9 @@ class _Envelope(msgspec.Struct, frozen=True):
     version: int | None = None
 
 
-State = Literal["starting", "running", "paused", "stopping", "finished", "stopped", "failed", "lost"]
-LIVE_STATES: tuple[State, ...] = ("starting", "running", "paused", "stopping")
+State = Literal["starting", "running", "paused", "stopping", "finished", "stopped", "failed", "lost", "stalled"]
+LIVE_STATES: tuple[State, ...] = ("starting", "running", "paused", "stopping", "stalled")
+"""``stalled`` and ``lost`` are never written: a reader sees them (``status.effective``)."""
 
 
 class RunStatus(msgspec.Struct, frozen=True):

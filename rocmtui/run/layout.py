@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from pathlib import Path
 
@@ -10,12 +11,14 @@ from rocmtui.base.errors import UsageError
 from rocmtui.base.private_dir import make_dirs, runs_dir_problem
 from rocmtui.run.format import CONFIG, EVENTS
 
-MAX_SUFFIX = 1000
 RUNS_DIR_MODE = 0o755
 RUN_MODE = 0o700
 SHARED_RUN_MODE = 0o750
 """A run folder in a team runs folder: its group reads it, nobody but its writer writes it."""
 SHARED_ENV = "ROCMTUI_SHARED_RUNS_DIR"
+SUFFIX_BYTES = 4
+"""Random bytes after a run's readable name (8 hex digits): another user cannot make its folder first."""
+MAX_TRIES = 16
 RUNS_DIR_ENV = "ROCMTUI_RUNS_DIR"
 """Where runs are made and looked for when no ``--runs-dir`` is given: every command, and ``track()``."""
 
@@ -36,7 +39,8 @@ def shared_by_default() -> bool:
 
 
 def create_run_dir(runs_dir: Path, name: str, *, shared: bool | None = None) -> Path:
-    """Make ``runs_dir/name`` (or ``name-2``, ``name-3``...) atomically: ``mkdir`` decides, never a check first.
+    """Make ``runs_dir/name-XXXXXXXX`` (a random suffix) atomically: ``mkdir`` decides, never a check first. The
+    suffix is drawn, not counted, so that no one can take a run's folder before it is made.
 
     The runs folder is made 0755 where missing; one another user owns, or others can write without the sticky
     bit, is refused in one line unless ``shared`` (None: ``$ROCMTUI_SHARED_RUNS_DIR``). The run folder is made
@@ -54,15 +58,15 @@ def create_run_dir(runs_dir: Path, name: str, *, shared: bool | None = None) -> 
     if problem:
         raise UsageError(problem)
     mode = SHARED_RUN_MODE if shared else RUN_MODE
-    for n in range(1, MAX_SUFFIX):
-        path = runs_dir / (name if n == 1 else f"{name}-{n}")
+    for _ in range(MAX_TRIES):
+        path = runs_dir / f"{name}-{secrets.token_hex(SUFFIX_BYTES)}"
         try:
             path.mkdir(mode)
         except FileExistsError:
             continue
         path.chmod(mode)  # whatever the umask
         return path
-    raise UsageError(f"{runs_dir} already holds {MAX_SUFFIX} runs named {name}")
+    raise UsageError(f"{runs_dir}: {MAX_TRIES} random names for {name} were all taken; is something making folders?")
 
 
 def is_run_dir(path: Path) -> bool:

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rocmtui.base.files import open_regular
+from rocmtui.run.format import MAX_LINE_BYTES
 
 CHUNK = 1 << 16
-MAX_LINE = 1 << 20
+MAX_LINE = MAX_LINE_BYTES
 """A partial line longer than this is not held back: it is dropped (and counted) up to its newline, so a
-file without newlines cannot grow a reader's memory. Nothing of ours writes such a line."""
+file without newlines cannot grow a reader's memory. Nothing of ours writes such a line (``track()`` cuts
+its windows by bytes to stay under it)."""
 READ_MAX = 16 << 20
 """The most one ``read_lines`` reads: a huge append is taken in parts (``behind`` says more is there)."""
 
@@ -150,6 +152,8 @@ class LineTailer:
                 st = os.stat(self.path)
             except FileNotFoundError:
                 return []
+            if self._file is None and self._inode == st.st_ino and st.st_size >= self._offset:
+                self._resume()
             if self._file is None or st.st_ino != self._inode or st.st_size < self._offset:
                 self._reopen(st.st_ino)
         if self._file is None or st.st_size == self._offset:
@@ -177,6 +181,8 @@ class LineTailer:
     def _reopen(self, inode: int) -> None:
         if self._file is not None:
             self._file.close()
+            self._file = None
+        if self._inode is not None:  # read before (open, or released): from the start again
             self.restarts += 1
         try:
             self._file = os.fdopen(open_regular(self.path), "rb")
@@ -184,6 +190,24 @@ class LineTailer:
             self._file = None
             return
         self._inode, self._offset, self._partial, self._dropping = inode, 0, b"", False
+
+    def release(self) -> None:
+        """Close the file but keep the place: the next read opens it again there (a reader of many files, the
+        exporter, holds no descriptor between reads). A file replaced in between is read from its start."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _resume(self) -> None:
+        try:
+            file = os.fdopen(open_regular(self.path), "rb")
+        except FileNotFoundError:
+            return
+        if os.fstat(file.fileno()).st_ino != self._inode:  # replaced since the stat: read it from the start
+            file.close()
+            return
+        file.seek(self._offset)
+        self._file = file
 
     def close(self) -> None:
         if self._file is not None:

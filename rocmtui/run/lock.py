@@ -89,3 +89,32 @@ def lock_held(path: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+PROC_LOCKS = Path("/proc/locks")
+
+
+def lock_holders(run_dir: Path, proc_locks: Path = PROC_LOCKS) -> set[int]:
+    """The processes that hold the folder's lock, as the kernel lists them (``/proc/locks``): never a pid read
+    from a file in the folder, which whoever can write the folder could point at any process."""
+    try:
+        fd = open_regular(run_dir / LOCK)
+    except (OSError, UnsafeFileError):
+        return set()
+    try:
+        info = os.fstat(fd)
+    finally:
+        os.close(fd)
+    device = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    holders: set[int] = set()
+    try:
+        text = proc_locks.read_text()
+    except OSError:
+        return holders
+    for line in text.splitlines():
+        fields = line.split()
+        if "->" in fields:  # a request waiting for the lock, not a holder
+            continue
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == device and fields[4].isdigit():
+            holders.add(int(fields[4]))
+    return holders

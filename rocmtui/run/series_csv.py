@@ -4,7 +4,8 @@
 for a tracked script, the flush that wrote it (values of one window share it). A ``train`` run gives each
 step's loss, the learning rate and throughput of each report, and each epoch's losses, accuracies (0..1) and
 seconds at the epoch's last step; a tracked script gives every value it logged. Rows follow the stream: steps
-trained again after a resume from an earlier checkpoint come again, later.
+trained again after a resume from an earlier checkpoint come again, later. A name that starts like a spreadsheet
+formula is written with a ``'`` before it (``neutral``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
+from rocmtui.base.text import plain
 from rocmtui.events import EpochCompleted, EpochMetrics, MetricsLogged, StepsCompleted, TrainEvent
 
 Row = tuple[int, float, str, float]
@@ -46,12 +48,26 @@ def rows(events: Iterable[TrainEvent]) -> Iterator[Row]:
                 yield at, event.elapsed_s, name, value
 
 
-def write_csv(out: TextIO, events: Iterable[TrainEvent]) -> int:
-    """Write the header and every row; returns the rows written. Non-finite values are written as ``nan``."""
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet may read as the start of a formula: a name cell starting so is prefixed with ``'``
+(OWASP's advice for CSV injection), so ``=HYPERLINK(...)`` stays text."""
+SHOWN_NAME_LIMIT = 10_000
+
+
+def neutral(name: str) -> str:
+    """A text cell that no spreadsheet takes for a formula."""
+    return "'" + name if name.startswith(FORMULA_STARTS) else name
+
+
+def write_csv(out: TextIO, events: Iterable[TrainEvent], *, terminal: bool = False) -> int:
+    """Write the header and every row; returns the rows written. Non-finite values are written as ``nan``; names
+    that start like a formula are neutralised (``neutral``). ``terminal``: the rows go to stdout, so names cross
+    the text boundary too (escapes and control characters made visible)."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(HEADER)
     count = 0
     for step, time_s, name, value in rows(events):
-        writer.writerow((step, f"{time_s:.6g}", name, repr(value) if math.isfinite(value) else "nan"))
+        cell = neutral(plain(name, limit=SHOWN_NAME_LIMIT) if terminal else name)
+        writer.writerow((step, f"{time_s:.6g}", cell, repr(value) if math.isfinite(value) else "nan"))
         count += 1
     return count

@@ -1,7 +1,8 @@
 """``status.json``: who writes the run, in what state, a heartbeat, and the progress ``rocmtui runs`` lists.
 
 A writer killed with ``-9`` cannot say so: a reader sees "lost" when the status says live but the
-folder's lock is free (same machine) or the heartbeat is stale (a folder shared with another machine).
+folder's lock is free (same machine) or the heartbeat is stale (a folder shared with another machine); one
+frozen (SIGSTOP) still holds the lock and reads "stalled" once its heartbeat is stale.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ __all__ = ["LIVE_STATES", "RunStatus", "State", "effective", "new_status", "read
 
 HEARTBEAT_S = 2.0
 STALE_S = 15.0
-"""A live status whose heartbeat is older than this, written on another machine, reads as lost."""
+"""A live status whose heartbeat is older than this reads as lost (written on another machine) or stalled (its
+writer still holds the lock here)."""
 
 
 def new_status(name: str) -> RunStatus:
@@ -62,9 +64,13 @@ def load_status(run_dir: Path) -> RunStatus | None:
 
 
 def effective(run_dir: Path, status: RunStatus) -> RunStatus:
-    """The status as it really is: a live state whose writer is gone becomes "lost"."""
+    """The status as it really is: a live state whose writer is gone becomes "lost"; one whose writer is
+    still here (on this machine) but has not beaten for ``STALE_S`` becomes "stalled"."""
     if not status.live:
         return status
-    same_host = status.host == socket.gethostname()
-    alive = is_locked(run_dir) if same_host else time.time() - status.heartbeat < STALE_S
-    return status if alive else msgspec.structs.replace(status, state="lost")
+    fresh = time.time() - status.heartbeat < STALE_S
+    if status.host != socket.gethostname():
+        return status if fresh else msgspec.structs.replace(status, state="lost")
+    if not is_locked(run_dir):
+        return msgspec.structs.replace(status, state="lost")
+    return status if fresh else msgspec.structs.replace(status, state="stalled")

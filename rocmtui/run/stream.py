@@ -129,6 +129,10 @@ class EventTail:
         self.skipped += 1
         self._bad_run += 1
 
+    def release(self) -> None:
+        """Hold no descriptor until the next ``poll`` (``LineTailer.release``)."""
+        self._lines.release()
+
     def close(self) -> None:
         self._lines.close()
 

@@ -5,14 +5,24 @@
 - an Origin check on the WebSocket: the page's own origin, or one given with ``--allow-origin``;
 - a cap on concurrent sessions (each is a process of its own) and on the terminal's size (a 5000x5000 terminal
   grew one app past 589 MB);
+- a request must arrive whole within ``REQUEST_TIMEOUT_S`` of its connection, before any token is looked at (a
+  client that sends nothing, or a header a byte at a time, is closed);
+- each tab's input is bounded (``InputBudget``: a flood of keys grew one app to a gigabyte), and the tab's process
+  ends with its session: asked to quit, then SIGTERM, then SIGKILL (``BoundedService.stop``);
 - its page asks no third-party host (fonts served locally) and focuses the terminal, so keys work without a click.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
+import os
 import secrets
+import signal
 import sys
+import time
+from asyncio.subprocess import Process
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -54,14 +64,96 @@ def origin_allowed(origin: str | None, host: str, allowed: frozenset[str]) -> bo
     return parts.scheme in ("http", "https") and parts.netloc == host
 
 
+REQUEST_TIMEOUT_S = 10.0
+"""How long a connection has to send a whole request (and an idle keep-alive connection lasts)."""
+QUIT_GRACE_S = 5.0
+"""How long a tab's app has to quit when its session ends, before SIGTERM (and as long again before SIGKILL)."""
+INPUT_BURST_BYTES = 64 << 10
+INPUT_BYTES_PER_S = 16 << 10
+"""A tab's keyboard and paste input: a burst of 64 KiB, then 16 KiB a second (far beyond typing); beyond, dropped."""
+
+
+class InputBudget:
+    """A token bucket of input bytes: ``take`` says whether ``n`` more may reach the app now."""
+
+    def __init__(
+        self, burst: int = INPUT_BURST_BYTES, per_s: float = INPUT_BYTES_PER_S, clock: Any = time.monotonic
+    ) -> None:
+        self.burst, self.per_s, self._clock = burst, per_s, clock
+        self._left, self._at = float(burst), clock()
+        self.dropped = 0
+        """Bytes refused so far."""
+
+    def take(self, n: int) -> bool:
+        now = self._clock()
+        self._left = min(self.burst, self._left + (now - self._at) * self.per_s)
+        self._at = now
+        if n > self._left:
+            self.dropped += n
+            return False
+        self._left -= n
+        return True
+
+
 class BoundedService(AppService):
-    """An app process whose terminal never grows past ``MAX_WIDTH`` x ``MAX_HEIGHT``."""
+    """An app process whose terminal never grows past ``MAX_WIDTH`` x ``MAX_HEIGHT``, and that never outlives its
+    session."""
 
     async def start(self, width: int, height: int) -> None:
         await super().start(*clamp_size(width, height))
 
     async def set_terminal_size(self, width: int, height: int) -> None:
         await super().set_terminal_size(*clamp_size(width, height))
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
+        """As the library opens it (a shell runs the command), in a process group of its own: the app is the
+        shell's child, and ``stop`` signals the whole group."""
+        self._process = process = await asyncio.create_subprocess_shell(
+            self.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self._build_environment(width=width, height=height),
+            start_new_session=True,
+        )
+        assert process.stdin is not None
+        self._stdin = process.stdin
+        return process
+
+    async def stop(self) -> None:
+        """Ask the app to quit; SIGTERM after ``QUIT_GRACE_S``, SIGKILL as long after, to its whole process group:
+        nothing it started outlives the session."""
+        task, process = self._task, self._process
+        if task is None or process is None:
+            return
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(super().stop()), QUIT_GRACE_S)
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            if process.returncode is not None and not _group_alive(process.pid):
+                break
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signum)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(_group_gone(process), QUIT_GRACE_S)
+        task.cancel()  # its reader ends with the process; a cancel is for one left waiting on a pipe
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        self._task = None
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+async def _group_gone(process: Process) -> None:
+    """Until the shell has ended and no process of its group is left."""
+    await process.wait()
+    while _group_alive(process.pid):
+        await asyncio.sleep(0.05)
 
 
 class GuardedServer(Server):
@@ -88,6 +180,27 @@ class GuardedServer(Server):
     @property
     def page_url(self) -> str:
         return f"{self.public_url}/?token={self.token}"
+
+    def serve(self, debug: bool = False) -> None:
+        """As textual-serve serves, with a request timeout before anything else (``REQUEST_TIMEOUT_S``)."""
+        self.debug = debug
+        self.initialize_logging()
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:
+            loop = asyncio.new_event_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread: none
+            loop.add_signal_handler(signal.SIGINT, self.request_exit)
+            loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+        web.run_app(
+            self._make_app(),
+            host=self.host,
+            port=self.port,
+            handle_signals=False,
+            loop=loop,
+            print=lambda *args: None,
+            keepalive_timeout=REQUEST_TIMEOUT_S,  # aiohttp closes a connection with no whole request by then
+        )
 
     def initialize_logging(self) -> None:
         """textual-serve's logger prints a request's traceback on the console: keep it to warnings."""
@@ -162,7 +275,9 @@ class GuardedServer(Server):
         return websocket
 
     async def _messages(self, websocket: web.WebSocketResponse, service: AppService) -> None:
-        """The browser's messages; one that is not what the page sends is ignored."""
+        """The browser's messages; one that is not what the page sends is ignored, input beyond the tab's
+        ``InputBudget`` dropped."""
+        budget = InputBudget()
         async for message in websocket:
             if message.type != WSMsgType.TEXT:
                 continue
@@ -174,7 +289,9 @@ class GuardedServer(Server):
                 continue
             kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None  # ["focus"] has no data
             if kind == "stdin" and isinstance(data, str):
-                await service.send_bytes(data.encode("utf-8", errors="replace"))
+                raw = data.encode("utf-8", errors="replace")
+                if budget.take(len(raw)):
+                    await service.send_bytes(raw)
             elif kind == "resize" and isinstance(data, dict):
                 await service.set_terminal_size(data.get("width", 80), data.get("height", 24))
             elif kind == "ping":

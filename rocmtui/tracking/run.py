@@ -18,9 +18,10 @@ import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from rocmtui.base.clock import RunClock
-from rocmtui.base.errors import first_line
+from rocmtui.base.errors import UsageError, first_line
 from rocmtui.events import (
     EpochMetrics,
     FailureKind,
@@ -34,15 +35,30 @@ from rocmtui.events import (
 )
 from rocmtui.tracking import env
 from rocmtui.tracking.rank_reporting import RankReporter, RankSink, place, shared_folder
-from rocmtui.tracking.sink import Sink, open_sink
-from rocmtui.tracking.values import Scalar, Window, check_scalars, to_float
+from rocmtui.tracking.sink import Sink, UntrackedSink, open_sink
+from rocmtui.tracking.values import (
+    CALL_BYTES,
+    INT64,
+    LINE_BUDGET,
+    VALUE_BYTES,
+    Scalar,
+    Window,
+    alone_bytes,
+    call_bytes,
+    check_name,
+    check_params,
+    check_scalars,
+    check_total_steps,
+    note_parts,
+    to_float,
+)
 
 FLUSH_S = 0.25
 """Seconds between conversions of the logged values (each may wait for the GPU) and writes."""
 PAUSE_POLL_S = 0.1
 MAX_WINDOW = 4096
-"""Calls a flush holds at most: a loop faster than that over FLUSH_S flushes sooner, so that one line of the
-stream stays well under its reader's bound (a few hundred KB) and a window's memory stays small."""
+"""Calls a flush holds at most: a loop faster than that over FLUSH_S flushes sooner, so that a window's memory
+stays small. Its bytes are bounded too (``values.LINE_BUDGET``): a line the reader would refuse is never written."""
 
 
 class Run:
@@ -62,8 +78,7 @@ class Run:
         """This rank's line in ``ranks/`` when the script runs as several ranks."""
         self.name = name
         self.run_dir: Path = sink.run_dir
-        self.total_steps = total_steps
-        """Steps the script expects to run (progress and ETA in the viewer); may be set at any time."""
+        self._total_steps = check_total_steps(total_steps)
         self.step = 0
         """The last step logged."""
         self.epochs = 0
@@ -78,6 +93,15 @@ class Run:
         _LIVE.add(self)
 
     # -- what the loop calls --------------------------------------------------------------
+    @property
+    def total_steps(self) -> int | None:
+        """Steps the script expects to run (progress and ETA in the viewer); may be set at any time."""
+        return self._total_steps
+
+    @total_steps.setter
+    def total_steps(self, value: int | None) -> None:
+        self._total_steps = check_total_steps(value)
+
     @property
     def should_stop(self) -> bool:
         """True once a viewer (``q``, ``rocmtui stop``) asked the run to stop: end the loop at a good point."""
@@ -97,19 +121,50 @@ class Run:
         """Record ``scalars`` at ``step`` (default: the last step + 1). Blocks while a viewer has paused the run.
 
         Real numbers and 0-d tensors; a tensor is kept as is (detached) and converted at the next flush. Anything
-        else is a TypeError naming its key, raised before anything is kept: the run goes on. Thread-safe.
+        else is a TypeError naming its key (a ValueError for an int no float holds, or a call too large for one
+        line of the stream), raised before anything is kept: the run goes on. Thread-safe.
         """
         checked = check_scalars(scalars)
         if self._sink.control.paused:
             self._wait_while_paused()
         with self._lock:
-            at = self.step + 1 if step is None else operator.index(step)
-            self._window.add(at, checked)
+            if step is None:
+                at = self.step + 1
+            else:
+                at = operator.index(step)
+                if not -INT64 <= at < INT64:  # its text would outgrow the line's bound (CALL_BYTES)
+                    raise ValueError(f"step: an int of {at.bit_length()} bits is out of range; give one below 2**63")
+            window = self._window
+            cost = CALL_BYTES + VALUE_BYTES * len(checked)  # inline: this runs at every call (call_bytes)
+            if not window.values.keys() >= checked.keys():
+                cost = call_bytes(checked, window.values)
+            if window.bytes + cost > LINE_BUDGET:
+                self._add_beyond(at, checked)
+            else:
+                window.add(at, checked, cost)
             self.step = at
             if self._window.count >= MAX_WINDOW or time.monotonic() >= self._next_flush:
                 self.flush()
         if self._on_save is not None and self.should_save:
             self._save()
+
+    def _add_beyond(self, at: int, checked: dict[str, object]) -> None:
+        """A call that does not fit the window's line: the window is written first, then the call starts the
+        next one (alone, measured, when it is too wide for ``call_bytes``' quick bound)."""
+        if self._window.count:
+            self.flush()
+        cost = call_bytes(checked)
+        if cost <= LINE_BUDGET:
+            self._window.add(at, checked, cost)
+            return
+        size = alone_bytes(checked)
+        if size > LINE_BUDGET:
+            biggest = max(checked, key=len)
+            raise ValueError(
+                f"{biggest[:40]!r}: one log() call of {len(checked):,} values takes up to {size:,} bytes written "
+                f"out, more than a line of the run's stream holds ({LINE_BUDGET:,}); log them in several calls"
+            )
+        self._window.add_alone(at, checked)
 
     def log_epoch(self, epoch: int, **scalars: Scalar) -> None:
         """Record an epoch's values (validation loss, accuracy...), numbered as the script counts epochs."""
@@ -120,8 +175,12 @@ class Run:
             self._emit(EpochMetrics(operator.index(epoch), values, self.elapsed_s, step=self.step, wall=time.time()))
 
     def note(self, message: str, level: str = "info") -> None:
-        """A line in the viewer's log panel."""
-        self._emit(LogMessage(message, "warning" if level == "warning" else "error" if level == "error" else "info"))
+        """A line in the viewer's log panel; a message longer than a line of the stream holds goes in parts."""
+        kind: Literal["info", "warning", "error"] = (
+            "warning" if level == "warning" else "error" if level == "error" else "info"
+        )
+        for part in note_parts(message):
+            self._emit(LogMessage(part, kind))
 
     def flush(self) -> None:
         """Convert and write what was logged since the last flush (the one sync point of ``log``)."""
@@ -266,7 +325,11 @@ def _params(config: Mapping[str, object] | None) -> dict[str, ParamValue]:
     for key, value in (config or {}).items():
         plain = value is None or isinstance(value, str | int | float | bool)
         out[str(key)] = value if plain else str(value)  # type: ignore[assignment]  # narrowed just above
-    return out
+    return check_params(out)
+
+
+def _tracked(sink: Sink) -> bool:
+    return not isinstance(sink, UntrackedSink)
 
 
 def default_name() -> str:
@@ -299,7 +362,9 @@ def track(
     pass ``saves=True`` and check ``run.should_save`` yourself. Without either, viewers say the script
     cannot save on request.
     """
-    name = name or default_name()
+    name = check_name(name or default_name())
+    check_total_steps(total_steps)
+    params = _params(config)  # refused before any folder is made
     rank, world_size = place(rank, world_size)
     given = Path(run_dir) if run_dir is not None else None
     base = Path(runs_dir) if runs_dir is not None else None
@@ -309,14 +374,17 @@ def track(
         folder = given or (Path(os.environ[env.RUN_DIR]) if os.environ.get(env.RUN_DIR) else None)
         sink = RankSink(folder or shared_folder(rank, None))
     else:
-        sink = open_sink(name, base, given)
-        if world_size > 1 and given is None and not os.environ.get(env.RUN_DIR):
+        try:
+            sink = open_sink(name, base, given)
+        except (OSError, UsageError) as err:  # as a full disk mid-run: one line, and the script trains on
+            print(f"rocmtui: not tracked, cannot make the run folder: {first_line(err)}", file=sys.stderr)
+            sink = UntrackedSink(given or base or Path("runs"))
+        if world_size > 1 and given is None and not os.environ.get(env.RUN_DIR) and _tracked(sink):
             shared_folder(rank, sink.run_dir)  # the other ranks receive it
-    if world_size > 1:
+    if world_size > 1 and _tracked(sink):
         reporter = RankReporter(sink.run_dir, rank, world_size)
     run = Run(sink, name, total_steps, reporter, on_save)
     atexit.register(run._at_exit)
-    params = _params(config)
     started = TrackStarted(
         name, str(sink.run_dir), params, started_at=time.time(), total_steps=total_steps,
         saves=saves or on_save is not None,

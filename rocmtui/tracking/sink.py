@@ -51,6 +51,20 @@ class FolderSink:
             self.session.close()
 
 
+class UntrackedSink:
+    """No folder could be made at the start: the script trains on, its events go nowhere (as after a full disk)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.control = RunControl()
+
+    def emit(self, event: TrainEvent) -> None:
+        """Nothing: the warning was given once, when the folder could not be made."""
+
+    def end(self, event: TrainEvent) -> None:
+        """Nothing to close."""
+
+
 class PipeSink:
     """Events up to the supervisor, commands down from it; one per process at a time."""
 
@@ -115,8 +129,12 @@ def _link() -> tuple[int, int] | None:
     return events_fd, commands_fd
 
 
+SLUG_CHARS = 64
+"""The run name's part of a folder name: file systems refuse a name over 255 bytes."""
+
+
 def slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "track"
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name)[:SLUG_CHARS].strip("-.") or "track"
 
 
 def open_sink(name: str, runs_dir: Path | None, run_dir: Path | None = None) -> Sink:

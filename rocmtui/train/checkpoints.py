@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import pickle
 import threading
 import warnings
@@ -179,6 +180,24 @@ def checkpoint_file(path: Path) -> Path:
     return path
 
 
+MAX_INFLATION = 2
+"""torch.save stores a checkpoint's entries uncompressed: its zip directory adds up to about the file's size. A
+file whose entries say they inflate to more than twice that is refused before ``torch.load`` reads any (a
+crafted one of a few KB that inflates to gigabytes)."""
+INFLATION_SLACK = 1 << 20
+
+
+def _inflated_size(file: Any) -> int | None:
+    """What the entries of the zip open in ``file`` add up to, inflated, as its directory says; None when the
+    directory cannot be read."""
+    try:
+        file.seek(0)
+        with zipfile.ZipFile(file) as archive:
+            return sum(entry.file_size for entry in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return None
+
+
 def load_checkpoint(path: Path) -> dict[str, Any]:
     """Read a checkpoint onto the CPU as data only; CheckpointError (one line) if it is corrupt or not ours.
 
@@ -188,10 +207,19 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as file:
             is_zip = zipfile.is_zipfile(file)
+            inflated = _inflated_size(file) if is_zip else 0
+            size = os.fstat(file.fileno()).st_size
     except OSError as err:
         raise CheckpointError(f"{path} cannot be read ({err.strerror or type(err).__name__})") from None
     if not is_zip:
         raise CheckpointError(f"{path} is corrupt or not a checkpoint (not a torch zip archive)")
+    if inflated is None:
+        raise CheckpointError(f"{path} is corrupt or not a checkpoint (an unreadable zip directory)")
+    if inflated > size * MAX_INFLATION + INFLATION_SLACK:
+        raise CheckpointError(
+            f"{path} is not a rocmtui checkpoint: its {size:,} bytes would inflate to {inflated:,} "
+            f"(torch stores checkpoints uncompressed)"
+        )
     try:
         with warnings.catch_warnings():  # torch warns about pickle protocols: the error below says it all
             warnings.simplefilter("ignore")

@@ -8,7 +8,8 @@ from dataclasses import replace
 import torch
 
 from rocmtui.base.errors import UsageError
-from rocmtui.config import NEWTON_SCHULZ_RANGE, TrainConfig
+from rocmtui.base.ranges import NEWTON_SCHULZ_RANGE
+from rocmtui.config import TrainConfig
 from rocmtui.gpu.host import read_cpu_name
 from rocmtui.train.data import SPECS
 

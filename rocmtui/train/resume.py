@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.base.errors import CheckpointError
+from rocmtui.base.ranges import cpu_cores
 from rocmtui.config import TrainConfig, train_options
 from rocmtui.train import checkpoints
 from rocmtui.train.data import fingerprint
@@ -100,6 +101,12 @@ def prepare_resume(config: TrainConfig) -> ResumePlan:
             "leave them out, or start a new run"
         )
     resumed = replace(resumed_config(config, saved), resume=path.resolve())
+    cores = cpu_cores()
+    if resumed.nproc > cores and "nproc" not in config.given:  # given: the command line checked it (--force)
+        raise CheckpointError(
+            f"{path} trains with nproc {resumed.nproc}, more than this machine's {cores} CPU cores; "
+            f"give --nproc {resumed.nproc} --force to resume it so"
+        )
     try:
         done = int(state.get("epoch", 0))
     except (TypeError, ValueError):

@@ -86,7 +86,29 @@ def test_live_and_lost_runs_are_exported_and_finished_ones_are_not(h200, runs) -
     assert one(families, "rocmtui_run_loss", **live) == pytest.approx(last_steps["losses"][-1])
     assert one(families, "rocmtui_run_images_per_second", **live) == pytest.approx(last_steps["images_per_s"])
     assert one(families, "rocmtui_run_step", **live) == last_steps["step"]
+    last_epoch = [e for e in stream if e.get("event") == "EpochCompleted"][-1]
+    assert one(families, "rocmtui_run_test_accuracy_ratio", **live) == pytest.approx(last_epoch["test_acc"])
     assert one(again, "rocmtui_run_loss", **live) == one(families, "rocmtui_run_loss", **live)
+
+
+def test_a_live_run_of_a_newer_format_is_exported_by_its_status_and_the_scrape_goes_on(h200, runs) -> None:
+    newer = copy_run(runs, "20261202-090000-cifar10-fastnet", lines=12, state="running")
+    stream = (newer / "metrics.jsonl").read_text().splitlines()
+    stream[0] = json.dumps({"seq": 0, "format": "rocmtui-events", "version": 99})
+    (newer / "metrics.jsonl").write_text("\n".join(stream) + "\n")
+    lock = RunLock.acquire(newer)
+    endpoint = serve(lambda: h200.latest, host="127.0.0.1", port=0, runs_dir=runs, hostname="box")
+    try:
+        families = scrape(endpoint.port)  # an HTTP 500 raises here
+    finally:
+        endpoint.close()
+        lock.release()
+    assert one(families, "rocmtui_run_state", state="running", run=newer.name) == 1.0
+    assert one(families, "rocmtui_run_epochs_completed", run=newer.name) == 4  # from its status
+    assert not [s for s in families["rocmtui_run_step"] if s.labels["run"] == newer.name]  # its stream: unread
+    live = {"run": "20261201-071828-cifar10-fastnet"}
+    assert one(families, "rocmtui_run_step", **live) == 245
+    assert one(families, "rocmtui_gpu_up", gpu="0") == 1.0
 
 
 def test_nothing_is_exported_before_the_first_sample(tmp_path) -> None:

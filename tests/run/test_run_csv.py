@@ -66,3 +66,45 @@ def _time(run: rocmtui.Run) -> str:
 
     [window] = [e for e in read_events(run.run_dir) if isinstance(e, MetricsLogged)]
     return f"{window.elapsed_s:.6g}"
+
+
+INJECTED = {
+    '=HYPERLINK("http://evil.example","x")': '\'=HYPERLINK("http://evil.example","x")',
+    "+cmd|' /C calc'!A0": "'+cmd|' /C calc'!A0",
+    "-2+3": "'-2+3",
+    "@SUM(1+1)": "'@SUM(1+1)",
+    "\tcell": "'\tcell",
+    "loss": "loss",
+    "a=b": "a=b",
+}
+
+
+def test_names_that_start_like_a_formula_are_neutralised_in_file_and_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with rocmtui.track("csv", runs_dir=tmp_path / "runs") as run:
+        run.log(step=1, **dict.fromkeys(INJECTED, -0.5))
+    out = tmp_path / "series.csv"
+    assert main(["runs", str(run.run_dir), "--csv", str(out)]) == 0
+    table = list(csv.reader(out.open()))
+    assert {row[2] for row in table[1:]} == set(INJECTED.values())
+    assert {row[3] for row in table[1:]} == {"-0.5"}  # numbers stay numbers
+    capsys.readouterr()
+    assert main(["runs", str(run.run_dir), "--csv", "-"]) == 0
+    shown = {row[2] for row in csv.reader(io.StringIO(capsys.readouterr().out))}
+    assert '\'=HYPERLINK("http://evil.example","x")' in shown and "\\x09cell" in shown  # the tab: shown as text
+
+
+def test_escapes_in_names_are_made_visible_on_stdout_and_kept_in_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    title = "\x1b]0;pwned\x07loss"
+    with rocmtui.track("csv", runs_dir=tmp_path / "runs") as run:
+        run.log(step=1, **{title: 1.0, "bidi\u202etxt": 2.0})
+    assert main(["runs", str(run.run_dir), "--csv", "-"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b]0;pwned\\x07loss" in out
+    file = tmp_path / "series.csv"
+    assert main(["runs", str(run.run_dir), "--csv", str(file)]) == 0
+    assert {row[2] for row in list(csv.reader(file.open(newline="")))[1:]} == {title, "bidi\u202etxt"}

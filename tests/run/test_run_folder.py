@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -60,7 +61,15 @@ def test_parallel_folder_creation_never_collides(tmp_path: Path) -> None:
         t.start()
     for t in threads:
         t.join()
-    assert sorted(p.name for p in made) == sorted(["same"] + [f"same-{n}" for n in range(2, 9)])
+    assert len({p.name for p in made}) == 8
+    assert all(re.fullmatch("same-[0-9a-f]{8}", p.name) for p in made)
+
+
+def test_a_run_folder_cannot_be_taken_before_it_is_made(tmp_path: Path) -> None:
+    for n in range(1, 1000):  # every name the old counting would have tried
+        (tmp_path / ("same" if n == 1 else f"same-{n}")).mkdir()
+    made = create_run_dir(tmp_path, "same")
+    assert made.is_dir() and not any(made.iterdir()) and re.fullmatch("same-[0-9a-f]{8}", made.name)
 
 
 def test_runs_dir_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:

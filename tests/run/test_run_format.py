@@ -52,6 +52,16 @@ def test_a_non_finite_number_is_written_as_null_and_read_back_as_nan() -> None:
     assert losses[0] == 2.3 and math.isnan(losses[1]) and losses[2] == 2.1
 
 
+def test_null_in_a_plain_number_field_is_read_back_as_nan_not_zero(tmp_path: Path) -> None:
+    steps = StepsCompleted(0, 3, 3, 10, (2.3,), math.nan, math.inf, 0.5)
+    raw = encode_event_line(1, 5.0, steps)
+    assert b'"images_per_s":null,"lr":null' in raw
+    (tmp_path / EVENTS).write_bytes(lines_of(steps))  # and through the tailer every viewer uses
+    for read in (decode_event_line(raw.strip()).event, read_events(tmp_path)[0]):
+        assert isinstance(read, StepsCompleted)
+        assert math.isnan(read.images_per_s) and math.isnan(read.lr) and read.elapsed_s == 0.5
+
+
 def test_null_in_a_field_that_may_be_missing_stays_none() -> None:
     metrics = MetricsLogged(5, {"loss": math.inf, "lr": 0.1}, 1.0, total_steps=None)
     line = decode_event_line(encode_event_line(2, 1.0, metrics).strip())

@@ -41,6 +41,9 @@ async def test_the_page_needs_the_token_and_asks_no_other_host() -> None:
     try:
         assert (await client.get("/")).status == 403
         assert (await client.get("/?token=wrong")).status == 403
+        for part in ("", TOKEN[:1], TOKEN[:-1], TOKEN + "x", " " + TOKEN):  # empty, a prefix, more
+            assert (await client.get(f"/?token={part}")).status == 403, part
+            assert (await client.get(f"/ws/{part}")).status in (403, 404), part
         page = await client.get(f"/?token={TOKEN}")
         body = await page.text()
         assert page.status == 200 and f"/ws/{TOKEN}" in body

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,24 @@ def test_missing_or_damaged_settings_give_the_defaults(tmp_path: Path) -> None:
     settings, problem = load(damaged)
     assert settings == MonitorSettings() and problem is not None and "interval_s" in problem
     assert problem.count("\n") == 0
+
+
+def test_a_fifo_a_device_link_or_a_huge_file_is_refused_at_once_with_one_line(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)  # no writer: a plain open would block the monitor for ever
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")  # a plain read would eat memory until it dies
+    huge = tmp_path / "huge.json"
+    huge.write_bytes(b" " * (1 << 20) + b"{}")
+    dotfile = tmp_path / "dotfiles-monitor.json"
+    save(dotfile, MonitorSettings(graph="power"))
+    linked = tmp_path / "linked.json"
+    linked.symlink_to(dotfile)
+    for path, says in ((fifo, "not a regular file"), (zero, "not a regular file"), (huge, "larger than")):
+        settings, problem = load(path)
+        assert settings == MonitorSettings() and problem is not None and says in problem, problem
+        assert "\n" not in problem
+    assert load(linked) == (MonitorSettings(graph="power"), None)  # a link of the user's own dotfiles: read
 
 
 def test_an_unwritable_folder_is_one_line(tmp_path: Path) -> None:

@@ -174,6 +174,17 @@ def test_a_run_that_never_started_shows_no_epoch_counts() -> None:
     assert progress_lines(state, 80)[0].startswith("Epoch -/- ")
 
 
+def test_a_stopped_run_s_progress_line_never_says_finished() -> None:
+    events = [e for e in recorded_events() if not isinstance(e, RunFinished)]
+    for reason, says in (("stopped", "■ stopped"), ("interrupted", "■ interrupted"), ("completed", "✔ finished")):
+        state = RunState()
+        for event in events:
+            state.apply(event)
+        state.apply(RunFinished(reason, 2, 0.5, 0.5, 4.0, 100.0, None, "x"))  # type: ignore[arg-type]
+        line = progress_lines(state, 100)[0]
+        assert says in line and (reason == "completed") == ("finished" in line), line
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 100.0

@@ -2,7 +2,8 @@
 run's end notifies), kept as
 JSON in the user's config folder (platformdirs). No Textual here.
 
-A missing file gives the defaults; a damaged one gives the defaults and a one-line note (never a crash).
+A missing file gives the defaults; a damaged one gives the defaults and a one-line note (never a crash). It is
+read through the safe open (``base.files``): a FIFO never blocks the monitor, a device or a huge file is refused.
 Writes go to a temporary file that replaces the old one, so a crash mid-write leaves the old settings.
 """
 
@@ -13,12 +14,14 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rocmtui.base.files import atomic_write
+from rocmtui.base.files import UnsafeFileError, atomic_write, read_small
 from rocmtui.base.private_dir import UnsafeFolderError, folder_problem, private_dir
 from rocmtui.base.text import plain
 from rocmtui.codec import CodecError, decode_json, encode_json
 
 FILE_NAME = "monitor.json"
+MAX_SETTINGS_BYTES = 64 << 10
+"""Far more than the settings take: a larger file is not read."""
 
 
 @dataclass(frozen=True)
@@ -54,22 +57,31 @@ def default_path() -> Path:
 def load(path: Path) -> tuple[MonitorSettings, str | None]:
     """The saved settings and None, or the defaults and why the file could not be used (a folder another user
     owns or can write is not read: ``private_dir``)."""
-    if not path.parent.is_dir():
-        return MonitorSettings(), None
-    problem = folder_problem(Path(os.path.realpath(path.parent)))
-    if problem:
-        return MonitorSettings(), f"settings not read: {plain(problem)}"
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return MonitorSettings(), None
-    except OSError as err:
-        return MonitorSettings(), f"settings not read from {path}: {err.strerror or err}"
+    data, problem = _saved_bytes(path)
+    if data is None:
+        return MonitorSettings(), problem
     try:
         settings = decode_json(data, MonitorSettings, what="settings")
     except CodecError as err:
         return MonitorSettings(), f"settings in {path} ignored: {err}"
     return checked(settings, path)
+
+
+def _saved_bytes(path: Path) -> tuple[bytes | None, str | None]:
+    """The settings file's bytes; or None and why it is not read (None as well when there is no file)."""
+    if not path.parent.is_dir():
+        return None, None
+    problem = folder_problem(Path(os.path.realpath(path.parent)))
+    if problem:
+        return None, f"settings not read: {plain(problem)}"
+    try:
+        return read_small(path, MAX_SETTINGS_BYTES, follow_links=True), None  # a dotfiles link is the user's own
+    except FileNotFoundError:
+        return None, None
+    except OSError as err:
+        return None, f"settings not read from {plain(path)}: {err.strerror or err}"
+    except UnsafeFileError as err:  # a FIFO, a device (a link to /dev/zero), a file of megabytes: never waited on
+        return None, f"settings not read: {plain(err)}"
 
 
 def checked(settings: MonitorSettings, path: Path) -> tuple[MonitorSettings, str | None]:

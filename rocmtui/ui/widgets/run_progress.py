@@ -16,11 +16,21 @@ PHASE_TEXT = {
     "finished": "✔ finished",
     "failed": "✘ failed",
 }
+ENDED_EARLY_TEXT = {"stopped": "■ stopped", "interrupted": "■ interrupted (Ctrl-C)"}
+"""A run that finished before its end (a stop, Ctrl-C): never shown as finished."""
+
+
+def phase_text(state: RunState) -> str:
+    if state.stalled and state.running:
+        return "‖ stalled: no heartbeat"
+    if state.phase == "finished" and state.finished is not None and state.finished.reason != "completed":
+        return ENDED_EARLY_TEXT.get(state.finished.reason, f"■ {state.finished.reason}")
+    return PHASE_TEXT[state.phase]
 
 
 def tracked_lines(state: RunState, width: int) -> list[str]:
     """A script's run (``rocmtui.track()``): steps (of the total, when known) with the phase; speed and times."""
-    scalars, phase = state.scalars, PHASE_TEXT[state.phase]
+    scalars, phase = state.scalars, phase_text(state)
     last = scalars.last
     step, total = (last.step, last.total_steps or 0) if last else (0, 0)
     epochs = f"  epoch {scalars.last_epoch.epoch}" if scalars.last_epoch else ""
@@ -29,7 +39,7 @@ def tracked_lines(state: RunState, width: int) -> list[str]:
         line1 = f"{head}{bar(step / total, max(4, width - len(head) - len(phase) - 2))}  {phase}"
     else:
         line1 = f"{head}{epochs}  {phase}"
-    rate = scalars.steps_per_s
+    rate = None if state.stalled else scalars.steps_per_s
     eta = (total - step) / rate if rate and total and state.running else None
     speed = f"{rate:,.1f} steps/s" if rate else "- steps/s"
     line2 = f"{speed}  elapsed {fmt_duration(state.elapsed_s)}  ETA {fmt_duration(eta)}{epochs if total else ''}"
@@ -43,7 +53,7 @@ def progress_lines(state: RunState, width: int) -> list[str]:
     steps = state.last_steps
     total = max(1, state.total_epochs)
     epoch_no = min(state.current_epoch + 1, total)
-    phase = "◐ testing" if state.testing else PHASE_TEXT[state.phase]
+    phase = "◐ testing" if state.testing else phase_text(state)
     head = f"Epoch {epoch_no}/{total} " if state.total_epochs else "Epoch -/- "
     line1 = f"{head}{bar(state.epochs_done / total, max(4, width - len(head) - len(phase) - 2))}  {phase}"
     step, spe = (

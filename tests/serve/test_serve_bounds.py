@@ -1,0 +1,146 @@
+"""``serve`` bounded for strangers: a request must arrive whole in time, before any token is looked at; a tab's
+input is bounded; a tab's process ends with its session, whatever it does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser import free_port, start_serve
+from textual_serve.download_manager import DownloadManager
+from waiting import wait_for
+
+from rocmtui.serve import guarded_server as web_server
+from rocmtui.serve.guarded_server import (
+    INPUT_BURST_BYTES,
+    INPUT_BYTES_PER_S,
+    BoundedService,
+    GuardedServer,
+    InputBudget,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_input_budget_lets_a_burst_through_then_its_rate() -> None:
+    clock = Clock()
+    budget = InputBudget(clock=clock)
+    assert budget.take(INPUT_BURST_BYTES) and not budget.take(1)
+    clock.now += 1.0
+    assert budget.take(INPUT_BYTES_PER_S) and not budget.take(1)
+    clock.now += 1000.0  # a long quiet spell refills the burst, never more
+    assert budget.take(INPUT_BURST_BYTES) and not budget.take(1)
+    assert budget.dropped == 3
+
+
+class Message:
+    def __init__(self, data: str) -> None:
+        from aiohttp import WSMsgType
+
+        self.type, self.data = WSMsgType.TEXT, data
+
+
+class FloodingTab:
+    """What a browser tab's WebSocket delivers: ``count`` stdin messages of ``size`` bytes each, at once."""
+
+    def __init__(self, count: int, size: int) -> None:
+        self._messages = [Message(json.dumps(["stdin", "k" * size])) for _ in range(count)]
+
+    def __aiter__(self) -> FloodingTab:
+        return self
+
+    async def __anext__(self) -> Message:
+        if not self._messages:
+            raise StopAsyncIteration
+        return self._messages.pop()
+
+
+class RecordingApp:
+    """The app side of a session, counting the input bytes that reach it (the app process is not the point)."""
+
+    def __init__(self) -> None:
+        self.received = 0
+
+    async def send_bytes(self, data: bytes) -> bool:
+        self.received += len(data)
+        return True
+
+
+async def test_a_tab_s_input_flood_reaches_its_app_bounded() -> None:
+    server = GuardedServer(f"{sys.executable} -c pass", host="127.0.0.1", port=8000, title="t", public_url=None,
+                           max_sessions=1, token="t")  # fmt: skip
+    app = RecordingApp()
+    await server._messages(FloodingTab(1000, 60_000), app)  # type: ignore[arg-type]  # 60 MB in a moment
+    assert 0 < app.received <= INPUT_BURST_BYTES + INPUT_BYTES_PER_S  # the burst, and at most a second's more
+
+
+def _service(command: str) -> BoundedService:
+    async def nowhere(_data: Any) -> None:
+        return None
+
+    async def closed() -> None:
+        return None
+
+    return BoundedService(
+        command, write_bytes=nowhere, write_str=nowhere, close=closed, download_manager=DownloadManager(), debug=False
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("program", "ended_by"),
+    [
+        ("import time; time.sleep(600)", -signal.SIGTERM),
+        ("import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); signal.pause()", -signal.SIGKILL),
+    ],
+    ids=["deaf to quit", "deaf to quit and SIGTERM"],
+)
+async def test_a_tab_s_process_ends_with_its_session(
+    program: str, ended_by: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_server, "QUIT_GRACE_S", 0.5)
+    service = _service(f"{sys.executable} -c '{program}'")
+    await service.start(80, 24)
+    process = service._process
+    assert process is not None
+    await asyncio.wait_for(service.stop(), 30)
+    assert process.returncode in (-signal.SIGTERM, ended_by)  # the shell, or the app when the shell exec'd it
+    wait_for(lambda: not _group_alive(process.pid), what="the session's process group gone")  # its last reaped
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_a_connection_that_sends_no_whole_request_is_closed_before_any_token_check(tmp_path: Path) -> None:
+    process, url = start_serve(["demo", "--speed", "50"], free_port(), tmp_path)
+    port = int(url.split(":")[2].split("/")[0])
+    try:
+        silent = socket.create_connection(("127.0.0.1", port))
+        partial = socket.create_connection(("127.0.0.1", port))
+        partial.sendall(b"GET /?token=")  # a header never finished
+        for sock in (silent, partial):
+            sock.settimeout(web_server.REQUEST_TIMEOUT_S * 3)
+            assert sock.recv(100) == b""  # closed by the server, well before the old 75 s
+            sock.close()
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
