@@ -53,6 +53,7 @@ def send_started(
             notice=source.notice,
             started_at=time.time(),
             world_size=ranks.world,
+            best_acc=progress.best_acc if progress.epoch else None,
         )
     )
     if rank_log is not None:
