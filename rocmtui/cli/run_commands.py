@@ -88,7 +88,7 @@ def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
     from rocmtui.run.format import saved_config
-    from rocmtui.run.listing import find_run, list_runs
+    from rocmtui.run.listing import find_run, list_runs, run_info
     from rocmtui.run.samples import SampleTail
     from rocmtui.ui.state.compare import run_labels
     from rocmtui.ui.state.settings import notify_watched
@@ -122,7 +122,9 @@ def run_watch(args: argparse.Namespace) -> int:
     def other(path: Path) -> Any:
         return lambda emit, control: follow(path, emit, control)
 
-    labels = run_labels(run_dirs)
+    infos = [run_info(path) for path in run_dirs]
+    names = [info.name if info.kind == "script" else "" for info in infos]  # a script's track(name=...)
+    labels = run_labels(run_dirs, names=names)
     compare = [(name, other(path)) for name, path in zip(labels[1:], run_dirs[1:], strict=True)]
     app = TrainApp(
         saved_config(run_dir),
@@ -134,6 +136,7 @@ def run_watch(args: argparse.Namespace) -> int:
         label=labels[0],
         run_dir=run_dir,
         notify=notify_watched(args.no_notify, run_dir),
+        script=(names[0] or run_dir.name) if infos[0].kind == "script" else None,
     )
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))

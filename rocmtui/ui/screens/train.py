@@ -54,6 +54,8 @@ FRAME_PERIOD_S = 1.0
 paints what changed since the last one (progress, epochs, log, GPU readings, and the plots when
 ``plot_period_s`` has passed) in one compositor pass. A timer per widget would cost a pass each: the
 compositor is most of the UI's CPU time while training."""
+ANSWER_S = 5.0
+"""Seconds a key's answer (``s``) stays in its note: at least three, whatever the log does meanwhile."""
 COMPACT_WIDTH = 110
 COMPACT_HEIGHT = 34
 COMPACT_TABLE_ROWS = 4
@@ -165,6 +167,8 @@ class TrainScreen(CursorActions, Screen[None]):
             card = self.has_class("-card") and not self.has_class("-table")
             bottom.styles.height = COMPACT_CARD_ROWS if card else COMPACT_TABLE_ROWS + COMPACT_LOG_ROWS
             heights = {self.table: COMPACT_TABLE_ROWS, self.log_view: COMPACT_LOG_ROWS}
+            if self.has_class("-no-epochs"):  # a script without epochs: its log takes the table's rows
+                heights = {self.log_view: COMPACT_TABLE_ROWS + COMPACT_LOG_ROWS}
         else:
             top.styles.grid_rows = "1fr"
             bottom.styles.height = self.bottom_rows
@@ -272,18 +276,34 @@ class TrainScreen(CursorActions, Screen[None]):
             return
         tracked = self.state.tracked
         if tracked is not None and not tracked.saves:
-            self.set_phase_note("this script cannot save on request (track(on_save=...) lets it)")
+            self.answer("this script cannot save on request (track(on_save=...) lets it)", warning=True)
             self.app.bell()
             return
         self.control.request_save()
         if tracked is not None:
-            self.set_phase_note("save asked: the script saves at its next log()")
+            self.answer("save asked: the script saves at its next log()")
         else:
-            self.set_phase_note("checkpoint requested: saved at the next step")
+            self.answer("checkpoint requested: saved at the next step")
+
+    def answer(self, message: str, *, warning: bool = False) -> None:
+        """A key's one-line answer: in the log, and for ``ANSWER_S`` in a note over the screen, which a script's
+        next lines of output cannot scroll away."""
+        self.set_phase_note(message)
+        self.app.notify(message, severity="warning" if warning else "information", timeout=ANSWER_S, markup=False)
 
     def set_stopping(self) -> None:
         self.state.phase = "stopping"
-        self.set_phase_note("stopping at the next step; saving a checkpoint…")
+        if self.state.is_script:
+            self.set_phase_note("asked the script to stop (rocmtui.track's should_stop)…")
+        else:
+            self.set_phase_note("stopping at the next step; saving a checkpoint…")
+
+    def expect_script(self, name: str) -> None:
+        """The run is a script's (``rocmtui run``, or a folder without a ``config.json``): show it as one from the
+        first frame, before its first event arrives."""
+        self.state.script = name
+        self.info.show_script(name, self.folder)
+        self.set_class(True, "-no-epochs")
 
     def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         """Keep the newest readings for the next frame."""
@@ -374,8 +394,7 @@ class TrainScreen(CursorActions, Screen[None]):
     def second_plot_wanted(self) -> bool:
         """The second plot has something to show: a train run's accuracy, or a script's series beside its loss."""
         state = self.state
-        tracked = state.tracked is not None or (state.started is None and state.scalars.any)
-        return not tracked or bool(state.scalars.others())
+        return not state.is_script or bool(state.scalars.others())
 
     def flush_text(self) -> None:
         """Progress lines, epoch rows, log lines and GPU readings that changed since the last flush."""
@@ -384,9 +403,13 @@ class TrainScreen(CursorActions, Screen[None]):
             self.progress_seen = self.state.version  # while training the clock runs: two cheap lines a frame
             self.progress.refresh()
         shown = self.runs[self.table_run].state
-        if shown.started is None and shown.scalars.epoch_events:  # a script's run.log_epoch values
+        no_epochs = shown.is_script and not shown.scalars.epoch_events  # a script without run.log_epoch
+        if no_epochs != self.has_class("-no-epochs"):
+            self.set_class(no_epochs, "-no-epochs")
+            self.relayout()
+        if shown.is_script and shown.scalars.epoch_events:  # a script's run.log_epoch values
             self.table.show_metrics(shown.scalars.epoch_events, key=self.table_run)
-        else:
+        elif not shown.is_script:
             self.table.show(shown.epochs, key=self.table_run)
         self.log_view.flush()
         self.flush_samples()
