@@ -47,7 +47,7 @@ from rocmtui.ui.widgets.plot_cursor import CursorKeys
 from rocmtui.ui.widgets.rank_table import RankTable
 from rocmtui.ui.widgets.run_info import RunInfo
 from rocmtui.ui.widgets.run_progress import RunProgress
-from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
+from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S, ThrottledPlot
 
 FRAME_PERIOD_S = 1.0
 """Seconds between frames of the training screen. Events and samples only change state; each frame
@@ -78,6 +78,7 @@ class TrainScreen(CursorActions, Screen[None]):
         Binding("s", "save_now", "Save"),
         Binding("l", "toggle_log", "Log scale"),
         Binding("z", "zoom", "Zoom"),
+        Binding("a", "full_range", "All epochs", show=False),
         Binding("g", "grid", "All series"),
         Binding("right_square_bracket", "smoothing(1)", "Smooth", key_display="]"),
         Binding("left_square_bracket", "smoothing(-1)", "Less smooth", key_display="[", show=False),
@@ -338,15 +339,28 @@ class TrainScreen(CursorActions, Screen[None]):
         grid = GridScreen(self.state, self.grid_state, plot_period_s=self.plot_period_s, runs=self.runs)
         self.app.push_screen(grid)
 
+    @property
+    def plots(self) -> tuple[ThrottledPlot, ...]:
+        """Every plot of the screen: the view keys (log, smoothing, zoom, range) act on all of them."""
+        return (self.loss_plot, self.accuracy_plot)
+
     def action_toggle_log(self) -> None:
-        self.loss_plot.log_scale = not self.loss_plot.log_scale
+        for plot in self.plots:
+            plot.toggle_log()
 
     def action_smoothing(self, steps: int) -> None:
         """``]`` smooths more, ``[`` less: the next EMA weight, drawn at once."""
-        self.loss_plot.step_smoothing(steps)
+        for plot in self.plots:
+            plot.step_smoothing(steps)
 
     def action_zoom(self) -> None:
-        self.loss_plot.next_window()
+        for plot in self.plots:
+            plot.next_window()
+
+    def action_full_range(self) -> None:
+        """The epoch axis over every epoch planned, or (again) over what has been trained."""
+        for plot in self.plots:
+            plot.toggle_full_range()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pause and save are not offered once the run has ended (the footer drops them)."""
