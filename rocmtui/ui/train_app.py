@@ -76,9 +76,10 @@ class TrainApp(MonitorApp):
         """The training app, as the CLI, serve, the tests and the screenshot scripts build it. ``clock``: the
         running elapsed clock's time source (snapshot tests stop it); ``compare``: other runs to overlay, as
         (legend name, source), ``label`` naming the main run; ``run_dir``: the folder followed, where it is
-        now, when known; ``notify``: a bell and a desktop notification when the run ends or fails; ``script``: the run's name
-        when it is known to be a script's (``rocmtui run``, a folder without a ``config.json``), so that no
-        training's titles show before its first event. A theme that does not exist is a UsageError (one line)."""
+        now, when known; ``notify``: a bell and a desktop notification when the run ends or fails; ``script``: the
+        run's name when it is known to be a script's (``rocmtui run``, a folder without a ``config.json``), so
+        that no training's titles show before its first event. A theme that does not exist is a UsageError (one
+        line)."""
         check_theme(theme)
         super().__init__(sampler, theme=theme)
         self.notify_end = notify

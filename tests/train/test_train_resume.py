@@ -15,8 +15,8 @@ import pytest
 import torch
 
 from rocmtui.base.errors import CheckpointError
-from rocmtui.run.listing import run_info
 from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished, StepsCompleted, TrainEvent
+from rocmtui.run.listing import run_info
 from rocmtui.train import checkpoints, epochs
 from rocmtui.train.evaluate import evaluate
 from rocmtui.train.loop import train

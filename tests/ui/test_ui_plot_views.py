@@ -52,11 +52,11 @@ async def test_zoom_log_scale_and_smoothing_act_on_both_plots(host_source: Manua
         for plot, before in zip(screen.plots, whole, strict=True):
             assert plot.canvas.x_range is not None and before is not None
             assert plot.canvas.x_range[0] > before[0]  # the newest part only
-        assert "last 1 ep" in screen.accuracy_plot.border_title
+        assert "last 1 ep" in str(screen.accuracy_plot.border_title)
         await pilot.press("l")
         await pilot.pause()
         assert all(plot.log_scale and plot.canvas.log for plot in screen.plots)
-        assert "log" in screen.accuracy_plot.border_title
+        assert "log" in str(screen.accuracy_plot.border_title)
         before_smoothing = [plot.smoothing for plot in screen.plots]
         await pilot.press("left_square_bracket")
         await pilot.pause()

@@ -5,8 +5,11 @@ the end, and a key's answer that the script's output cannot scroll away."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from textual.pilot import Pilot
 from ui_helpers import host_recording
 
 from rocmtui.config import TrainConfig
@@ -55,7 +58,7 @@ def script_app(run_dir: Path, script: HeldScript) -> TrainApp:
     return TrainApp(TrainConfig(), script, sampler, detachable=True, run_dir=run_dir, script="mlp")
 
 
-async def wait_for(pilot, condition) -> None:  # type: ignore[no-untyped-def]
+async def wait_for(pilot: Pilot[Any], condition: Callable[[], object]) -> None:
     for _ in range(500):
         if condition():
             return

@@ -6,6 +6,7 @@ instead, with their labels, so that a value can be read off an axis.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -49,7 +50,7 @@ def labelled(ticks: list[float]) -> list[str]:
         return []
     step = ticks[1] - ticks[0] if len(ticks) > 1 else abs(ticks[0])
     step = step or 1.0
-    even = all(math.isclose(b - a, step, rel_tol=1e-6, abs_tol=1e-12) for a, b in zip(ticks, ticks[1:]))
+    even = all(math.isclose(b - a, step, rel_tol=1e-6, abs_tol=1e-12) for a, b in itertools.pairwise(ticks))
     largest = max(abs(t) for t in ticks)
     if 0 < largest < 1e-3 or (not even and any(0 < abs(t) < 1e-3 for t in ticks)):
         return _first_unique([[_scientific(t, digits) for t in ticks] for digits in range(7)])

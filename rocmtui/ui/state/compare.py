@@ -46,9 +46,7 @@ def _middle_cut(text: str, width: int) -> str:
     return f"{text[:head]}…{text[len(text) - (width - 1 - head) :]}"
 
 
-def run_labels(
-    folders: Sequence[str | Path], width: int = LABEL_WIDTH, *, names: Sequence[str] = ()
-) -> list[str]:
+def run_labels(folders: Sequence[str | Path], width: int = LABEL_WIDTH, *, names: Sequence[str] = ()) -> list[str]:
     """Short legend names: a run's own name where it has one (``names``: a script's ``track(name=...)``, "" for
     none), else its folder's name without the date and time stamp; with the folder's start time when two labels
     would be the same otherwise; cut to ``width``."""

@@ -7,14 +7,13 @@ from collections.abc import Sequence
 from functools import partial
 
 from rich.text import Text
-from textual.reactive import reactive
 
 from rocmtui.base.series import Series
 from rocmtui.ui.look.series_line import drawn_xs, envelope
 from rocmtui.ui.state.compare import ComparedRun, run_color, run_colors
 from rocmtui.ui.state.gpu_track import GpuMoment, GpuTrack
 from rocmtui.ui.state.run_state import RunState
-from rocmtui.ui.state.zoom import WINDOWS, Zoom
+from rocmtui.ui.state.zoom import WINDOWS
 from rocmtui.ui.widgets.cursor_readout import Reading, readout_line
 from rocmtui.ui.widgets.gpu_strip import strip_lines
 from rocmtui.ui.widgets.scalar_plot import draw_compared_losses, draw_loss, loss_legend
