@@ -34,6 +34,15 @@ examples:
 """
 
 
+RUNS_EXAMPLES = """\
+examples:
+  rocmtui runs                              the table (on a terminal): / filter, s sort, space and enter compare
+  rocmtui runs --filter 'state=finished lr>1e-3 name~mlp'
+  rocmtui runs --filter 'tags=baseline' --json
+  rocmtui runs RUN --csv                    every series of RUN as CSV
+"""
+
+
 def add_run_parsers(sub: Any) -> None:
     """The three subcommands, added to the CLI's subparsers."""
     raw = argparse.RawDescriptionHelpFormatter
@@ -56,10 +65,22 @@ def add_run_parsers(sub: Any) -> None:
     watch.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
     add_notify_flag(watch)
 
-    runs = sub.add_parser("runs", help="list the runs under --runs-dir, newest first")
-    runs.description = "List the runs: state, what trains, epochs, best test accuracy, time, GPU and folder."
+    runs = sub.add_parser(
+        "runs", help="the runs under --runs-dir: a table to sort, filter, compare, tag and delete",
+        epilog=RUNS_EXAMPLES, formatter_class=raw,
+    )  # fmt: skip
+    runs.description = (
+        "On a terminal, a table of the runs to sort, filter, open compared, tag and delete; piped or with --json, "
+        "a listing: state, what trains, epochs, best test accuracy, time, GPU and folder."
+    )
     runs.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     runs.add_argument("--json", action="store_true", help="one JSON array")
+    runs.add_argument(
+        "--filter", metavar="EXPR", default=None,
+        help="only the runs EXPR holds for: terms KEY=VALUE (= != > >= < <= ~ !~) joined by spaces, all of which "
+        "must hold; keys: state, name, kind, tags, note, a setting (lr) or a series (best.test_acc, loss)",
+    )  # fmt: skip
+    runs.add_argument("--plain", action="store_true", help="the plain listing even on a terminal")
     runs.add_argument(
         "run", metavar="RUN", nargs="?", default=None, help="with --csv or --card: the run (default: the newest)"
     )
@@ -161,7 +182,9 @@ def run_runs(args: argparse.Namespace) -> int:
         return _write_card(find_run(args.run, args.runs_dir), args.card)
     if args.run is not None:
         raise UsageError("a run is named with --csv or --card only; 'rocmtui runs' alone lists them all")
-    runs = list_runs(args.runs_dir)
+    if not args.json and not args.plain and can_draw():
+        return _runs_table(args)
+    runs = list_runs(args.runs_dir) if args.filter is None else _filtered(args.runs_dir, args.filter)
     if args.json:
         from rocmtui.codec import encode_json
 
@@ -176,6 +199,36 @@ def run_runs(args: argparse.Namespace) -> int:
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
     return 0
+
+
+def _filtered(runs_dir: Path, text: str) -> list[Any]:
+    """The listings of the runs the filter holds for; each run's series read from its stream only when the filter
+    names a key that is neither a field of the listing nor a setting."""
+    from rocmtui.run.run_filter import parse_filter
+    from rocmtui.run.run_table import FIELDS, fold_metrics, load_rows, select
+
+    run_filter = parse_filter(text)
+    rows = load_rows(runs_dir)
+    known = set(FIELDS) | {"note"} | {name for row in rows for name in row.settings}
+    if run_filter.keys - known:
+        rows = [fold_metrics(row) for row in rows]
+    return [row.info for row in select(rows, run_filter)]
+
+
+def _runs_table(args: argparse.Namespace) -> int:
+    """The table on the terminal; the runs chosen there open compared in ``watch``."""
+    from rocmtui.run.run_filter import parse_filter
+    from rocmtui.run.run_table import load_rows
+    from rocmtui.ui.runs_table import show_runs_table
+
+    run_filter = parse_filter(args.filter or "")
+    chosen = show_runs_table(load_rows(args.runs_dir), args.runs_dir, run_filter)
+    if not chosen:
+        return 0
+    watch = argparse.Namespace(
+        run=[str(path) for path in chosen], runs_dir=args.runs_dir, theme=MonitorConfig().theme, no_notify=False
+    )
+    return run_watch(watch)
 
 
 def run_stop(args: argparse.Namespace) -> int:
