@@ -131,7 +131,6 @@ SAFE_WRAPPERS = {
     "help_grid",
     "status_line",
     "differences_table",
-    "run_cells",  # the runs table: each cell a Text through safe_text
     "settings_table",
 }
 """Calls whose result is safe: the boundary itself, or a ``Text`` built from cleaned values."""

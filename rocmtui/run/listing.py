@@ -10,6 +10,7 @@ from typing import Any
 from rocmtui.base.errors import UsageError
 from rocmtui.base.text import plain
 from rocmtui.base.units import fmt_acc, fmt_span
+from rocmtui.config import TrainConfig
 from rocmtui.events import RunFailed, RunFinished
 from rocmtui.run.format import read_config, read_summary
 from rocmtui.run.layout import is_run_dir, run_dirs
@@ -50,6 +51,12 @@ class RunListing:
 
 def run_info(run_dir: Path) -> RunListing:
     """The run's line, from its small files; a file that cannot be read makes it ``unreadable``, never fatal."""
+    return run_info_and_config(run_dir)[0]
+
+
+def run_info_and_config(run_dir: Path) -> tuple[RunListing, TrainConfig | None]:
+    """The run's line and its settings (None for a tracked script's run, or a config that cannot be read), each
+    small file read once."""
     kind = "train"
     try:
         config = read_config(run_dir)
@@ -62,27 +69,30 @@ def run_info(run_dir: Path) -> RunListing:
     try:
         status = load_status(run_dir)
     except StatusUnreadable as err:
-        return RunListing(
+        unreadable = RunListing(
             str(run_dir), "unreadable", name, 0, epochs, None, 0.0, "", None, None, str(err), kind=kind
         )  # fmt: skip
+        return unreadable, config
     if status is None:  # a folder from before status files, or one whose writer never got that far
         summary = read_summary(run_dir)
         state = "unknown"
         if isinstance(summary, RunFinished):
             state = "finished" if summary.reason == "completed" else "stopped"
-            return RunListing(
+            ended = RunListing(
                 str(run_dir), state, name, summary.epochs_completed, epochs, summary.best_test_acc,
                 summary.total_s, "", None, None, kind=kind,
             )  # fmt: skip
+            return ended, config
         if isinstance(summary, RunFailed):
             state = "failed"
-        return RunListing(str(run_dir), state, name, 0, epochs, None, 0.0, "", None, None, kind=kind)
+        return RunListing(str(run_dir), state, name, 0, epochs, None, 0.0, "", None, None, kind=kind), config
     status = effective(run_dir, status)
-    return RunListing(
+    listing = RunListing(
         str(run_dir), status.state, status.name or name, status.epoch, status.epochs, status.best_acc,
         status.elapsed_s, status.device_name, status.started_at, status.pid, "", status.step, status.metric,
         status.metric_value, kind,
     )  # fmt: skip
+    return listing, config
 
 
 def listing_cells(info: RunListing, limit: int) -> tuple[str, ...]:

@@ -8,7 +8,6 @@ stream, and is folded in afterwards (``fold_metrics``), on a worker. Torch-free,
 
 from __future__ import annotations
 
-import contextlib
 import math
 import shutil
 from collections.abc import Callable, Iterable, Sequence
@@ -17,9 +16,9 @@ from pathlib import Path
 
 from rocmtui.base.errors import UsageError
 from rocmtui.events import TrackStarted
-from rocmtui.run.format import RunNotes, read_config, read_notes
+from rocmtui.run.format import RunNotes, read_notes
 from rocmtui.run.layout import is_run_dir, run_dirs
-from rocmtui.run.listing import RunListing, run_info
+from rocmtui.run.listing import RunListing, run_info, run_info_and_config
 from rocmtui.run.lock import RunBusyError, RunLock
 from rocmtui.run.metric_ends import MetricEnds, metric_ends
 from rocmtui.run.run_filter import RunFilter, Value
@@ -105,13 +104,11 @@ class RunRow:
 def load_row(run_dir: Path) -> RunRow:
     """A run's row from its small files and its stream's first lines (never fatal: an unreadable file leaves its
     part empty, as ``rocmtui runs`` lists it)."""
-    info = run_info(run_dir)
+    info, config = run_info_and_config(run_dir)
     settings: dict[str, str] = {}
-    if info.kind == "train":
-        with contextlib.suppress(UsageError):
-            config = read_config(run_dir)
-            settings = train_settings(config) if config is not None else {}
-    else:
+    if config is not None:
+        settings = train_settings(config)
+    elif info.kind == "script":
         start = opening_start(run_dir)
         if isinstance(start, TrackStarted):
             settings = script_settings(start.name, start.params)

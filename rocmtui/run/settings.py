@@ -53,4 +53,6 @@ def differing(each: Sequence[Mapping[str, str]]) -> list[Difference]:
 def setting_text(value: object) -> str:
     if isinstance(value, float):
         return f"{value:g}"
+    if isinstance(value, bool | int):  # a number's text needs no cleaning
+        return str(value)
     return one_line("null" if value is None else str(value), limit=VALUE_WIDTH)

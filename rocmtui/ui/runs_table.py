@@ -26,10 +26,9 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from rocmtui.base.errors import UsageError
 from rocmtui.base.units import fmt_span
@@ -45,6 +44,7 @@ from rocmtui.run.run_table import (
 )
 from rocmtui.run.settings import MISSING, differing
 from rocmtui.ui.look.safe_text import safe_text
+from rocmtui.ui.widgets.rows_view import RowsView
 
 CELL_LIMIT = 32
 """Characters of a cell at most (a name, a setting, the tags: from outside, any length)."""
@@ -202,10 +202,9 @@ class RunsTableApp(App[list[Path] | None]):
         self.message = ""
         """A one-line answer (a refused delete, a bad filter), shown in the status line until the next key."""
         self.prompt_mode: str | None = None
-        self._index = {id(row): n for n, row in enumerate(rows)}
         self._stop = threading.Event()
         self.status = Static(id="runs-status")
-        self.table: DataTable[Text] = DataTable(id="runs-table", cursor_type="cell", zebra_stripes=True)
+        self.table = RowsView(self.shown_cell, frozen=3, max_width=CELL_LIMIT, id="runs-table")
         self.prompt = Input(id="runs-prompt")
         self.prompt.max_length = 2000
 
@@ -236,11 +235,7 @@ class RunsTableApp(App[list[Path] | None]):
         self.columns = self.make_columns(shown)
         table = self.table
         cursor = table.cursor_coordinate
-        table.clear(columns=True)
-        for column in self.columns:
-            table.add_column(Text(column.label, style="bold"), key=column.key)
-        for row in shown:
-            table.add_row(*self.run_cells(row), key=str(self._index[id(row)]))
+        table.set_rows([column.label for column in self.columns], len(shown))
         if shown:
             at = next((n for n, row in enumerate(shown) if row.folder == keep), min(cursor.row, len(shown) - 1))
             table.move_cursor(row=at, column=min(cursor.column, len(self.columns) - 1))
@@ -263,8 +258,9 @@ class RunsTableApp(App[list[Path] | None]):
         columns.append(Column("tags", "tags", "tags"))
         return columns
 
-    def run_cells(self, row: RunRow) -> list[Text]:
-        return [self.cell(row, column.key) for column in self.columns]
+    def shown_cell(self, row: int, column: int) -> Text:
+        """The cell the table draws at (row, column) of the runs shown."""
+        return self.cell(self.shown[row], self.columns[column].key)
 
     def cell(self, row: RunRow, key: str) -> Text:
         info = row.info
@@ -292,7 +288,8 @@ class RunsTableApp(App[list[Path] | None]):
 
     def status_line(self) -> Text:
         """How many runs, under where, the filter, the sort, the selection, and the last answer to a key."""
-        parts = [f"{len(self.shown)} of {len(self.rows)} runs" if self.run_filter.terms else f"{len(self.rows)} runs"]
+        shown, every = len(self.shown), len(self.rows)
+        parts = [f"{shown:,} of {every:,} runs" if self.run_filter.terms else f"{every:,} runs"]
         parts.append(f"under {self.runs_dir}")
         if self.run_filter.terms:
             parts.append(f"filter: {self.run_filter.text}")
@@ -318,12 +315,8 @@ class RunsTableApp(App[list[Path] | None]):
         return self.shown[row] if 0 <= row < len(self.shown) else None
 
     def update_row(self, row: RunRow) -> None:
-        """Redraw one row's cells in place."""
-        key = str(self._index[id(row)])
-        if key not in self.table.rows:
-            return
-        for column in self.columns:
-            self.table.update_cell(key, column.key, self.cell(row, column.key))
+        """Redraw the row's cells (the table asks for each cell on screen as it draws)."""
+        self.table.refresh()
 
     # -- folding each run's series, on a worker -----------------------------------------------------------------
     def _fold_all(self) -> None:
@@ -350,13 +343,7 @@ class RunsTableApp(App[list[Path] | None]):
             current = self.current()
             self.refill(keep=current.folder if current is not None else None)
             return
-        with self.batch_update():
-            for index in message.indexes:
-                row = self.rows[index]
-                key = str(index)
-                if key in self.table.rows:
-                    for column in ("best", "last"):
-                        self.table.update_cell(key, column, self.cell(row, column))
+        self.table.refresh()  # the cells on screen are asked for again
 
     # -- keys ---------------------------------------------------------------------------------------------------
     def on_key(self) -> None:
@@ -385,7 +372,7 @@ class RunsTableApp(App[list[Path] | None]):
         current = self.current()
         return picked or ([current] if current is not None else [])
 
-    def on_data_table_cell_selected(self, _: DataTable.CellSelected) -> None:
+    def on_rows_view_chosen(self, _: RowsView.Chosen) -> None:
         """Enter on the table (the table takes the key before the app's binding)."""
         self.action_watch()
 
@@ -443,7 +430,6 @@ class RunsTableApp(App[list[Path] | None]):
             self.say(f"not deleted: {err}")
             return
         self.rows = [other for other in self.rows if other is not row]
-        self._index = {id(other): n for n, other in enumerate(self.rows)}
         self.selected.discard(row.folder)
         self.refill()
         self.say(f"deleted {row.folder.name}")
@@ -498,7 +484,7 @@ class RunsTableApp(App[list[Path] | None]):
 
     def cell_at(self, row: int, column: int) -> str:
         """The text of a cell shown (tests read the table through it)."""
-        return self.table.get_cell_at(Coordinate(row, column)).plain
+        return self.shown_cell(row, column).plain
 
 
 def show_runs_table(rows: list[RunRow], runs_dir: Path, run_filter: RunFilter | None = None) -> list[Path] | None:
