@@ -9,8 +9,9 @@ import argparse
 import contextlib
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmtui.base.errors import UsageError
 from rocmtui.base.text import plain
@@ -19,6 +20,9 @@ from rocmtui.cli.notify_option import add_notify_flag
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.run.layout import default_runs_dir
+
+if TYPE_CHECKING:
+    from rocmtui.run.series_csv import Row
 
 STOP_TIMEOUT_S = 120.0
 RUNS_DIR_HELP = "where runs are (default: $ROCMTUI_RUNS_DIR, else ./runs)"
@@ -109,15 +113,18 @@ def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
     from rocmtui.run.format import saved_config
-    from rocmtui.run.listing import find_run, list_runs, run_info
+    from rocmtui.run.listing import list_runs, run_info
     from rocmtui.run.samples import SampleTail
+    from rocmtui.run.tensorboard_log import follow_log
     from rocmtui.ui.state.compare import run_labels
     from rocmtui.ui.state.settings import notify_watched
     from rocmtui.ui.train_app import TrainApp, run_train_app
 
     runs = [] if args.run else list_runs(args.runs_dir)
     several = len(runs) > 1  # no run named and several there: the user picks one
-    run_dirs = [] if several else [find_run(spec, args.runs_dir) for spec in args.run or [None]]
+    logs: dict[Path, str] = {}
+    """TensorBoard runs among those watched, and their names."""
+    run_dirs = [] if several else _watched(args.run or [None], args.runs_dir, logs)
     if not can_draw():
         raise UsageError("watch draws in a terminal; for scripts use 'rocmtui runs --json'")
     if several:
@@ -134,6 +141,9 @@ def run_watch(args: argparse.Namespace) -> int:
     def source(config: TrainConfig, emit: Any, control: Any) -> object:
         from rocmtui.launch.script import OutputTail
 
+        if run_dir in logs:
+            follow_log(run_dir, emit, control, name=logs[run_dir])
+            return None
         output = OutputTail(run_dir, emit)  # a script's output.log, what it printed before and since
         try:
             return follow(run_dir, emit, control)
@@ -141,10 +151,15 @@ def run_watch(args: argparse.Namespace) -> int:
             output.stop()
 
     def other(path: Path) -> Any:
+        if path in logs:
+            return lambda emit, control: follow_log(path, emit, control, name=logs[path])
         return lambda emit, control: follow(path, emit, control)
 
     infos = [run_info(path) for path in run_dirs]
-    names = [info.name if info.kind == "script" else "" for info in infos]  # a script's track(name=...)
+    names = [
+        logs.get(path) or (info.name if info.kind == "script" else "")  # a script's track(name=...)
+        for path, info in zip(run_dirs, infos, strict=True)
+    ]
     labels = run_labels(run_dirs, names=names)
     compare = [(name, other(path)) for name, path in zip(labels[1:], run_dirs[1:], strict=True)]
     app = TrainApp(
@@ -164,6 +179,23 @@ def run_watch(args: argparse.Namespace) -> int:
     return code
 
 
+def _watched(specs: list[str | None], runs_dir: Path, logs: dict[Path, str]) -> list[Path]:
+    """The folders to watch: each run named (or the newest), and every run of a TensorBoard log folder named (its
+    runs' names added to ``logs``)."""
+    from rocmtui.run.layout import is_run_dir
+    from rocmtui.run.listing import find_run
+    from rocmtui.run.tensorboard_log import run_name, tensorboard_runs
+
+    folders: list[Path] = []
+    for spec in specs:
+        given = Path(spec).expanduser() if spec is not None else None
+        found = tensorboard_runs(given) if given is not None and not is_run_dir(given) else []
+        for path in found:
+            logs[path] = run_name(path, given) if given is not None else path.name
+        folders += found or [find_run(spec, runs_dir)]
+    return folders
+
+
 def print_lines(lines: list[str], *, failed: bool) -> None:
     """What stays on the terminal after a UI closes: stderr when it is an error."""
     out = sys.stderr if failed else sys.stdout
@@ -172,10 +204,13 @@ def print_lines(lines: list[str], *, failed: bool) -> None:
 
 
 def run_runs(args: argparse.Namespace) -> int:
-    from rocmtui.run.listing import find_run, list_runs, listing_cells
+    from rocmtui.run.listing import find_run, list_runs
 
     if args.csv is not None and args.card is not None:
         raise UsageError("--csv and --card write one thing each: give one of them")
+    log = _tensorboard_log(args.run)
+    if log is not None:
+        return _tensorboard_runs(log, args)
     if args.csv is not None:
         return _write_csv(find_run(args.run, args.runs_dir), args.csv)
     if args.card is not None:
@@ -185,20 +220,28 @@ def run_runs(args: argparse.Namespace) -> int:
     if not args.json and not args.plain and can_draw():
         return _runs_table(args)
     runs = list_runs(args.runs_dir) if args.filter is None else _filtered(args.runs_dir, args.filter)
-    if args.json:
+    _print_listing(runs, as_json=args.json, where=args.runs_dir)
+    return 0
+
+
+def _print_listing(runs: list[Any], *, as_json: bool, where: Path) -> None:
+    """The plain listing (a header, then a line a run, its columns aligned, the folder last), or one JSON array."""
+    from rocmtui.run.listing import listing_cells
+
+    if as_json:
         from rocmtui.codec import encode_json
 
         print(encode_json([info.to_dict() for info in runs], indent=1).decode())
-        return 0
+        return
     if not runs:
-        print(f"no runs under {plain(args.runs_dir)}")
-        return 0
+        print(f"no runs under {plain(where)}")
+        return
+
     rows: list[tuple[str, ...]] = [("STATE", "STARTED", "WHAT", "PROGRESS", "RESULT", "TIME", "DEVICE", "FOLDER")]
     rows += [listing_cells(info, CELL_LIMIT) for info in runs]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
-    return 0
 
 
 def _filtered(runs_dir: Path, text: str) -> list[Any]:
@@ -257,15 +300,53 @@ def run_stop(args: argparse.Namespace) -> int:
     return 0 if info.state in ("stopped", "finished") else 1
 
 
+def _tensorboard_log(spec: str | None) -> Path | None:
+    """``spec`` when it names a TensorBoard log folder (event files in it or under it) rather than a run folder."""
+    from rocmtui.run.layout import is_run_dir
+    from rocmtui.run.tensorboard_log import is_tensorboard_log
+
+    if spec is None:
+        return None
+    path = Path(spec).expanduser()
+    return path if not is_run_dir(path) and is_tensorboard_log(path) else None
+
+
+def _tensorboard_runs(logdir: Path, args: argparse.Namespace) -> int:
+    """``runs LOGDIR``: its TensorBoard runs listed; with ``--csv``, the scalars of its one run (or of the run
+    named by a folder under it)."""
+    from rocmtui.run.tensorboard_log import csv_rows, listing, tensorboard_runs
+
+    found = tensorboard_runs(logdir)
+    if args.card is not None:
+        raise UsageError("a run card is drawn from a rocmtui run; a TensorBoard log has --csv")
+    if args.csv is not None:
+        if len(found) != 1:
+            names = ", ".join(plain(path.relative_to(logdir)) for path in found[:5])
+            raise UsageError(
+                f"{plain(logdir)} holds {len(found)} TensorBoard runs ({names}{', ...' if len(found) > 5 else ''}); "
+                "give one of their folders"
+            )
+        return _write_rows(found[0], csv_rows(found[0]), args.csv)
+    _print_listing([listing(path, logdir) for path in found], as_json=args.json, where=logdir)
+    return 0
+
+
 def _write_csv(run_dir: Path, where: str) -> int:
     """Every series of the run as CSV, to ``where`` (``-``: stdout), written whole or not at all."""
-    import io
-
-    from rocmtui.run.series_csv import write_csv
+    from rocmtui.run.series_csv import rows
     from rocmtui.run.stream import read_events
 
+    return _write_rows(run_dir, rows(read_events(run_dir)), where)
+
+
+def _write_rows(run_dir: Path, series: Iterable[Row], where: str) -> int:
+    """CSV rows to ``where`` (``-``: stdout), written whole or not at all."""
+    import io
+
+    from rocmtui.run.series_csv import write_rows
+
     text = io.StringIO()
-    count = write_csv(text, read_events(run_dir))
+    count = write_rows(text, series)
     if where == "-":
         sys.stdout.write(text.getvalue())
         return 0

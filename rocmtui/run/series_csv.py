@@ -47,11 +47,17 @@ def rows(events: Iterable[TrainEvent]) -> Iterator[Row]:
 
 
 def write_csv(out: TextIO, events: Iterable[TrainEvent]) -> int:
-    """Write the header and every row; returns the rows written. Non-finite values are written as ``nan``."""
+    """Write the header and every row of ``events``; returns the rows written."""
+    return write_rows(out, rows(events))
+
+
+def write_rows(out: TextIO, series: Iterable[Row]) -> int:
+    """Write the header and every row (a run's, or a TensorBoard log's); returns the rows written. Non-finite
+    values are written as ``nan``."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(HEADER)
     count = 0
-    for step, time_s, name, value in rows(events):
+    for step, time_s, name, value in series:
         writer.writerow((step, f"{time_s:.6g}", name, repr(value) if math.isfinite(value) else "nan"))
         count += 1
     return count
