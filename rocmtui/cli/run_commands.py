@@ -248,12 +248,11 @@ def _filtered(runs_dir: Path, text: str) -> list[Any]:
     """The listings of the runs the filter holds for; each run's series read from its stream only when the filter
     names a key that is neither a field of the listing nor a setting."""
     from rocmtui.run.run_filter import parse_filter
-    from rocmtui.run.run_table import FIELDS, fold_metrics, load_rows, select
+    from rocmtui.run.run_table import fold_metrics, load_rows, names_series, select
 
     run_filter = parse_filter(text)
     rows = load_rows(runs_dir)
-    known = set(FIELDS) | {"note"} | {name for row in rows for name in row.settings}
-    if run_filter.keys - known:
+    if names_series(run_filter.keys, rows):
         rows = [fold_metrics(row) for row in rows]
     return [row.info for row in select(rows, run_filter)]
 

@@ -142,6 +142,13 @@ def series_names(rows: Sequence[RunRow]) -> list[str]:
     return sorted(counts, key=lambda name: (-counts[name], name != ACCURACY))
 
 
+def names_series(keys: Iterable[str], rows: Sequence[RunRow]) -> bool:
+    """Whether any of ``keys`` (a filter's, a sort's) is a series' value rather than a field or a setting: then the
+    rows' series must be folded from their streams before the filter or the sort can be right."""
+    known = {*FIELDS, "note", *(name for row in rows for name in row.settings)}
+    return any(key not in known for key in keys)
+
+
 def differing_settings(rows: Sequence[RunRow]) -> list[str]:
     """The settings that take more than one value among the rows that have them (the table's setting columns):
     those most rows have first (a train run's option and a script's param of one name are one column), a setting

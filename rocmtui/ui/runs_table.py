@@ -38,6 +38,7 @@ from rocmtui.run.run_table import (
     RunRow,
     differing_settings,
     fold_metrics,
+    names_series,
     select,
     series_names,
     sort_rows,
@@ -338,8 +339,8 @@ class RunsTableApp(App[list[Path] | None]):
         if self.series is None or all(row.metrics is not None for row in self.rows):
             names = series_names(self.rows)
             self.series = self.series if self.series in names else (names[0] if names else None)
-        needs_all = (self.sort_key is not None and "." in self.sort_key) or self.run_filter.terms
-        if had != self.series or needs_all:
+        keys = {*self.run_filter.keys, *([self.sort_key] if self.sort_key is not None else [])}
+        if had != self.series or names_series(keys, self.rows):  # the order or the rows shown may change
             current = self.current()
             self.refill(keep=current.folder if current is not None else None)
             return
