@@ -259,12 +259,17 @@ def _filtered(runs_dir: Path, text: str) -> list[Any]:
 
 def _runs_table(args: argparse.Namespace) -> int:
     """The table on the terminal; the runs chosen there open compared in ``watch``."""
-    from rocmtui.run.run_filter import parse_filter
     from rocmtui.run.run_table import load_rows
+
+    return _show_table(load_rows(args.runs_dir), args.runs_dir, args)
+
+
+def _show_table(rows: list[Any], where: Path, args: argparse.Namespace) -> int:
+    """The table of ``rows``; the runs chosen there open compared in ``watch``."""
+    from rocmtui.run.run_filter import parse_filter
     from rocmtui.ui.runs_table import show_runs_table
 
-    run_filter = parse_filter(args.filter or "")
-    chosen = show_runs_table(load_rows(args.runs_dir), args.runs_dir, run_filter)
+    chosen = show_runs_table(rows, where, parse_filter(args.filter or ""))
     if not chosen:
         return 0
     watch = argparse.Namespace(
@@ -326,7 +331,14 @@ def _tensorboard_runs(logdir: Path, args: argparse.Namespace) -> int:
                 "give one of their folders"
             )
         return _write_rows(found[0], csv_rows(found[0]), args.csv)
-    _print_listing([listing(path, logdir) for path in found], as_json=args.json, where=logdir)
+    infos = [listing(path, logdir) for path in found]
+    if not args.json and not args.plain and can_draw():
+        from rocmtui.run.format import read_notes
+        from rocmtui.run.run_table import RunRow
+
+        rows = [RunRow(path, info, {}, read_notes(path)) for path, info in zip(found, infos, strict=True)]
+        return _show_table(rows, logdir, args)
+    _print_listing(infos, as_json=args.json, where=logdir)
     return 0
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rocmtui.events import TrainEvent
-from rocmtui.run.series_csv import rows
+from rocmtui.run.series_csv import Row, rows
 
 LOWER_WORDS = ("loss", "err", "perplexity", "ppl")
 
@@ -30,10 +30,16 @@ class MetricEnds:
 
 def metric_ends(events: Iterable[TrainEvent]) -> dict[str, MetricEnds]:
     """Each series' best and last finite value, in the order the series first appear."""
+    return ends_of(rows(events))
+
+
+def ends_of(series: Iterable[Row]) -> dict[str, MetricEnds]:
+    """Each name's best and last finite value over (step, time, name, value) rows: a run's, or a TensorBoard
+    log's."""
     best: dict[str, float] = {}
     last: dict[str, float] = {}
     lower: dict[str, bool] = {}
-    for _step, _time, name, value in rows(events):
+    for _step, _time, name, value in series:
         if not math.isfinite(value):
             continue
         last[name] = value

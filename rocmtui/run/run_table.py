@@ -20,7 +20,7 @@ from rocmtui.run.format import RunNotes, read_notes
 from rocmtui.run.layout import is_run_dir, run_dirs
 from rocmtui.run.listing import RunListing, run_info, run_info_and_config
 from rocmtui.run.lock import RunBusyError, RunLock
-from rocmtui.run.metric_ends import MetricEnds, metric_ends
+from rocmtui.run.metric_ends import MetricEnds, ends_of, metric_ends
 from rocmtui.run.run_filter import RunFilter, Value
 from rocmtui.run.settings import script_settings, train_settings
 from rocmtui.run.stream import opening_start, read_events
@@ -121,9 +121,15 @@ def load_rows(runs_dir: Path, folders: Iterable[Path] | None = None) -> list[Run
 
 
 def fold_metrics(row: RunRow) -> RunRow:
-    """The row with each series' best and last value, read from the whole stream."""
+    """The row with each series' best and last value, read from the whole stream (a TensorBoard run's: from
+    its event files)."""
     try:
-        row.metrics = metric_ends(read_events(row.folder))
+        if row.info.kind == "tensorboard":
+            from rocmtui.run.tensorboard_log import csv_rows
+
+            row.metrics = ends_of(csv_rows(row.folder))
+        else:
+            row.metrics = metric_ends(read_events(row.folder))
     except (OSError, UsageError):
         row.metrics = {}
     return row

@@ -58,3 +58,25 @@ async def test_watch_logdir_compares_its_runs_named_by_their_folders(tmp_path: P
         assert set(screen.accuracy_plot.legend_colors) == {"big", "small"}  # acc of both runs
         app.control.leave.set()
         app.exit(0)
+
+
+async def test_the_runs_table_lists_a_logs_runs_with_their_series(tmp_path: Path) -> None:
+    from rocmtui.run.format import read_notes
+    from rocmtui.run.run_table import RunRow
+    from rocmtui.run.tensorboard_log import listing, tensorboard_runs
+    from rocmtui.ui.runs_table import RunsTableApp
+
+    log(tmp_path / "tb" / "small", 1.0)
+    log(tmp_path / "tb" / "big", 2.0)
+    found = tensorboard_runs(tmp_path / "tb")
+    rows = [RunRow(path, listing(path, tmp_path / "tb"), {}, read_notes(path)) for path in found]
+    app = RunsTableApp(rows, Path("tb"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.series == "loss"  # the first series, most common
+        names = [row.name for row in app.shown]
+        best = [app.cell_at(n, 6) for n in range(len(names))]
+        assert dict(zip(names, best, strict=True)) == {"big": f"{2.0 / 50:.4g}", "small": f"{1.0 / 50:.4g}"}
+        await pilot.press("enter")
+    assert app.return_value == [found[0]]
