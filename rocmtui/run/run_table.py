@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,7 +90,7 @@ class RunRow:
             name=self.name,
             kind=info.kind,
             folder=self.folder.name,
-            start=info.started_at,
+            start=_local_time(info.started_at),
             duration=info.elapsed_s,
             progress=self.progress(),
             epoch=info.epoch,
@@ -218,3 +219,9 @@ def delete_run(run_dir: Path, *, remove: Callable[[Path], None] = shutil.rmtree)
         remove(run_dir)
     finally:
         lock.release()
+
+
+def _local_time(at: float | None) -> str | None:
+    """A start time as local ``YYYY-MM-DDTHH:MM:SS``: text that sorts in time order and that a filter compares
+    with a date or a time as typed (``start>2026-12-01``, ``start>=2026-12-01T09:30``)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(at)) if at else None

@@ -4,6 +4,8 @@ the tags and note round trip, and deleting that refuses a live run."""
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,8 +19,12 @@ from rocmtui.run.run_table import delete_run, differing_settings, fold_metrics, 
 
 
 @pytest.fixture
-def runs(tmp_path: Path) -> dict[str, Path]:
-    return both_kinds(tmp_path / "runs")
+def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
+    monkeypatch.setenv("TZ", "UTC")  # start times in UTC, whatever the machine's zone
+    time.tzset()
+    yield both_kinds(tmp_path / "runs")
+    monkeypatch.undo()
+    time.tzset()
 
 
 def names(rows) -> list[str]:
@@ -42,6 +48,7 @@ def test_the_filter_reads_fields_settings_and_series(runs: dict[str, Path]) -> N
     assert matching("state!=finished") == set()
     assert matching("name!~mlp") == {runs["small-lr"], runs["big-lr"]}
     assert matching("") == set(runs.values())
+    assert matching("start>=2026-11-30T02:00") == {runs["mlp"], runs["wide"]}  # local time as typed (T0 + 2 h)
 
 
 @pytest.mark.parametrize(
