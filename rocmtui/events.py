@@ -56,6 +56,9 @@ class RunStarted(_Event, frozen=True):
     """time.time() at start."""
     world_size: int = 1
     """Processes training together (DDP ranks); each writes its progress to ``ranks/rank-N.jsonl``."""
+    best_acc: float | None = None
+    """A resumed run's best test accuracy over the epochs before ``start_epoch`` (from its checkpoint): a
+    viewer or a status that folds only the events since the resume still reports the run's best."""
 
 
 class StepsCompleted(_Event, frozen=True):

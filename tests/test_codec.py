@@ -73,7 +73,7 @@ def test_the_recorded_run_loads_and_writes_back_the_same_objects() -> None:
     assert events[0].world_size == 1  # recorded before runs of several ranks: one rank
     written = [json.loads(json.dumps(event_to_dict(e))) for e in events]
     added_since: dict[str, dict[str, object]] = {  # fields added after the recording, written back at their defaults
-        "RunStarted": {"world_size": 1},
+        "RunStarted": {"world_size": 1, "best_acc": None},
         "StepsCompleted": {"wall": 0.0},
         "EpochCompleted": {"eval_s": 0.0, "elapsed_s": 0.0, "wall": 0.0},
         "RunFinished": {"tta_test_acc": None, "eval_s": 0.0},

@@ -131,6 +131,7 @@ SAFE_WRAPPERS = {
     "help_grid",
     "status_line",
     "differences_table",
+    "settings_table",
 }
 """Calls whose result is safe: the boundary itself, or a ``Text`` built from cleaned values."""
 OWN_TEXT = {
@@ -145,6 +146,7 @@ OWN_TEXT = {
     "row",  # process_rows.cells: outside columns as Text
     "note",  # the empty table's own note
     "f'Settings that differ between the {len(self.runs)} runs'",  # a count
+    "f'Settings that differ between the {len(self.rows)} runs'",
     "dict.fromkeys(series_keys(scalars))",  # dict.update
 }
 """Arguments that are rocmtui's own words (each read once); anything new must cross the boundary or join here."""

@@ -11,8 +11,9 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmtui.base.errors import UsageError
 from rocmtui.base.text import plain
@@ -21,6 +22,9 @@ from rocmtui.cli.notify_option import add_notify_flag
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.run.layout import default_runs_dir
+
+if TYPE_CHECKING:
+    from rocmtui.run.series_csv import Row
 
 STOP_GRACE_S = 120.0
 """How long ``rocmtui stop`` waits for a run to stop at a step before it signals its process."""
@@ -52,6 +56,15 @@ examples:
 """
 
 
+RUNS_EXAMPLES = """\
+examples:
+  rocmtui runs                              the table (on a terminal): / filter, s sort, space and enter compare
+  rocmtui runs --filter 'state=finished lr>1e-3 name~mlp'
+  rocmtui runs --filter 'tags=baseline' --json
+  rocmtui runs RUN --csv                    every series of RUN as CSV
+"""
+
+
 def add_run_parsers(sub: Any) -> None:
     """The three subcommands, added to the CLI's subparsers."""
     raw = argparse.RawDescriptionHelpFormatter
@@ -74,10 +87,22 @@ def add_run_parsers(sub: Any) -> None:
     watch.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
     add_notify_flag(watch)
 
-    runs = sub.add_parser("runs", help="list the runs under --runs-dir, newest first")
-    runs.description = "List the runs: state, what trains, epochs, best test accuracy, time, GPU and folder."
+    runs = sub.add_parser(
+        "runs", help="the runs under --runs-dir: a table to sort, filter, compare, tag and delete",
+        epilog=RUNS_EXAMPLES, formatter_class=raw,
+    )  # fmt: skip
+    runs.description = (
+        "On a terminal, a table of the runs to sort, filter, open compared, tag and delete; piped or with --json, "
+        "a listing: state, what trains, epochs, best test accuracy, time, GPU and folder."
+    )
     runs.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     runs.add_argument("--json", action="store_true", help="one JSON array")
+    runs.add_argument(
+        "--filter", metavar="EXPR", default=None,
+        help="only the runs EXPR holds for: terms KEY=VALUE (= != > >= < <= ~ !~) joined by spaces, all of which "
+        "must hold; keys: state, name, kind, tags, note, a setting (lr) or a series (best.test_acc, loss)",
+    )  # fmt: skip
+    runs.add_argument("--plain", action="store_true", help="the plain listing even on a terminal")
     runs.add_argument(
         "run", metavar="RUN", nargs="?", default=None, help="with --csv or --card: the run (default: the newest)"
     )
@@ -111,15 +136,18 @@ def run_watch(args: argparse.Namespace) -> int:
     from rocmtui.gpu.tail_source import TailSource
     from rocmtui.run.follow import follow
     from rocmtui.run.format import saved_config
-    from rocmtui.run.listing import find_run, my_runs
+    from rocmtui.run.listing import my_runs, run_info
     from rocmtui.run.samples import SampleTail
+    from rocmtui.run.tensorboard_log import follow_log
     from rocmtui.ui.state.compare import run_labels
     from rocmtui.ui.state.settings import notify_watched
     from rocmtui.ui.train_app import TrainApp, run_train_app
 
     runs = [] if args.run else my_runs(args.runs_dir)
     several = len(runs) > 1  # no run named and several of the user's own there: the user picks one
-    run_dirs = [] if several else [find_run(spec, args.runs_dir) for spec in args.run or [None]]
+    logs: dict[Path, str] = {}
+    """TensorBoard runs among those watched, and their names."""
+    run_dirs = [] if several else _watched(args.run or [None], args.runs_dir, logs)
     if not can_draw():
         raise UsageError("watch draws in a terminal; for scripts use 'rocmtui runs --json'")
     if several:
@@ -136,6 +164,9 @@ def run_watch(args: argparse.Namespace) -> int:
     def source(config: TrainConfig, emit: Any, control: Any) -> object:
         from rocmtui.launch.script import OutputTail
 
+        if run_dir in logs:
+            follow_log(run_dir, emit, control, name=logs[run_dir])
+            return None
         output = OutputTail(run_dir, emit)  # a script's output.log, what it printed before and since
         try:
             return follow(run_dir, emit, control)
@@ -143,9 +174,16 @@ def run_watch(args: argparse.Namespace) -> int:
             output.stop()
 
     def other(path: Path) -> Any:
+        if path in logs:
+            return lambda emit, control: follow_log(path, emit, control, name=logs[path])
         return lambda emit, control: follow(path, emit, control)
 
-    labels = run_labels(run_dirs)
+    infos = [run_info(path) for path in run_dirs]
+    names = [
+        logs.get(path) or (info.name if info.kind == "script" else "")  # a script's track(name=...)
+        for path, info in zip(run_dirs, infos, strict=True)
+    ]
+    labels = run_labels(run_dirs, names=names)
     compare = [(name, other(path)) for name, path in zip(labels[1:], run_dirs[1:], strict=True)]
     app = TrainApp(
         saved_config(run_dir),
@@ -157,10 +195,28 @@ def run_watch(args: argparse.Namespace) -> int:
         label=labels[0],
         run_dir=run_dir,
         notify=notify_watched(args.no_notify, run_dir),
+        script=(names[0] or run_dir.name) if infos[0].kind == "script" else None,
     )
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))
     return code
+
+
+def _watched(specs: list[str | None], runs_dir: Path, logs: dict[Path, str]) -> list[Path]:
+    """The folders to watch: each run named (or the newest), and every run of a TensorBoard log folder named (its
+    runs' names added to ``logs``)."""
+    from rocmtui.run.layout import is_run_dir
+    from rocmtui.run.listing import find_run
+    from rocmtui.run.tensorboard_log import run_name, tensorboard_runs
+
+    folders: list[Path] = []
+    for spec in specs:
+        given = Path(spec).expanduser() if spec is not None else None
+        found = tensorboard_runs(given) if given is not None and not is_run_dir(given) else []
+        for path in found:
+            logs[path] = run_name(path, given) if given is not None else path.name
+        folders += found or [find_run(spec, runs_dir)]
+    return folders
 
 
 def print_lines(lines: list[str], *, failed: bool) -> None:
@@ -171,31 +227,78 @@ def print_lines(lines: list[str], *, failed: bool) -> None:
 
 
 def run_runs(args: argparse.Namespace) -> int:
-    from rocmtui.run.listing import find_run, list_runs, listing_cells
+    from rocmtui.run.listing import find_run, list_runs
 
     if args.csv is not None and args.card is not None:
         raise UsageError("--csv and --card write one thing each: give one of them")
+    log = _tensorboard_log(args.run)
+    if log is not None:
+        return _tensorboard_runs(log, args)
     if args.csv is not None:
         return _write_csv(find_run(args.run, args.runs_dir), args.csv)
     if args.card is not None:
         return _write_card(find_run(args.run, args.runs_dir), args.card)
     if args.run is not None:
         raise UsageError("a run is named with --csv or --card only; 'rocmtui runs' alone lists them all")
-    runs = list_runs(args.runs_dir)
-    if args.json:
+    if not args.json and not args.plain and can_draw():
+        return _runs_table(args)
+    runs = list_runs(args.runs_dir) if args.filter is None else _filtered(args.runs_dir, args.filter)
+    _print_listing(runs, as_json=args.json, where=args.runs_dir)
+    return 0
+
+
+def _print_listing(runs: list[Any], *, as_json: bool, where: Path) -> None:
+    """The plain listing (a header, then a line a run, its columns aligned, the folder last), or one JSON array."""
+    from rocmtui.run.listing import listing_cells
+
+    if as_json:
         from rocmtui.codec import encode_json
 
         print(encode_json([info.to_dict() for info in runs], indent=1).decode())
-        return 0
+        return
     if not runs:
-        print(f"no runs under {plain(args.runs_dir)}")
-        return 0
+        print(f"no runs under {plain(where)}")
+        return
+
     rows: list[tuple[str, ...]] = [("STATE", "STARTED", "WHAT", "PROGRESS", "RESULT", "TIME", "DEVICE", "FOLDER")]
     rows += [listing_cells(info, CELL_LIMIT) for info in runs]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
-    return 0
+
+
+def _filtered(runs_dir: Path, text: str) -> list[Any]:
+    """The listings of the runs the filter holds for; each run's series read from its stream only when the filter
+    names a key that is neither a field of the listing nor a setting."""
+    from rocmtui.run.run_filter import parse_filter
+    from rocmtui.run.run_table import fold_metrics, load_rows, names_series, select
+
+    run_filter = parse_filter(text)
+    rows = load_rows(runs_dir)
+    if names_series(run_filter.keys, rows):
+        rows = [fold_metrics(row) for row in rows]
+    return [row.info for row in select(rows, run_filter)]
+
+
+def _runs_table(args: argparse.Namespace) -> int:
+    """The table on the terminal; the runs chosen there open compared in ``watch``."""
+    from rocmtui.run.run_table import load_rows
+
+    return _show_table(load_rows(args.runs_dir), args.runs_dir, args)
+
+
+def _show_table(rows: list[Any], where: Path, args: argparse.Namespace) -> int:
+    """The table of ``rows``; the runs chosen there open compared in ``watch``."""
+    from rocmtui.run.run_filter import parse_filter
+    from rocmtui.ui.runs_table import show_runs_table
+
+    chosen = show_runs_table(rows, where, parse_filter(args.filter or ""))
+    if not chosen:
+        return 0
+    watch = argparse.Namespace(
+        run=[str(path) for path in chosen], runs_dir=args.runs_dir, theme=MonitorConfig().theme, no_notify=False
+    )
+    return run_watch(watch)
 
 
 def run_stop(args: argparse.Namespace) -> int:
@@ -259,15 +362,60 @@ def _signal_writer(run_dir: Path, signum: signal.Signals, why: str) -> None:
             )
 
 
+def _tensorboard_log(spec: str | None) -> Path | None:
+    """``spec`` when it names a TensorBoard log folder (event files in it or under it) rather than a run folder."""
+    from rocmtui.run.layout import is_run_dir
+    from rocmtui.run.tensorboard_log import is_tensorboard_log
+
+    if spec is None:
+        return None
+    path = Path(spec).expanduser()
+    return path if not is_run_dir(path) and is_tensorboard_log(path) else None
+
+
+def _tensorboard_runs(logdir: Path, args: argparse.Namespace) -> int:
+    """``runs LOGDIR``: its TensorBoard runs listed; with ``--csv``, the scalars of its one run (or of the run
+    named by a folder under it)."""
+    from rocmtui.run.tensorboard_log import csv_rows, listing, tensorboard_runs
+
+    found = tensorboard_runs(logdir)
+    if args.card is not None:
+        raise UsageError("a run card is drawn from a rocmtui run; a TensorBoard log has --csv")
+    if args.csv is not None:
+        if len(found) != 1:
+            names = ", ".join(plain(path.relative_to(logdir)) for path in found[:5])
+            raise UsageError(
+                f"{plain(logdir)} holds {len(found)} TensorBoard runs ({names}{', ...' if len(found) > 5 else ''}); "
+                "give one of their folders"
+            )
+        return _write_rows(found[0], csv_rows(found[0]), args.csv)
+    infos = [listing(path, logdir) for path in found]
+    if not args.json and not args.plain and can_draw():
+        from rocmtui.run.format import read_notes
+        from rocmtui.run.run_table import RunRow
+
+        rows = [RunRow(path, info, {}, read_notes(path)) for path, info in zip(found, infos, strict=True)]
+        return _show_table(rows, logdir, args)
+    _print_listing(infos, as_json=args.json, where=logdir)
+    return 0
+
+
 def _write_csv(run_dir: Path, where: str) -> int:
     """Every series of the run as CSV, to ``where`` (``-``: stdout), written whole or not at all."""
-    import io
-
-    from rocmtui.run.series_csv import write_csv
+    from rocmtui.run.series_csv import rows
     from rocmtui.run.stream import read_events
 
+    return _write_rows(run_dir, rows(read_events(run_dir)), where)
+
+
+def _write_rows(run_dir: Path, series: Iterable[Row], where: str) -> int:
+    """CSV rows to ``where`` (``-``: stdout), written whole or not at all."""
+    import io
+
+    from rocmtui.run.series_csv import write_rows
+
     text = io.StringIO()
-    count = write_csv(text, read_events(run_dir), terminal=where == "-")
+    count = write_rows(text, series, terminal=where == "-")
     if where == "-":
         sys.stdout.write(text.getvalue())
         return 0

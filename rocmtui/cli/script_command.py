@@ -136,6 +136,7 @@ def _run_ui(args: argparse.Namespace, run_dir: Path, name: str, command: list[st
         theme=args.theme,
         run_dir=run_dir,
         notify=notify_wanted(args.no_notify),
+        script=name,
     )
     code, lines = run_train_app(app)
     returncode = launcher.returncode

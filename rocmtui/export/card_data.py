@@ -21,6 +21,7 @@ from rocmtui.events import RunFailed, RunFinished, TrainEvent
 from rocmtui.gpu.sample_codec import loads
 from rocmtui.run.fold import RunFold
 from rocmtui.run.listing import run_info
+from rocmtui.run.metric_ends import lower_is_better
 from rocmtui.run.milestones import accuracy_times, first_reached, time_to_accuracy
 from rocmtui.run.samples import SampleTail
 from rocmtui.run.series_csv import rows
@@ -116,8 +117,7 @@ def series_of(
 
 def best_of(events: Iterable[TrainEvent], name: str) -> Best:
     """The best value of ``name``: the lowest for a loss or an error, else the highest."""
-    lowered = name.lower()
-    best = Best(name, lowest=any(word in lowered for word in ("loss", "err", "perplexity", "ppl")))
+    best = Best(name, lowest=lower_is_better(name))
     for step, time_s, row_name, value in rows(events):
         if row_name == name:
             best.offer(step, time_s, value)

@@ -45,6 +45,9 @@ class RunFold:
     failed: RunFailed | None = None
     phase: Phase = "starting"
     best_acc: float | None = None
+    """The best test accuracy of every epoch, those before a resume included (``RunStarted.best_acc``)."""
+    resumed_best: float | None = None
+    """The best test accuracy before the newest start, as its checkpoint had it."""
     last_loss: float | None = None
     """The newest finite training loss a step reported."""
     stalled: bool = False
@@ -57,6 +60,8 @@ class RunFold:
         if isinstance(event, RunStarted):
             self.started = event
             self.finished = self.failed = None  # a resume in the same folder: the earlier end is history
+            self.resumed_best = event.best_acc
+            self.best_acc = _best(self.best_acc, event.best_acc)
             self.phase = "training"
         elif isinstance(event, TrackStarted):
             self.tracked = event
@@ -82,9 +87,10 @@ class RunFold:
     def _add_epoch(self, event: EpochCompleted) -> None:
         if self.epochs and self.epochs[-1].epoch >= event.epoch:  # trained again after a resume
             self.epochs = [e for e in self.epochs if e.epoch < event.epoch]
-            self.best_acc = max((e.test_acc for e in self.epochs), default=None)
+            self.best_acc = max((e.test_acc for e in self.epochs), default=self.resumed_best)
+            self.best_acc = _best(self.best_acc, self.resumed_best)
         self.epochs.append(event)
-        self.best_acc = event.test_acc if self.best_acc is None else max(self.best_acc, event.test_acc)
+        self.best_acc = _best(self.best_acc, event.test_acc)
 
     @property
     def running(self) -> bool:
@@ -160,3 +166,10 @@ class RunFold:
     def best_epoch(self) -> EpochCompleted | None:
         """The epoch with the highest test accuracy (first one on ties)."""
         return max(self.epochs, key=lambda e: e.test_acc, default=None)
+
+
+def _best(a: float | None, b: float | None) -> float | None:
+    """The higher of two accuracies, either of which may be unknown."""
+    if a is None or b is None:
+        return b if a is None else a
+    return max(a, b)

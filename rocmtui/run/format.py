@@ -56,6 +56,8 @@ RANKS = "ranks"
 """The folder of per-rank streams (``ranks/rank-N.jsonl``) of a run trained by several processes."""
 SCREENS = "screens"
 """Pictures of a viewer's screen (``screens/screen-DATE-TIME.svg``), saved with the ``S`` key."""
+NOTES = "notes.json"
+"""The user's tags and note about the run (the runs table), never written by the run's own writer."""
 
 FORMAT = "rocmtui-events"
 VERSION = 5
@@ -120,6 +122,41 @@ class RunStatus(msgspec.Struct, frozen=True):
     @property
     def live(self) -> bool:
         return self.state in LIVE_STATES
+
+
+MAX_TAGS = 32
+TAG_LIMIT = 40
+NOTE_LIMIT = 2000
+"""Tags a run keeps at most, characters of a tag and of the note."""
+
+
+class RunNotes(msgspec.Struct, frozen=True):
+    """``notes.json``: the user's own words about a run, kept beside what its writer wrote."""
+
+    tags: tuple[str, ...] = ()
+    note: str = ""
+
+
+def clean_notes(tags: list[str] | tuple[str, ...], note: str) -> RunNotes:
+    """Tags as words (spaces and commas split them; each at most ``TAG_LIMIT`` characters, no repeats, at most
+    ``MAX_TAGS``) and the note cut to ``NOTE_LIMIT`` characters."""
+    words = [word[:TAG_LIMIT] for tag in tags for word in re.split(r"[\s,]+", tag) if word]
+    return RunNotes(tuple(dict.fromkeys(words))[:MAX_TAGS], note.strip()[:NOTE_LIMIT])
+
+
+def read_notes(run_dir: Path) -> RunNotes:
+    """The run's notes; none when there is no file, or one that cannot be read (a link, a FIFO, a bad record)."""
+    try:
+        notes = read_record(run_dir / NOTES, RunNotes)
+    except (OSError, CodecError, UsageError):
+        return RunNotes()
+    return clean_notes(notes.tags, notes.note)
+
+
+def write_notes(run_dir: Path, notes: RunNotes) -> None:
+    """Replace the run's notes whole (a temporary file renamed over it): a live run's writer, which never opens
+    this file, is not disturbed; a reader sees the old notes or the new, never half."""
+    write_record(run_dir / NOTES, clean_notes(notes.tags, notes.note))
 
 
 Command = Literal["pause", "resume", "save", "stop"]

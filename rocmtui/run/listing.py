@@ -11,6 +11,7 @@ from typing import Any
 from rocmtui.base.errors import UsageError
 from rocmtui.base.text import plain
 from rocmtui.base.units import fmt_acc, fmt_span
+from rocmtui.config import TrainConfig
 from rocmtui.events import RunFailed, RunFinished
 from rocmtui.run.format import read_config, read_summary
 from rocmtui.run.layout import is_run_dir, run_dirs
@@ -38,6 +39,8 @@ class RunListing:
     step: int = 0
     metric: str = ""
     metric_value: float | None = None
+    kind: str = "train"
+    """``train`` (a ``rocmtui train`` run: its folder has a ``config.json``) or ``script`` (``rocmtui.track()``)."""
 
     @property
     def live(self) -> bool:
@@ -49,34 +52,48 @@ class RunListing:
 
 def run_info(run_dir: Path) -> RunListing:
     """The run's line, from its small files; a file that cannot be read makes it ``unreadable``, never fatal."""
+    return run_info_and_config(run_dir)[0]
+
+
+def run_info_and_config(run_dir: Path) -> tuple[RunListing, TrainConfig | None]:
+    """The run's line and its settings (None for a tracked script's run, or a config that cannot be read), each
+    small file read once."""
+    kind = "train"
     try:
         config = read_config(run_dir)
     except UsageError:  # a config.json that is bad, a link or a FIFO: the status still tells
         config = None
+    else:
+        kind = "train" if config is not None else "script"
     name = f"{config.dataset} {config.model}" if config is not None else ""
     epochs = config.epochs if config is not None else 0
     try:
         status = load_status(run_dir)
     except StatusUnreadable as err:
-        return RunListing(str(run_dir), "unreadable", name, 0, epochs, None, 0.0, "", None, None, str(err))
+        unreadable = RunListing(
+            str(run_dir), "unreadable", name, 0, epochs, None, 0.0, "", None, None, str(err), kind=kind
+        )  # fmt: skip
+        return unreadable, config
     if status is None:  # a folder from before status files, or one whose writer never got that far
         summary = read_summary(run_dir)
         state = "unknown"
         if isinstance(summary, RunFinished):
             state = "finished" if summary.reason == "completed" else "stopped"
-            return RunListing(
+            ended = RunListing(
                 str(run_dir), state, name, summary.epochs_completed, epochs, summary.best_test_acc,
-                summary.total_s, "", None, None,
+                summary.total_s, "", None, None, kind=kind,
             )  # fmt: skip
+            return ended, config
         if isinstance(summary, RunFailed):
             state = "failed"
-        return RunListing(str(run_dir), state, name, 0, epochs, None, 0.0, "", None, None)
+        return RunListing(str(run_dir), state, name, 0, epochs, None, 0.0, "", None, None, kind=kind), config
     status = effective(run_dir, status)
-    return RunListing(
+    listing = RunListing(
         str(run_dir), status.state, status.name or name, status.epoch, status.epochs, status.best_acc,
         status.elapsed_s, status.device_name, status.started_at, status.pid, "", status.step, status.metric,
-        status.metric_value,
+        status.metric_value, kind,
     )  # fmt: skip
+    return listing, config
 
 
 def listing_cells(info: RunListing, limit: int) -> tuple[str, ...]:
@@ -90,6 +107,9 @@ def listing_cells(info: RunListing, limit: int) -> tuple[str, ...]:
         result = f"{info.metric} {info.metric_value:.4g}"
     else:
         result = "-"
+    if info.kind == "script" and not info.step and not info.epochs:  # a script that has logged nothing (yet)
+        progress = "no step yet" if info.live else "no step logged"
+        result = "nothing logged" if result == "-" else result
     span = fmt_span(info.elapsed_s)
     cells = info.state, started, info.name or "-", progress, result, span, info.device_name or "-", info.folder
     return tuple(plain(cell, limit=limit) for cell in cells)

@@ -40,9 +40,16 @@ def leave(code: int) -> NoReturn:
     os._exit(code)
 
 
-def result_lines(final: RunFinished | RunFailed | None, run_dir: str | None) -> list[str]:
-    """One or two plain lines: the result (or the error) and the run folder."""
+def result_lines(
+    final: RunFinished | RunFailed | None, run_dir: str | None, *, script_step: int | None = None
+) -> list[str]:
+    """One or two plain lines: the result (or the error) and the run folder. ``script_step``: the run is a
+    script's (``rocmtui.track()``), which counts steps (and epochs only if it logs them): its last step."""
     where = [f"run folder: {run_dir}"] if run_dir else []
+    if isinstance(final, RunFinished) and script_step is not None:
+        epochs = f", {final.epochs_completed} epoch(s)" if final.epochs_completed else ""
+        steps = f"{script_step:,} step(s)" if script_step else "nothing logged"
+        return [f"rocmtui: {final.reason}: {steps}{epochs}, {final.total_s:.1f}s", *where]
     if isinstance(final, RunFinished):
         best = "" if final.best_test_acc is None else f", best test accuracy {fmt_acc(final.best_test_acc)}"
         epochs = f"{final.epochs_completed} epoch(s)" if final.epochs_completed else "no epoch completed"

@@ -60,13 +60,18 @@ def neutral(name: str) -> str:
 
 
 def write_csv(out: TextIO, events: Iterable[TrainEvent], *, terminal: bool = False) -> int:
-    """Write the header and every row; returns the rows written. Non-finite values are written as ``nan``; names
-    that start like a formula are neutralised (``neutral``). ``terminal``: the rows go to stdout, so names cross
-    the text boundary too (escapes and control characters made visible)."""
+    """Write the header and every row of ``events``; returns the rows written (``write_rows``)."""
+    return write_rows(out, rows(events), terminal=terminal)
+
+
+def write_rows(out: TextIO, series: Iterable[Row], *, terminal: bool = False) -> int:
+    """Write the header and every row (a run's, or a TensorBoard log's); returns the rows written. Non-finite
+    values are written as ``nan``; names that start like a formula are neutralised (``neutral``). ``terminal``:
+    the rows go to stdout, so names cross the text boundary too (escapes and control characters made visible)."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(HEADER)
     count = 0
-    for step, time_s, name, value in rows(events):
+    for step, time_s, name, value in series:
         cell = neutral(plain(name, limit=SHOWN_NAME_LIMIT) if terminal else name)
         writer.writerow((step, f"{time_s:.6g}", cell, repr(value) if math.isfinite(value) else "nan"))
         count += 1

@@ -10,9 +10,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from rocmtui.base.errors import UsageError
 from rocmtui.base.files import open_regular
 from rocmtui.codec import CodecError
-from rocmtui.events import TrainEvent
+from rocmtui.events import RunStarted, TrackStarted, TrainEvent
 from rocmtui.run.format import (
     EVENTS,
     TORN,
@@ -135,6 +136,30 @@ class EventTail:
 
     def close(self) -> None:
         self._lines.close()
+
+
+OPENING_BYTES = 64 * 1024
+"""Bytes of a stream's start read for its opening event: writers put it within the first few lines."""
+
+
+def opening_start(run_dir: Path) -> RunStarted | TrackStarted | None:
+    """The stream's first ``RunStarted`` or ``TrackStarted`` within its first ``OPENING_BYTES`` (whole lines only),
+    without reading the rest: what a listing of thousands of runs can afford. None when there is none there or the
+    stream cannot be read (a link, a FIFO: refused by the safe opening)."""
+    try:
+        fd = open_regular(run_dir / EVENTS)
+    except (OSError, UsageError):
+        return None
+    with open(fd, "rb") as f:
+        head = f.read(OPENING_BYTES)
+    for raw in head.split(b"\n")[:-1]:
+        try:
+            event = decode_event_line(raw).event
+        except CodecError:
+            continue
+        if isinstance(event, RunStarted | TrackStarted):
+            return event
+    return None
 
 
 def read_events(run_dir: Path) -> list[TrainEvent]:

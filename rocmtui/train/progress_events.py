@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from rocmtui.base.clock import RunClock
+from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, EpochCompleted, LogMessage, RunStarted, StepsCompleted
 from rocmtui.run.rank_streams import RankProgress, RankStarted, RankWriter
 from rocmtui.train.data import DataSource
@@ -53,6 +54,7 @@ def send_started(
             notice=source.notice,
             started_at=time.time(),
             world_size=ranks.world,
+            best_acc=progress.best_acc if progress.epoch else None,
         )
     )
     if rank_log is not None:
@@ -61,10 +63,31 @@ def send_started(
         rank_log.write(RankStarted(ranks.rank, ranks.world, pid, host, str(device), name, uuid, bus))
     if source.notice:
         send(LogMessage(source.notice, "warning"))
+    few = few_steps_notice(cfg.batch_size, engine.batching.train_count, engine.batching.steps_per_epoch, cfg)
+    if few:
+        send(LogMessage(few, "warning"))
     if engine.fused.notice:
         send(LogMessage(engine.fused.notice))
     if progress.global_step:
         send(LogMessage(f"Resumed at epoch {progress.epoch + 1}, step {progress.global_step}"))
+
+
+FEW_STEPS = 10
+"""Fewer optimizer steps an epoch than this (batches nearly as large as the data) learn little an epoch: said."""
+STEPS_WANTED = 30
+
+
+def few_steps_notice(batch_size: int, images: int, steps: int, config: TrainConfig) -> str | None:
+    """One line when an epoch is only a few steps (``--recipe fast``'s batches of 2,000 on the 1,900-image sample:
+    one step an epoch), with what to do; None otherwise, or when the steps were capped on purpose."""
+    if steps >= FEW_STEPS or config.max_steps_per_epoch is not None or config.epoch_share < 1.0:
+        return None
+    suggested = max(16, 2 ** max(0, math.floor(math.log2(max(1, images // STEPS_WANTED)))))
+    return (
+        f"{steps} step{'s' if steps != 1 else ''} an epoch: batches of {batch_size:,} over {images:,} training "
+        f"images learn little per epoch; train on the full dataset (--download or --data-dir), or pass "
+        f"--batch-size {suggested} ({math.ceil(images / suggested)} steps an epoch)"
+    )
 
 
 @dataclass(frozen=True)

@@ -71,12 +71,15 @@ class TrainApp(MonitorApp):
         label: str = "",
         run_dir: Path | None = None,
         notify: bool = False,
+        script: str | None = None,
     ) -> None:
         """The training app, as the CLI, serve, the tests and the screenshot scripts build it. ``clock``: the
         running elapsed clock's time source (snapshot tests stop it); ``compare``: other runs to overlay, as
         (legend name, source), ``label`` naming the main run; ``run_dir``: the folder followed, where it is
-        now, when known; ``notify``: a bell and a desktop notification when the run ends or fails. A theme that
-        does not exist is a UsageError (one line)."""
+        now, when known; ``notify``: a bell and a desktop notification when the run ends or fails; ``script``: the
+        run's name when it is known to be a script's (``rocmtui run``, a folder without a ``config.json``), so
+        that no training's titles show before its first event. A theme that does not exist is a UsageError (one
+        line)."""
         check_theme(theme)
         super().__init__(sampler, theme=theme)
         self.notify_end = notify
@@ -95,6 +98,8 @@ class TrainApp(MonitorApp):
         labels = [label, *(name for name, _ in self.others)] if self.others else []
         self.train_screen = TrainScreen(config, self.control, plot_period_s=plot_period_s, clock=clock, labels=labels)
         self.train_screen.folder = run_dir
+        if script is not None:
+            self.train_screen.expect_script(script)
         self.quitting = False
         self.detached = False
         self.signal_code: int | None = None
@@ -270,7 +275,7 @@ class TrainApp(MonitorApp):
         if self.quitting:
             return
         if self.state.running:
-            self.push_screen(QuitConfirm(detachable=self.detachable), self._quit_chosen)
+            self.push_screen(QuitConfirm(detachable=self.detachable, script=self.state.is_script), self._quit_chosen)
         else:
             self.exit_now()
 
@@ -314,7 +319,8 @@ class TrainApp(MonitorApp):
                 f"  watch it: rocmtui watch {where}",
                 f"  stop it:  rocmtui stop {where}",
             ]
-        return result_lines(self.final, run_dir)
+        script_step = (self.state.step or 0) if self.state.is_script else None
+        return result_lines(self.final, run_dir, script_step=script_step)
 
     # -- keys -----------------------------------------------------------------------------
     def action_toggle_monitor(self) -> None:

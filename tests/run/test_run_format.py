@@ -154,11 +154,14 @@ def test_any_json_decodes_to_a_line_or_a_codec_error(value: object, tag: str | N
 def test_the_docs_name_every_file_of_the_folder() -> None:
     names = [fmt.EVENTS, fmt.TORN, fmt.STATUS, fmt.CONTROL, fmt.LOCK, fmt.GPU, fmt.GPU_PREVIOUS, fmt.CONFIG]
     names += [fmt.SUMMARY, fmt.STDERR, fmt.OUTPUT, f"{fmt.RANKS}/rank-N.jsonl", f"{fmt.SCREENS}/screen-DATE-TIME.svg"]
+    names += [fmt.NOTES]
     missing = [name for name in names if f"`{name}`" not in DOC]
     assert missing == []
 
 
-@pytest.mark.parametrize("record", [StreamHeader, RunStatus, ControlLine, RankStarted, RankProgress, RankFailed])
+@pytest.mark.parametrize(
+    "record", [StreamHeader, RunStatus, ControlLine, RankStarted, RankProgress, RankFailed, fmt.RunNotes]
+)
 def test_the_docs_show_every_field_of_each_record(record: type[msgspec.Struct]) -> None:
     fields = [field.encode_name for field in msgspec.structs.fields(record)]
     missing = [name for name in fields if f'"{name}"' not in DOC and f"`{name}`" not in DOC]

@@ -16,6 +16,7 @@ import torch
 
 from rocmtui.base.errors import CheckpointError
 from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished, StepsCompleted, TrainEvent
+from rocmtui.run.listing import run_info
 from rocmtui.train import checkpoints, epochs
 from rocmtui.train.evaluate import evaluate
 from rocmtui.train.loop import train
@@ -136,6 +137,11 @@ def test_resume_with_more_epochs_continues_the_run(small) -> None:
     short = run(dataclasses.replace(config, epochs=1, runs_dir=config.runs_dir / "b"))
     run(dataclasses.replace(config, resume=short / checkpoints.LAST))
     assert_same_epochs(epochs_of(short), epochs_of(whole))
+    lines = [json.loads(line) for line in (short / "metrics.jsonl").read_text().splitlines()]
+    starts = [line for line in lines if line.get("event") == "RunStarted"]
+    first_epoch = epochs_of(short)[0]
+    assert [start["best_acc"] for start in starts] == [None, first_epoch["test_acc"]]  # the status keeps it
+    assert run_info(short).best_acc == max(e["test_acc"] for e in epochs_of(short))  # type: ignore[type-var]
 
 
 @pytest.mark.slow  # two runs

@@ -214,3 +214,23 @@ async def test_cells_tick_y_at_round_values_and_decades_on_a_log_axis(host_sourc
         labels = y_labels(grid.cells[0])
         mantissas = {round(v / 10 ** math.floor(math.log10(v)), 6) for v in labels}
         assert len(labels) >= 2 and (mantissas <= {1.0, 2.0, 5.0} or round_steps(labels)), labels
+
+
+async def test_z_zooms_and_brackets_smooth_every_cell(host_source: ManualReplay) -> None:
+    async with held(mid_run_events(), host_source, size=(120, 40)) as (app, pilot):
+        grid = await open_grid(app, pilot)
+        whole = [cell.canvas.x_range for cell in grid.cells if cell.key is not None]
+        await pilot.press("z", "z")  # the last epoch
+        grid.redraw()
+        await pilot.pause()
+        cells = [cell for cell in grid.cells if cell.key is not None]
+        assert cells and all(cell.zoom.epochs == 1.0 for cell in cells)
+        for cell, before in zip(cells, whole, strict=True):
+            assert cell.canvas.x_range is not None and before is not None
+            assert cell.canvas.x_range[0] > before[0]  # the newest epoch only
+        smoothing = cells[0].smoothing
+        await pilot.press("left_square_bracket")
+        assert all(cell.smoothing < smoothing for cell in cells)
+        await pilot.press("escape")
+        again = await open_grid(app, pilot)  # kept from one visit to the next
+        assert all(cell.zoom.epochs == 1.0 for cell in again.cells if cell.key is not None)

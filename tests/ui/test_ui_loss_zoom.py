@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rocmtui.ui.widgets.loss_plot import WINDOWS, Zoom
+from rocmtui.ui.state.zoom import WINDOWS, Zoom
 from rocmtui.ui.widgets.scalar_plot import step_ticks
 from rocmtui.ui.widgets.throttled_plot import tick_step
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from rocmtui.base.ticks import ONE_TWO_FIVE, nice_ticks
@@ -85,3 +85,25 @@ def test_a_short_axis_gets_two_ticks_at_least_one_every_other_row() -> None:
     assert y_ticks(0.41, 2.31, 11) == [0.5, 1.0, 1.5, 2.0]
     for rows in range(3, 40):
         assert len(y_ticks(0.37, 3.7, rows)) <= max(2, (rows - 1) // 2)
+
+
+def test_an_axis_of_small_values_has_unique_labels_in_one_format() -> None:
+    lr = [0.0011, 0.00105, 0.001, 0.00095, 0.0009]  # the enlarged lr plot's y axis
+    assert labelled(lr) == ["0.00110", "0.00105", "0.00100", "0.00095", "0.00090"]
+    tiny = [2e-5, 4e-5, 6e-5]
+    assert labelled(tiny) == ["2e-05", "4e-05", "6e-05"]
+    assert labelled([1.0e-4, 1.5e-4, 2.0e-4]) == ["1.0e-04", "1.5e-04", "2.0e-04"]
+    assert labelled([0.0, 0.0005, 0.001]) == ["0", "0.0005", "0.0010"]
+    assert labelled([1e-4, 1e-3, 1e-2, 1e-1]) == ["1e-04", "1e-03", "1e-02", "1e-01"]  # a log axis's decades
+
+
+@given(
+    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_subnormal=False),
+    st.floats(min_value=1e-9, max_value=1e6, allow_nan=False, allow_subnormal=False),
+    st.integers(min_value=2, max_value=8),
+)
+def test_tick_labels_are_never_repeated(low: float, span: float, count: int) -> None:
+    ticks = nice_ticks(low, low + span, count, multiples=ONE_TWO_FIVE)
+    assume(len(ticks) >= 2)
+    labels = labelled(ticks)
+    assert len(set(labels)) == len(labels), (ticks, labels)

@@ -6,6 +6,7 @@ instead, with their labels, so that a value can be read off an axis.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -41,9 +42,35 @@ def tick_label(value: float, step: float) -> str:
 
 
 def labelled(ticks: list[float]) -> list[str]:
-    """Each tick's label, at the step between them."""
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else abs(ticks[0]) if ticks else 1.0
-    return [tick_label(tick, step or 1.0) for tick in ticks]
+    """Each tick's label, in one format for the whole axis and each one different: fixed decimals as the step
+    between them needs (k, M, G for large round steps), or, when every tick is below 1e-3, the same number of
+    significant digits in scientific form; ticks that are not evenly spaced (a log axis's decades) in their
+    shortest form, scientific for all when one needs it. Digits are added until no two labels are the same."""
+    if not ticks:
+        return []
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else abs(ticks[0])
+    step = step or 1.0
+    even = all(math.isclose(b - a, step, rel_tol=1e-6, abs_tol=1e-12) for a, b in itertools.pairwise(ticks))
+    largest = max(abs(t) for t in ticks)
+    if 0 < largest < 1e-3 or (not even and any(0 < abs(t) < 1e-3 for t in ticks)):
+        return _first_unique([[_scientific(t, digits) for t in ticks] for digits in range(7)])
+    if not even:
+        return _first_unique([[f"{t:.{digits}g}" for t in ticks] for digits in range(1, 13)])
+    if largest >= 1e3 and step >= 1000:  # 5k, 10k, 15k
+        labels = [tick_label(tick, step) for tick in ticks]
+        if len(set(labels)) == len(labels):
+            return labels
+    decimals = max(0, -math.floor(math.log10(abs(step)) + 1e-9))
+    return _first_unique([["0" if t == 0 else f"{t:.{d}f}" for t in ticks] for d in range(decimals, decimals + 7)])
+
+
+def _scientific(value: float, digits: int) -> str:
+    return "0" if value == 0 else f"{value:.{digits}e}"
+
+
+def _first_unique(candidates: list[list[str]]) -> list[str]:
+    """The first of ``candidates`` whose labels are all different, else the last (the most digits)."""
+    return next((labels for labels in candidates if len(set(labels)) == len(labels)), candidates[-1])
 
 
 def log_ticks(low: float, high: float) -> list[float]:

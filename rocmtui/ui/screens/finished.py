@@ -39,7 +39,7 @@ def tracked_summary(state: RunState, peaks: Peaks) -> list[str]:
 
 def summary_lines(state: RunState, peaks: Peaks) -> list[str]:
     """The finished (or failed) run in a few labelled lines."""
-    if state.started is None and (state.tracked is not None or state.scalars.any):
+    if state.is_script:
         return tracked_summary(state, peaks)
     done, failed = state.finished, state.failed
     if failed is not None:

@@ -20,7 +20,8 @@ from textual.widgets import Input, Static
 from rocmtui.ui.look.safe_text import safe_text
 from rocmtui.ui.state.compare import ComparedRun
 from rocmtui.ui.state.grid import FILTER_LIMIT, GridState, compared_keys
-from rocmtui.ui.state.run_state import RunState
+from rocmtui.ui.state.run_state import SMOOTHING_WEIGHTS, RunState
+from rocmtui.ui.state.zoom import WINDOWS
 from rocmtui.ui.widgets.key_bar import KeyBar
 from rocmtui.ui.widgets.series_cell import SeriesCell
 from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
@@ -30,6 +31,8 @@ GRID_KEYS = (
     ("PgUp PgDn", "the previous / next page"),
     ("enter", "the selected series enlarged (enter or escape: the grid again)"),
     ("l", "the selected plot: log or linear scale (values at or below zero left out)"),
+    ("z", "every plot: zoom to all, the last 5 epochs, the last epoch, the last 100 steps"),
+    ("[ ]", "every plot: less or more smoothing"),
     ("/", "filter the names: a regular expression or text, any case (enter keeps it, escape clears)"),
     ("escape", "one step back: the grid from an enlarged series, no filter, then the training screen"),
     ("g", "back to the training screen"),
@@ -61,6 +64,9 @@ class GridScreen(Screen[None]):
         Binding("enter", "enlarge", "Enlarge"),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("l", "toggle_log", "Log scale"),
+        Binding("z", "zoom", "Zoom"),
+        Binding("right_square_bracket", "smoothing(1)", "Smooth", key_display="]"),
+        Binding("left_square_bracket", "smoothing(-1)", "Less smooth", key_display="[", show=False),
         Binding("pagedown", "turn_page(1)", "Page", key_display="PgDn"),
         Binding("pageup", "turn_page(-1)", "Page back", show=False),
         Binding("left", "move(-1, 0)", show=False),
@@ -138,6 +144,9 @@ class GridScreen(Screen[None]):
         for index, cell in enumerate(self.cells):
             key = page[index] if index < len(page) else None
             cell.assign(key, key in self.grid.log_keys, key == selected)
+            if (cell.zoom, cell.smoothing) != (self.grid.zoom, self.grid.smoothing):
+                cell.zoom, cell.smoothing = self.grid.zoom, self.grid.smoothing
+                cell.mark_dirty()
         self.status.update(self.status_line(shown))
         if redraw:
             self.redraw()
@@ -184,6 +193,17 @@ class GridScreen(Screen[None]):
             self.grid.selected = shown[self.grid.position(shown)] if shown else None
             self.grid.enlarged = not self.grid.enlarged
             self.update_cells()
+
+    def action_zoom(self) -> None:
+        """Every cell: all, the last 5 epochs, the last one, the last 100 steps, and round again."""
+        self.grid.zoom = WINDOWS[(WINDOWS.index(self.grid.zoom) + 1) % len(WINDOWS)]
+        self.update_cells()
+
+    def action_smoothing(self, steps: int) -> None:
+        """``]`` smooths more, ``[`` less: every cell's per-step series at the next EMA weight."""
+        index = min(range(len(SMOOTHING_WEIGHTS)), key=lambda i: abs(SMOOTHING_WEIGHTS[i] - self.grid.smoothing))
+        self.grid.smoothing = SMOOTHING_WEIGHTS[max(0, min(len(SMOOTHING_WEIGHTS) - 1, index + steps))]
+        self.update_cells()
 
     def action_toggle_log(self) -> None:
         self.grid.toggle_log(self.shown())

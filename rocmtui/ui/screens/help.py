@@ -16,9 +16,14 @@ from textual.widgets import Static
 TRAIN_KEYS = (
     ("p", "pause or resume training (while it runs)"),
     ("s", "save a checkpoint now (while it runs)"),
-    ("l", "loss plot: log or linear scale"),
-    ("[ ]", "loss plot: less or more smoothing (EMA 0, 0.6 ... 0.98 ... 0.995)"),
-    ("z", "loss plot: zoom to all, the last 5 epochs, the last epoch, the last 100 steps"),
+    ("l", "both plots: log or linear scale (values at or below zero left out)"),
+    ("[ ]", "both plots: less or more smoothing (EMA 0, 0.6 ... 0.98 ... 0.995)"),
+    (
+        "z",
+        "both plots: zoom to all, the last 5 epochs, the last epoch, the last 100 steps (a script: all, the "
+        "last half, the last tenth, the last 100 steps)",
+    ),
+    ("a", "both plots: x over every epoch planned, or over what has been trained"),
     ("n", "a script's run (rocmtui run): the next series in the second plot"),
     ("g", "every series in a grid of small plots: arrows select, enter enlarges, / filters, l log scale"),
     ("← →", "cursor: move (shift, PgUp/PgDn: 10 columns; Home/End; mouse)"),

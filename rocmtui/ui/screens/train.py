@@ -47,13 +47,15 @@ from rocmtui.ui.widgets.plot_cursor import CursorKeys
 from rocmtui.ui.widgets.rank_table import RankTable
 from rocmtui.ui.widgets.run_info import RunInfo
 from rocmtui.ui.widgets.run_progress import RunProgress
-from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S
+from rocmtui.ui.widgets.throttled_plot import PLOT_PERIOD_S, ThrottledPlot
 
 FRAME_PERIOD_S = 1.0
 """Seconds between frames of the training screen. Events and samples only change state; each frame
 paints what changed since the last one (progress, epochs, log, GPU readings, and the plots when
 ``plot_period_s`` has passed) in one compositor pass. A timer per widget would cost a pass each: the
 compositor is most of the UI's CPU time while training."""
+ANSWER_S = 5.0
+"""Seconds a key's answer (``s``) stays in its note: at least three, whatever the log does meanwhile."""
 COMPACT_WIDTH = 110
 COMPACT_HEIGHT = 34
 COMPACT_TABLE_ROWS = 4
@@ -76,6 +78,7 @@ class TrainScreen(CursorActions, Screen[None]):
         Binding("s", "save_now", "Save"),
         Binding("l", "toggle_log", "Log scale"),
         Binding("z", "zoom", "Zoom"),
+        Binding("a", "full_range", "All epochs", show=False),
         Binding("g", "grid", "All series"),
         Binding("right_square_bracket", "smoothing(1)", "Smooth", key_display="]"),
         Binding("left_square_bracket", "smoothing(-1)", "Less smooth", key_display="[", show=False),
@@ -165,6 +168,8 @@ class TrainScreen(CursorActions, Screen[None]):
             card = self.has_class("-card") and not self.has_class("-table")
             bottom.styles.height = COMPACT_CARD_ROWS if card else COMPACT_TABLE_ROWS + COMPACT_LOG_ROWS
             heights = {self.table: COMPACT_TABLE_ROWS, self.log_view: COMPACT_LOG_ROWS}
+            if self.has_class("-no-epochs"):  # a script without epochs: its log takes the table's rows
+                heights = {self.log_view: COMPACT_TABLE_ROWS + COMPACT_LOG_ROWS}
         else:
             top.styles.grid_rows = "1fr"
             bottom.styles.height = self.bottom_rows
@@ -272,18 +277,34 @@ class TrainScreen(CursorActions, Screen[None]):
             return
         tracked = self.state.tracked
         if tracked is not None and not tracked.saves:
-            self.set_phase_note("this script cannot save on request (track(on_save=...) lets it)")
+            self.answer("this script cannot save on request (track(on_save=...) lets it)", warning=True)
             self.app.bell()
             return
         self.control.request_save()
         if tracked is not None:
-            self.set_phase_note("save asked: the script saves at its next log()")
+            self.answer("save asked: the script saves at its next log()")
         else:
-            self.set_phase_note("checkpoint requested: saved at the next step")
+            self.answer("checkpoint requested: saved at the next step")
+
+    def answer(self, message: str, *, warning: bool = False) -> None:
+        """A key's one-line answer: in the log, and for ``ANSWER_S`` in a note over the screen, which a script's
+        next lines of output cannot scroll away."""
+        self.set_phase_note(message)
+        self.app.notify(message, severity="warning" if warning else "information", timeout=ANSWER_S, markup=False)
 
     def set_stopping(self) -> None:
         self.state.phase = "stopping"
-        self.set_phase_note("stopping at the next step; saving a checkpoint…")
+        if self.state.is_script:
+            self.set_phase_note("asked the script to stop (rocmtui.track's should_stop)…")
+        else:
+            self.set_phase_note("stopping at the next step; saving a checkpoint…")
+
+    def expect_script(self, name: str) -> None:
+        """The run is a script's (``rocmtui run``, or a folder without a ``config.json``): show it as one from the
+        first frame, before its first event arrives."""
+        self.state.script = name
+        self.info.show_script(name, self.folder)
+        self.set_class(True, "-no-epochs")
 
     def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None:
         """Keep the newest readings for the next frame."""
@@ -318,15 +339,28 @@ class TrainScreen(CursorActions, Screen[None]):
         grid = GridScreen(self.state, self.grid_state, plot_period_s=self.plot_period_s, runs=self.runs)
         self.app.push_screen(grid)
 
+    @property
+    def plots(self) -> tuple[ThrottledPlot, ...]:
+        """Every plot of the screen: the view keys (log, smoothing, zoom, range) act on all of them."""
+        return (self.loss_plot, self.accuracy_plot)
+
     def action_toggle_log(self) -> None:
-        self.loss_plot.log_scale = not self.loss_plot.log_scale
+        for plot in self.plots:
+            plot.toggle_log()
 
     def action_smoothing(self, steps: int) -> None:
         """``]`` smooths more, ``[`` less: the next EMA weight, drawn at once."""
-        self.loss_plot.step_smoothing(steps)
+        for plot in self.plots:
+            plot.step_smoothing(steps)
 
     def action_zoom(self) -> None:
-        self.loss_plot.next_window()
+        for plot in self.plots:
+            plot.next_window()
+
+    def action_full_range(self) -> None:
+        """The epoch axis over every epoch planned, or (again) over what has been trained."""
+        for plot in self.plots:
+            plot.toggle_full_range()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pause and save are not offered once the run has ended (the footer drops them)."""
@@ -374,8 +408,7 @@ class TrainScreen(CursorActions, Screen[None]):
     def second_plot_wanted(self) -> bool:
         """The second plot has something to show: a train run's accuracy, or a script's series beside its loss."""
         state = self.state
-        tracked = state.tracked is not None or (state.started is None and state.scalars.any)
-        return not tracked or bool(state.scalars.others())
+        return not state.is_script or bool(state.scalars.others())
 
     def flush_text(self) -> None:
         """Progress lines, epoch rows, log lines and GPU readings that changed since the last flush."""
@@ -384,9 +417,13 @@ class TrainScreen(CursorActions, Screen[None]):
             self.progress_seen = self.state.version  # while training the clock runs: two cheap lines a frame
             self.progress.refresh()
         shown = self.runs[self.table_run].state
-        if shown.started is None and shown.scalars.epoch_events:  # a script's run.log_epoch values
+        no_epochs = shown.is_script and not shown.scalars.epoch_events  # a script without run.log_epoch
+        if no_epochs != self.has_class("-no-epochs"):
+            self.set_class(no_epochs, "-no-epochs")
+            self.relayout()
+        if shown.is_script and shown.scalars.epoch_events:  # a script's run.log_epoch values
             self.table.show_metrics(shown.scalars.epoch_events, key=self.table_run)
-        else:
+        elif not shown.is_script:
             self.table.show(shown.epochs, key=self.table_run)
         self.log_view.flush()
         self.flush_samples()

@@ -46,16 +46,27 @@ def _middle_cut(text: str, width: int) -> str:
     return f"{text[:head]}…{text[len(text) - (width - 1 - head) :]}"
 
 
-def run_labels(folders: Sequence[str | Path], width: int = LABEL_WIDTH) -> list[str]:
-    """Short legend names: each folder's name without its date and time stamp, or with the time when two
-    names would be the same otherwise, cut to ``width``."""
-    names = [plain(Path(folder).name or str(folder)) for folder in folders]  # folder names are outside text
-    short = [_STAMP.sub("", name) or name for name in names]
+def run_labels(folders: Sequence[str | Path], width: int = LABEL_WIDTH, *, names: Sequence[str] = ()) -> list[str]:
+    """Short legend names: a run's own name where it has one (``names``: a script's ``track(name=...)``, "" for
+    none), else its folder's name without the date and time stamp; with the folder's start time when two labels
+    would be the same otherwise; cut to ``width``."""
+    folder_names = [plain(Path(folder).name or str(folder)) for folder in folders]  # folder names: outside text
+    own = [plain(name) for name in names] + [""] * (len(folders) - len(names))
+    pairs = list(zip(own, folder_names, strict=True))
+    short = [name or _STAMP.sub("", folder) or folder for name, folder in pairs]
     if len(set(short)) < len(short):
-        short = [re.sub(r"^\d{8}-", "", name) for name in names]
+        short = [_with_time(name, folder) for name, folder in pairs]
     if len(set(short)) < len(short):
-        short = names
-    return [_middle_cut(name, width) for name in short]
+        short = [f"{name} {folder}" if name else folder for name, folder in pairs]
+    return [_middle_cut(label, width) for label in short]
+
+
+def _with_time(name: str, folder: str) -> str:
+    """``mlp 055054`` for a named run, ``055054-mlp`` for a folder: the start time tells two apart."""
+    stamp = _STAMP.match(folder)
+    if not name:
+        return re.sub(r"^\d{8}-", "", folder)
+    return f"{name} {stamp[1]}" if stamp else f"{name} {folder}"
 
 
 @dataclass

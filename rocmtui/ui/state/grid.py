@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rocmtui.base.text import plain
+from rocmtui.ui.state.run_state import EMA_BETA
 from rocmtui.ui.state.scalars import EPOCH, Scalars
+from rocmtui.ui.state.zoom import WINDOWS, Zoom
 
 CELL_MIN_WIDTH = 36
 """Columns a cell needs at least: the y ticks, a plot of about 30 columns and its frame."""
@@ -81,6 +83,10 @@ class GridState:
     """One cell, the selected series, takes the whole grid."""
     log_keys: set[str] = field(default_factory=set)
     """Series drawn on a log axis."""
+    zoom: Zoom = WINDOWS[0]
+    """The part of x every cell shows (``z``)."""
+    smoothing: float = EMA_BETA
+    """The EMA's weight over every per-step series (``[`` and ``]``)."""
 
     def fit(self, width: int, height: int) -> None:
         """As many cells as ``width`` x ``height`` holds at ``CELL_MIN_WIDTH`` x ``CELL_MIN_HEIGHT`` each."""

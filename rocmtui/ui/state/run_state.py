@@ -43,6 +43,9 @@ class RunState(RunFold):
     """When each point happened: x against the run's clock and the wall clock (the plots' time axes)."""
     clock: Callable[[], float] = time.monotonic
     """Where the running clock reads the time (tests give a fake one)."""
+    script: str | None = None
+    """The script's run name when the viewer knows, before any event, that the run is a script's (``rocmtui run``,
+    or a folder without a ``config.json``): no training's titles, epochs or checkpoints are shown meanwhile."""
     _clocked_at: float | None = None
     """``clock()`` when ``_anchor_s`` was taken: the elapsed clock runs on from there."""
     _anchor_s: float = 0.0
@@ -87,6 +90,13 @@ class RunState(RunFold):
             "epoch_s": event.seconds,
         }
         self.scalars.add_points(float(event.epoch + 1), values, per_epoch=True)
+
+    @property
+    def is_script(self) -> bool:
+        """A script's run (``rocmtui.track()``, or known to be one before its first event), not a training's."""
+        if self.started is not None:
+            return False
+        return self.tracked is not None or self.script is not None or self.scalars.any
 
     @property
     def current_epoch(self) -> int:

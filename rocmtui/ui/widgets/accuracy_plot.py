@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rocmtui.ui.look.series_line import drawn_xs
 from rocmtui.ui.state.compare import ComparedRun, run_color, run_colors
 from rocmtui.ui.state.run_state import ACC_VIEW, RunState
 from rocmtui.ui.state.scalars import EPOCH, GROUP
@@ -15,6 +16,8 @@ from rocmtui.ui.widgets.scalar_plot import (
     draw_series,
     fit_percent,
     series_legend,
+    step_end,
+    steps_to,
     view_key,
 )
 from rocmtui.ui.widgets.throttled_plot import LEGEND_COLOR, ThrottledPlot
@@ -65,6 +68,11 @@ class AccuracyPlot(ThrottledPlot):
         key = view_key(self.state.scalars, self.series_index)
         return key is not None and ":" not in key
 
+    @property
+    def scripts_compared(self) -> bool:
+        """Scripts' runs compared: each run's series of the view shown, in the run's colour."""
+        return len(self.runs) > 1 and self.tracked
+
     def next_series(self) -> None:
         """Show the run's next view, now (a key asked for it)."""
         if self.comparing:
@@ -73,20 +81,63 @@ class AccuracyPlot(ThrottledPlot):
         self.replot()
 
     def replot(self) -> None:
-        if not self.comparing and self.state.scalars.any:
-            self.set_legend(*series_legend(self.state.scalars, self.series_index))
+        if self.scripts_compared:
+            self.set_legend(*self.compared_legend(), own_row=True)
+        elif self.comparing:
+            self.set_legend(self.with_view("Test %"), run_colors(self.runs), own_row=True)
+        elif self.state.scalars.any:
+            title, colors = series_legend(self.state.scalars, self.series_index)
+            self.set_legend(self.with_view(title), colors)
+        else:
+            self.set_legend(self.with_view(ACC_VIEW), COLORS)
         super().replot()
+
+    def with_view(self, title: str) -> str:
+        """``title`` with the zoom and the log scale when they are on (the loss plot's title says its own)."""
+        step_axis = self.state.scalars.x_name == "step"
+        what = [self.zoom.step_name if step_axis else self.zoom.name] if not self.zoom.whole else []
+        what += ["log"] if self.log_scale else []
+        return f"{title} [{', '.join(what)}]" if what else title
+
+    def compared_legend(self) -> tuple[str, dict[str, str]]:
+        """The view's title, the runs that have its series in their colours, and which runs do not and why."""
+        title, _ = series_legend(self.state.scalars, self.series_index)
+        title = self.with_view(title)
+        key = view_key(self.state.scalars, self.series_index)
+        having: dict[str, str] = {}
+        missing: list[str] = []
+        for index, run in enumerate(self.runs):
+            series = run.state.scalars.series(key) if key is not None else None
+            if series is not None and len(series):
+                having[run.label] = run_color(index)
+            else:
+                missing.append(run.label)
+        if missing and key is not None:
+            title = f"{title}; not logged by {', '.join(missing)}"
+        return title, having
 
     def draw(self) -> None:
         if self.comparing:
             self.draw_compared()
             return
+        if self.scripts_compared:
+            self.draw_compared_scripts()
+            return
         scalars, index = self.state.scalars, self.series_index
-        draw_series(self, scalars, index)
         if scalars.x_name == "epoch":
             members = scalars.members(view_key(scalars, index) or "")
             ends = [s.last_x for _, s in members if s.last_x is not None]
-            self.epoch_axis(self.state.total_epochs, max(ends, default=0.0))
+            last = max([*ends, self.state.loss.last_x or 0.0])
+            self.zoom_from(last, steps_per_epoch=self.steps_per_epoch)
+            draw_series(self, scalars, index)
+            self.epoch_axis(self.state.total_epochs, last)
+        else:
+            draw_series(self, scalars, index)
+
+    @property
+    def steps_per_epoch(self) -> int | None:
+        steps = self.state.last_steps
+        return steps.steps_per_epoch if steps is not None else None
 
     def cursor_readings(self) -> list[Reading]:
         """Each run's test accuracy; one run: the series of the view shown (a step series raw and smoothed)."""
@@ -105,9 +156,33 @@ class AccuracyPlot(ThrottledPlot):
         weight = self.smoothing if self.smoothing > 0 else None
         return [Reading(name, LEGEND_COLOR[SERIES_COLORS["EMA"]], scalars.series(key), x, weight)]
 
+    def draw_compared_scripts(self) -> None:
+        """The view shown (a series of the main run) for each run that logged it, in the run's colour: a step
+        series smoothed at the plot's weight, a per-epoch series point by point."""
+        key = view_key(self.state.scalars, self.series_index)
+        end = max([step_end(run.state.scalars) for run in self.runs] + [1.0])
+        self.zoom_from(end, step_axis=True)
+        for index, run in enumerate(self.runs):
+            series = run.state.scalars.series(key) if key is not None and not key.startswith(GROUP) else None
+            if series is None or not len(series):
+                continue
+            self.canvas.use(run.state.timeline)
+            if key is not None and key.startswith(EPOCH):
+                view = series.view()
+                self.epoch_line(view.x, view.last, run_color(index))
+            else:
+                view = series.view(self.view_start, drawn_xs(self.size.width), self.smoothing)
+                ys = view.smoothed if self.smoothing > 0 else view.last
+                self.canvas.plot(view.x, ys, color=run_color(index), marker="braille")
+        self.canvas.use(self.timeline)
+        steps_to(self, end)
+
     def draw_compared(self) -> None:
         """Each run's test accuracy per epoch, in the run's colour."""
         drawn: list[float] = []
+        last = max((float(run.state.epochs_done) for run in self.runs), default=0.0)
+        last = max([last, *(run.state.loss.last_x or 0.0 for run in self.runs)])
+        self.zoom_from(last, steps_per_epoch=self.steps_per_epoch)
         for index, run in enumerate(self.runs):
             self.canvas.use(run.state.timeline)
             epochs = run.state.epochs
@@ -116,6 +191,5 @@ class AccuracyPlot(ThrottledPlot):
                 drawn += (ys := [100.0 * e.test_acc for e in epochs])
                 self.epoch_line(ex, ys, run_color(index))
         self.canvas.use(self.timeline)
-        last = max((float(run.state.epochs_done) for run in self.runs), default=0.0)
         self.epoch_axis(max(run.state.total_epochs for run in self.runs), last)
         fit_percent(self, drawn)

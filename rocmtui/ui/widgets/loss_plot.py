@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 
 from rich.text import Text
-from textual.reactive import reactive
 
 from rocmtui.base.series import Series
 from rocmtui.ui.look.series_line import drawn_xs, envelope
 from rocmtui.ui.state.compare import ComparedRun, run_color, run_colors
 from rocmtui.ui.state.gpu_track import GpuMoment, GpuTrack
-from rocmtui.ui.state.run_state import SMOOTHING_WEIGHTS, RunState
+from rocmtui.ui.state.run_state import RunState
+from rocmtui.ui.state.zoom import WINDOWS
 from rocmtui.ui.widgets.cursor_readout import Reading, readout_line
 from rocmtui.ui.widgets.gpu_strip import strip_lines
 from rocmtui.ui.widgets.scalar_plot import draw_compared_losses, draw_loss, loss_legend
@@ -23,32 +22,6 @@ from rocmtui.ui.widgets.throttled_plot import LEGEND_COLOR, ThrottledPlot
 COLORS = {"EMA": "cyan+", "step": "gray", "train": "orange", "test": "magenta+"}
 """Plotext colour of each line; the legend in the title uses the same names (the EMA first, with its weight:
 at 80 columns the end of the legend is cut)."""
-
-
-@dataclass(frozen=True)
-class Zoom:
-    """What the loss plot shows: the whole run, the newest ``epochs``, or the newest ``steps``."""
-
-    epochs: float | None = None
-    steps: int | None = None
-
-    def span(self, steps_per_epoch: int | None) -> float | None:
-        """Epochs shown (the x axis counts epochs); None: the whole run, or steps of a run not yet reporting."""
-        if self.steps is not None:
-            return self.steps / steps_per_epoch if steps_per_epoch else None
-        return self.epochs
-
-    @property
-    def name(self) -> str:
-        """Short: it shares the plot's title with the legend (at 80 columns, about 40 columns)."""
-        if self.steps is not None:
-            return f"last {self.steps} steps"
-        return "all" if self.epochs is None else f"last {self.epochs:g} ep"
-
-
-WINDOWS: tuple[Zoom, ...] = (Zoom(), Zoom(epochs=5.0), Zoom(epochs=1.0), Zoom(steps=100))
-"""The zoom key's cycle, newest last: the whole run, 5 epochs, 1 epoch, 100 steps (the loss now, in a run of
-long epochs)."""
 
 
 STRIP_MIN_HEIGHT = 7
@@ -64,35 +37,17 @@ class LossPlot(ThrottledPlot):
     """Loss against epochs; ``log_scale`` switches the y axis, ``smoothing`` weighs the EMA line,
     ``window`` zooms on the newest epochs. The keys change them; each change redraws at once."""
 
-    log_scale: reactive[bool] = reactive(False, init=False)
-
     def __init__(self, state: RunState, *, id: str | None = None, runs: Sequence[ComparedRun] = ()) -> None:
         super().__init__(id=id, timeline=state.timeline)
         self.state = state
         self.runs = runs
         """Runs compared (more than one: each run's smoothed loss and test loss in its colour)."""
-        self.zoom = WINDOWS[0]
-        """What is shown, newest last (``WINDOWS``)."""
         self.gpu_track = GpuTrack()
         """The main run's GPU samples (the screen records them), drawn in a strip under the curves."""
         self.show_legend()
 
-    def watch_log_scale(self, log_scale: bool) -> None:
-        self.show_legend()
-        self.replot()
-
-    def step_smoothing(self, steps: int) -> None:
-        """The next weight up (``steps`` 1) or down (-1) of ``SMOOTHING_WEIGHTS``, as a slider."""
-        index = min(range(len(SMOOTHING_WEIGHTS)), key=lambda i: abs(SMOOTHING_WEIGHTS[i] - self.smoothing))
-        index = max(0, min(len(SMOOTHING_WEIGHTS) - 1, index + steps))
-        if SMOOTHING_WEIGHTS[index] != self.smoothing:
-            self.smoothing = SMOOTHING_WEIGHTS[index]
-            self.show_legend()
-            self.replot()
-
-    def next_window(self) -> None:
-        """Zoom: all, the last 5 epochs, the last one, the last 100 steps, and round again."""
-        self.zoom = WINDOWS[(WINDOWS.index(self.zoom) + 1) % len(WINDOWS)]
+    def view_changed(self) -> None:
+        """The log scale, the smoothing or the zoom changed: the legend says so, the plot redraws."""
         self.show_legend()
         self.replot()
 
@@ -105,11 +60,13 @@ class LossPlot(ThrottledPlot):
     def show_legend(self) -> None:
         if self.tracked and len(self.runs) > 1:
             what = [smoothing_name(self.smoothing)] + (["log"] if self.log_scale else [])
+            what += [self.zoom.step_name] if not self.zoom.whole else []
             name = self.state.scalars.loss_name or "loss"
             self.set_legend(f"{name} ({', '.join(what)})", run_colors(self.runs), own_row=True)
             return
         if self.tracked:
             title, colors = loss_legend(self.state.scalars, self.log_scale)
+            title += f" ({self.zoom.step_name})" if not self.zoom.whole else ""
         elif self.comparing:
             what = [smoothing_name(self.smoothing), "● test"]
             what += [self.zoom.name] if self.zoom != WINDOWS[0] else []

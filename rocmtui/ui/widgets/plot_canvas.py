@@ -70,6 +70,8 @@ class PlotCanvas:
         self.log = False
         self.x_range: tuple[float, float] | None = None
         """The x axis shown, in the axis' units, once ``finish`` has set it."""
+        self.clip_from = -math.inf
+        """Points at a run's x before this are left out (a zoom: the y axis fits what is shown)."""
 
     def use(self, timeline: Timeline) -> None:
         """Lines from here on are of the run of this timeline."""
@@ -88,8 +90,13 @@ class PlotCanvas:
         return math.nan if value is None else value
 
     def _points(self, xs: Sequence[float], ys: Sequence[float]) -> tuple[list[float], list[float]]:
+        if self.clip_from > -math.inf:
+            kept = [(x, y) for x, y in zip(xs, ys, strict=False) if x >= self.clip_from]
+            xs, ys = [x for x, _ in kept], [y for _, y in kept]
         mapped = [self.to_axis(x) for x in xs] if self.timed else list(xs)
         pairs = [(x, y) for x, y in zip(mapped, ys, strict=False) if math.isfinite(x) and math.isfinite(y)]
+        if self.log:
+            pairs = [(x, y) for x, y in pairs if y > 0]
         for x, y in pairs:
             self.x_low, self.x_high = min(self.x_low, x), max(self.x_high, x)
             self.y_low, self.y_high = min(self.y_low, y), max(self.y_high, y)

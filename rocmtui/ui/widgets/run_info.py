@@ -82,10 +82,18 @@ class RunInfo(Vertical):
 
     def show_lines(self, lines: list[str]) -> None:
         self.lines = lines
+        if not self.is_attached:  # before the screen is composed: the line starts with these
+            self.line = Static(safe_text(lines[0]), classes="run-line")
+            return
         self.line.update(safe_text(fitting(lines, self.content_size.width or len(lines[0]))))
 
     def on_resize(self) -> None:
         self.show_lines(self.lines)
+
+    def show_script(self, name: str, folder: Path | None) -> None:
+        """A script's run before its first event: its name (and folder, when known), nothing of a training's."""
+        where = [f"{name} · {folder}", f"{name} · {folder.name}"] if folder is not None else []
+        self.show_lines([*where, name])
 
     def show_tracked(self, started: TrackStarted) -> None:
         """A script's run (``rocmtui.track()``): its name and folder."""

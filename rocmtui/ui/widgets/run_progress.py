@@ -28,9 +28,14 @@ def phase_text(state: RunState) -> str:
     return PHASE_TEXT[state.phase]
 
 
+SCRIPT_STOPPING = "■ stopping: asked the script to stop…"
+"""A script saves only if it does so itself: its stop says nothing of a checkpoint."""
+
+
 def tracked_lines(state: RunState, width: int) -> list[str]:
     """A script's run (``rocmtui.track()``): steps (of the total, when known) with the phase; speed and times."""
-    scalars, phase = state.scalars, phase_text(state)
+    scalars = state.scalars
+    phase = SCRIPT_STOPPING if state.phase == "stopping" else phase_text(state)
     last = scalars.last
     step, total = (last.step, last.total_steps or 0) if last else (0, 0)
     epochs = f"  epoch {scalars.last_epoch.epoch}" if scalars.last_epoch else ""
@@ -48,7 +53,7 @@ def tracked_lines(state: RunState, width: int) -> list[str]:
 
 def progress_lines(state: RunState, width: int) -> list[str]:
     """Two lines: epoch bar with the phase; step bar with speed, elapsed and ETA."""
-    if state.started is None and (state.tracked is not None or state.scalars.any):
+    if state.is_script:
         return tracked_lines(state, width)
     steps = state.last_steps
     total = max(1, state.total_epochs)

@@ -47,10 +47,18 @@ def series_legend(scalars: Scalars, index: int) -> tuple[str, dict[str, str]]:
 
 
 def _step_line(plot: ThrottledPlot, series: Series, colors: dict[str, str]) -> None:
-    view = series.view(limit=drawn_xs(plot.size.width), weight=plot.smoothing)
-    plot.canvas.plot(*envelope(view), color=colors["step"], marker="braille")
-    plot.canvas.plot(view.x, view.smoothed, color=colors["EMA"], marker="braille")
+    """Each point faint and the EMA over it; zoomed, the part shown (its EMA still of the whole series)."""
+    view = series.view(plot.view_start, drawn_xs(plot.size.width), plot.smoothing)
+    if not view.x:
+        return
+    if plot.smoothing > 0:
+        plot.canvas.plot(*envelope(view), color=colors["step"], marker="braille")
+        plot.canvas.plot(view.x, view.smoothed, color=colors["EMA"], marker="braille")
+    else:  # no smoothing: the raw line alone, in the smoothed line's colour (as the loss plot draws it)
+        plot.canvas.plot(*envelope(view), color=colors["EMA"], marker="braille")
     low, high = min(view.low), max(view.high)
+    if plot.log_scale:
+        return
     if high - low <= 1e-9 * max(1.0, abs(high)):  # a constant (a fixed lr): a readable axis around it
         pad = abs(high) * 0.1 or 1.0
         plot.canvas.ylim(low - pad, high + pad)
@@ -74,20 +82,24 @@ def step_end(scalars: Scalars) -> float:
 
 
 def steps_to(plot: ThrottledPlot, end: float) -> None:
-    """x from step 0 to ``end``, ticked at round steps."""
-    plot.canvas.xlim(0, end * 1.02)
-    ticks = step_ticks(end)
-    plot.canvas.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
+    """x from step 0 (zoomed: from the first step shown) to ``end``, ticked at round steps."""
+    low = plot.shown_from or 0.0
+    plot.canvas.xlim(low, low + (end - low) * 1.02)
+    ticks = [tick for tick in step_ticks(end - low, start=low) if low <= tick <= end]
+    plot.canvas.xticks([float(tick) for tick in ticks], [f"{tick:,}" for tick in ticks])
     plot.x_label("step")
 
 
-def step_ticks(end: float) -> list[int]:
-    """Whole steps from 0 to ``end``, at most five, each a round number (1, 2 or 5 times a power of ten)."""
+def step_ticks(end: float, start: float = 0.0) -> list[int]:
+    """Whole steps over ``end`` steps from ``start``, at most five, each a round number (1, 2 or 5 times a power
+    of ten)."""
     step = max(1, round(nice_step(end, 4)))
-    return list(range(0, int(end) + 1, step))
+    first = -(-int(start) // step) * step
+    return list(range(first, int(start + end) + 1, step))
 
 
 def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
+    plot.zoom_from(step_end(scalars), step_axis=True)
     name = scalars.loss_name
     if name is not None:
         _step_line(plot, scalars.steps[name], LOSS_COLORS)
@@ -102,6 +114,7 @@ def draw_loss(plot: ThrottledPlot, scalars: Scalars, log_scale: bool) -> None:
 def draw_compared_losses(plot: ThrottledPlot, runs: list[tuple[RunState, str]], log_scale: bool) -> None:
     """Tracked runs compared (``watch RUN1 RUN2``): each run's loss, smoothed, in the run's colour."""
     ends: list[float] = []
+    plot.zoom_from(max([step_end(state.scalars) for state, _ in runs] + [1.0]), step_axis=True)
     for state, color in runs:
         scalars = state.scalars
         plot.canvas.use(state.timeline)
@@ -109,7 +122,7 @@ def draw_compared_losses(plot: ThrottledPlot, runs: list[tuple[RunState, str]], 
         series = scalars.steps.get(name) if name is not None else None
         if series is None or not len(series):
             continue
-        view = series.view(limit=drawn_xs(plot.size.width), weight=plot.smoothing)
+        view = series.view(plot.view_start, drawn_xs(plot.size.width), plot.smoothing)
         plot.canvas.plot(view.x, view.smoothed if plot.smoothing > 0 else view.last, color=color, marker="braille")
         ends.append(max(float(series.last_x or 0.0), float(scalars.last.total_steps or 0) if scalars.last else 0.0))
     plot.canvas.use(plot.timeline)
@@ -119,7 +132,10 @@ def draw_compared_losses(plot: ThrottledPlot, runs: list[tuple[RunState, str]], 
 
 
 def fit_percent(plot: ThrottledPlot, values: list[float]) -> None:
-    """A y range that fits percentages drawn (accuracies), with a margin, inside 0..100 (all of it before any)."""
+    """A y range that fits percentages drawn (accuracies), with a margin, inside 0..100 (all of it before any);
+    on a log axis, the range the values drawn span."""
+    if plot.log_scale:
+        return
     low, high = (min(values), max(values)) if values else PERCENT
     plot.canvas.ylim(*fitted_range(low, high, PERCENT))
 
@@ -133,6 +149,8 @@ def view_key(scalars: Scalars, index: int) -> str | None:
 def draw_series(plot: ThrottledPlot, scalars: Scalars, index: int) -> None:
     """The ``index``-th view of the cycle; a tracked script's x axis (a train run's: the caller's)."""
     key = view_key(scalars, index)
+    if scalars.x_name == "step":
+        plot.zoom_from(step_end(scalars), step_axis=True)
     if key is not None and key.startswith(GROUP):
         for (_, member), color in zip(scalars.members(key), GROUP_COLORS, strict=False):
             if len(member):

@@ -88,7 +88,7 @@ class SeriesCell(ThrottledPlot):
         return [run.state for run in self.runs] or [self.state]
 
     def signature(self) -> tuple[object, ...]:
-        drawn: list[object] = [self.key, self.log_scale]
+        drawn: list[object] = [self.key, self.log_scale, self.zoom, self.smoothing]
         for state in self.states:
             series = state.scalars.series(self.key) if self.key is not None else None
             if series is not None:
@@ -114,7 +114,7 @@ class SeriesCell(ThrottledPlot):
         series = (state or self.state).scalars.series(self.key) if self.key is not None else None
         if series is None or not len(series):
             return Lines((), None)
-        view = series.view(limit=drawn_xs(self.size.width), weight=self.smoothing)
+        view = series.view(self.view_start, drawn_xs(self.size.width), self.smoothing)
         return cell_lines(view, self.per_epoch, self.log_scale, overlay=bool(self.runs))
 
     def title(self) -> str:
@@ -131,6 +131,12 @@ class SeriesCell(ThrottledPlot):
     def draw(self) -> None:
         if self.key is None:
             return
+        steps = self.state.last_steps
+        self.zoom_from(
+            self.x_end(),
+            steps_per_epoch=steps.steps_per_epoch if steps is not None else None,
+            step_axis=self.state.scalars.x_name != "epoch",
+        )
         if self.runs:
             self.draw_compared()
             return
@@ -169,11 +175,16 @@ class SeriesCell(ThrottledPlot):
         else:
             self.canvas.ylim(*fitted_range(low, high, accuracy_bounds(self.key or "", low, high)))
 
-    def x_axis(self) -> None:
-        """The run's whole x range, the same in every cell: epochs (a train run) or steps (a script's)."""
-        states = self.states
+    def x_end(self) -> float:
+        """Where x ends in every cell: the newest epoch (a train run) or step (a script's) of the runs drawn."""
         if self.state.scalars.x_name == "epoch":
-            last_x = max(state.loss.last_x or float(state.epochs_done) for state in states)
-            self.epoch_axis(max(state.total_epochs for state in states), last_x)
+            return max(state.loss.last_x or float(state.epochs_done) for state in self.states)
+        return max(step_end(state.scalars) for state in self.states)
+
+    def x_axis(self) -> None:
+        """The run's x range (zoomed: its newest part), the same in every cell: epochs (a train run) or steps (a
+        script's)."""
+        if self.state.scalars.x_name == "epoch":
+            self.epoch_axis(max(state.total_epochs for state in self.states), self.x_end())
         else:
-            steps_to(self, max(step_end(state.scalars) for state in states))
+            steps_to(self, self.x_end())

@@ -23,8 +23,9 @@ from rocmtui.base.text import plain
 from rocmtui.ui.look.axis_ticks import nice_step
 from rocmtui.ui.state.compare import ComparedRun, run_color
 from rocmtui.ui.state.cursor import PlotView
-from rocmtui.ui.state.run_state import EMA_BETA, RunState
+from rocmtui.ui.state.run_state import EMA_BETA, SMOOTHING_WEIGHTS, RunState
 from rocmtui.ui.state.timeline import Timeline
+from rocmtui.ui.state.zoom import WINDOWS
 from rocmtui.ui.widgets.cursor_readout import Reading, title_markup
 from rocmtui.ui.widgets.plot_canvas import PlotCanvas
 
@@ -73,7 +74,12 @@ class CursorPlaced(Message):
 
 
 class ThrottledPlot(PlotextPlot):
-    """Subclasses implement ``draw`` with ``self.canvas``; nobody calls ``replot`` per message."""
+    """Subclasses implement ``draw`` with ``self.canvas``; nobody calls ``replot`` per message.
+
+    Every plot has the same view controls, set by the screen's keys for all plots at once: ``log_scale``,
+    ``smoothing`` (the EMA's weight over a per-step line), ``zoom`` (the newest part of x) and ``full_range``
+    (an epoch axis over the epochs planned, not only those trained). Each change redraws at once.
+    """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None, timeline: Timeline | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -99,6 +105,48 @@ class ThrottledPlot(PlotextPlot):
         """Rows the legend took over the plot, as last drawn."""
         self.plot_left = 0
         """The first column of the plot's area (right of the y axis), as last drawn."""
+        self.log_scale = False
+        """y on a log axis (values at or below zero left out)."""
+        self.zoom = WINDOWS[0]
+        """What part of x is shown, newest last (``WINDOWS``)."""
+        self.full_range = False
+        """An epoch axis spans the epochs planned (``--epochs``), not only what has been trained."""
+        self.shown_from: float | None = None
+        """The first x the zoom shows in the picture being drawn (``zoom_from``); None: all of it."""
+
+    def toggle_log(self) -> None:
+        self.log_scale = not self.log_scale
+        self.view_changed()
+
+    def step_smoothing(self, steps: int) -> None:
+        """The next weight up (``steps`` 1) or down (-1) of ``SMOOTHING_WEIGHTS``, as a slider."""
+        index = min(range(len(SMOOTHING_WEIGHTS)), key=lambda i: abs(SMOOTHING_WEIGHTS[i] - self.smoothing))
+        index = max(0, min(len(SMOOTHING_WEIGHTS) - 1, index + steps))
+        if SMOOTHING_WEIGHTS[index] != self.smoothing:
+            self.smoothing = SMOOTHING_WEIGHTS[index]
+            self.view_changed()
+
+    def next_window(self) -> None:
+        """Zoom: all, the last 5 epochs, the last one, the last 100 steps, and round again."""
+        self.zoom = WINDOWS[(WINDOWS.index(self.zoom) + 1) % len(WINDOWS)]
+        self.view_changed()
+
+    def toggle_full_range(self) -> None:
+        self.full_range = not self.full_range
+        self.view_changed()
+
+    def view_changed(self) -> None:
+        """A view control changed: redraw now (plots with a legend that names them override this)."""
+        self.replot()
+
+    def zoom_from(self, last_x: float, *, steps_per_epoch: int | None = None, step_axis: bool = False) -> float:
+        """Start of the part of x the zoom shows, for a picture whose x ends at ``last_x``; points before it are
+        left out (the y axis fits what is shown). 0 when the whole run is shown."""
+        span = self.zoom.step_span(last_x) if step_axis else self.zoom.span(steps_per_epoch)
+        low = max(0.0, last_x - span) if span is not None else 0.0
+        self.shown_from = low if span is not None else None
+        self.canvas.clip_from = low if span is not None else -math.inf
+        return low
 
     def mark_dirty(self) -> None:
         """The data changed; the next due frame redraws."""
@@ -169,6 +217,9 @@ class ThrottledPlot(PlotextPlot):
         plt.xaxes(True, False)  # the widget's border frames the plot: no top line, no right line,
         plt.yaxes(True, False)  # one more row and column for the data
         canvas.reset()
+        self.shown_from = None
+        if self.log_scale:
+            canvas.yscale("log")  # before any line: values at or below zero are left out
         canvas.mode = self.plot_view.mode
         canvas.use(self.timeline)
         self.draw()
@@ -261,9 +312,19 @@ class ThrottledPlot(PlotextPlot):
         self.canvas.plot(xs, ys, color=color, marker="braille")
         self.canvas.scatter(xs, ys, color=color, marker="●")
 
+    @property
+    def view_start(self) -> float:
+        """Where a series' view starts in the picture being drawn: the zoom's first x, else the beginning."""
+        return self.shown_from if self.shown_from is not None else -math.inf
+
     def epoch_axis(self, total_epochs: int, last_x: float) -> None:
-        """x from 0 to the run's epochs, ticked at whole epochs of a round step (at most about eight)."""
-        end = max(float(total_epochs), last_x, 1.0)
+        """x from 0 to what has been trained (``full_range``: to the run's epochs), ticked at whole epochs of a
+        round step (at most about eight); zoomed (``zoom_from``), the newest part only."""
+        if self.shown_from is not None:
+            self.window_axis(self.shown_from, last_x if last_x > self.shown_from else self.shown_from + 1.0)
+            return
+        trained = max(last_x, 1.0)
+        end = max(float(total_epochs), trained) if self.full_range or last_x <= 0 else trained
         step = max(1, round(nice_step(end, 8)))
         ticks = list(range(0, math.ceil(end) + 1, step))
         self.canvas.xlim(0, end * 1.02)  # a little room so points at the last epoch stay inside the frame
