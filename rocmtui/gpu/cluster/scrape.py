@@ -1,0 +1,92 @@
+"""Each host's ``/metrics`` page, fetched concurrently (at most ``MAX_PARALLEL`` at once, a timeout each),
+parsed and mapped; a host that does not answer is down with the reason and tried again with backoff."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from rocmtui.gpu.cluster.exposition import parse_page
+from rocmtui.gpu.cluster.fetch import FetchError, get
+from rocmtui.gpu.cluster.mapping import Names, fold
+from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
+from rocmtui.gpu.retry import Retry
+
+MAX_PARALLEL = 64
+"""Scrapes in flight at once, at most."""
+MAX_PAGE_BYTES = 8 << 20
+"""A page larger than this is refused (dcgm-exporter's page for 8 GPUs is about 40 KB)."""
+DEFAULT_TIMEOUT_S = 5.0
+ACCEPT = "text/plain;version=0.0.4"
+"""The classic text format: what every exporter serves and prometheus_client's parser reads."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One exporter to scrape: the address as the user gave it, and the URL it stands for."""
+
+    address: str
+    url: str
+
+
+class Scraper:
+    """``round()``: every target scraped once. Thread-safe for one caller at a time."""
+
+    def __init__(
+        self,
+        targets: Sequence[Target],
+        *,
+        token: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_parallel: int = MAX_PARALLEL,
+    ) -> None:
+        self.targets = tuple(targets)
+        self.token = token
+        self.timeout_s = timeout_s
+        self._retries = {t.address: Retry() for t in self.targets}
+        self._names = Names()
+        self._pool = ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(self.targets))),
+                                        thread_name_prefix="rocmtui-scrape")  # fmt: skip
+        self._lock = threading.Lock()
+
+    def round(self) -> ClusterRound:
+        with self._lock:
+            hosts = tuple(self._pool.map(self._read, self.targets))
+        return ClusterRound(timestamp=time.time(), source="scrape", hosts=hosts)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _read(self, target: Target) -> HostReading:
+        retry = self._retries[target.address]
+        if not retry.ready(time.monotonic()):
+            return HostReading(target.address, up=False, timestamp=time.time(), error=retry.error)
+        try:
+            answer = get(
+                target.url, timeout_s=self.timeout_s, max_bytes=MAX_PAGE_BYTES, token=self.token, accept=ACCEPT
+            )
+        except FetchError as err:
+            retry.failed(str(err), time.monotonic())
+            return HostReading(target.address, up=False, timestamp=time.time(), error=retry.error)
+        retry.succeeded()
+        now = time.time()
+        page = parse_page(answer.body.decode("utf-8", errors="replace"), self._names.wanted)
+        found = fold(page.samples, now, self._names)
+        note = f"{page.malformed} malformed lines skipped" if page.malformed else None
+        if page.cut:
+            note = "page cut short: too many samples"
+        return HostReading(
+            target.address,
+            up=True,
+            timestamp=now,
+            gpus=found.gpus,
+            host=found.host,
+            hostname=found.hostname,
+            exporter=found.exporter,
+            error=note,
+            malformed=page.malformed,
+            latency_s=answer.seconds,
+        )

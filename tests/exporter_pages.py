@@ -1,0 +1,54 @@
+"""Exporter pages served over real HTTP on 127.0.0.1 by a thread of the test's process, for the cluster view."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+EXPORTERS = Path(__file__).resolve().parent / "data" / "exporters"
+"""Real exporter output (see the README there)."""
+
+
+class Page:
+    """What a test server answers, and what it was asked."""
+
+    def __init__(self, body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> None:
+        self.body = body
+        self.status = status
+        self.headers = headers or {}
+        self.requests: list[dict[str, str]] = []
+
+
+@contextmanager
+def serving(page: Page) -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            page.requests.append(dict(self.headers))
+            self.send_response(page.status)
+            for key, value in page.headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(page.body)))
+            self.end_headers()
+            self.wfile.write(page.body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def closed_port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"  # nothing listens once closed
