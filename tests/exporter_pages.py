@@ -24,7 +24,7 @@ class Page:
 
 
 @contextmanager
-def serving(page: Page) -> Iterator[str]:
+def serving(page: Page, port: int = 0) -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             page.requests.append(dict(self.headers))
@@ -38,7 +38,7 @@ def serving(page: Page) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -52,3 +52,23 @@ def closed_port() -> str:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return f"127.0.0.1:{s.getsockname()[1]}"  # nothing listens once closed
+
+
+def free_port() -> int:
+    """A port nothing listens on now (bound, then let go: the process started next takes it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve_file_forever(path: Path, port: int) -> None:
+    """``python tests/exporter_pages.py FILE PORT``: serve FILE at /metrics as an exporter does, until killed."""
+    page = Page(path.read_bytes(), headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+    with serving(page, port=port):
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    import sys
+
+    serve_file_forever(Path(sys.argv[1]), int(sys.argv[2]))

@@ -73,8 +73,12 @@ class Scraper:
             return HostReading(target.address, up=False, timestamp=time.time(), error=retry.error)
         retry.succeeded()
         now = time.time()
-        page = parse_page(answer.body.decode("utf-8", errors="replace"), self._names.wanted)
-        found = fold(page.samples, now, self._names)
+        try:
+            page = parse_page(answer.body.decode("utf-8", errors="replace"), self._names.wanted)
+            found = fold(page.samples, now, self._names)
+        except Exception as err:  # a page no reader foresaw: this host's problem, never the round's
+            reason = f"page not readable: {type(err).__name__}"
+            return HostReading(target.address, up=False, timestamp=now, error=reason, latency_s=answer.seconds)
         note = f"{page.malformed} malformed lines skipped" if page.malformed else None
         if page.cut:
             note = "page cut short: too many samples"
