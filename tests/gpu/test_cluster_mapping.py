@@ -194,3 +194,9 @@ def test_no_page_makes_the_reader_raise(lines) -> None:
     assert page.malformed >= 0
     for gpu in found.gpus:
         assert gpu.index >= 0
+
+
+def test_docs_show_every_row_of_the_table() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cluster.md").read_text()
+    for row in TABLE:
+        assert f"`{row.metric}" in docs and f"`{row.target}`" in docs, row
