@@ -200,3 +200,24 @@ def test_docs_show_every_row_of_the_table() -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "cluster.md").read_text()
     for row in TABLE:
         assert f"`{row.metric}" in docs and f"`{row.target}`" in docs, row
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXPORTERS.glob("*.prom")))
+def test_the_label_cache_reads_what_the_official_parser_reads(name: str) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from rocmtui.gpu.cluster.exposition import LabelCache
+
+    text, names = page_of(name), Names()
+    official = [(s.name, s.labels, s.value) for f in text_string_to_metric_families(text) for s in f.samples
+                if names.wanted(s.name)]  # fmt: skip
+    cache = LabelCache()
+    for _ in range(2):  # the second time from the cache
+        page = parse_page(text, names.wanted, cache)
+        assert [(s.name, s.labels, s.value) for s in page.samples] == official
+
+
+@pytest.mark.parametrize("line", ['m{a="b"} 1_000', 'm{a="b"} 1 2 3', 'm{a="b"}', 'm{a="b" 1', "m 1 x", "m{a=b} 1"])
+def test_values_and_labels_the_official_parser_refuses_are_malformed(line: str) -> None:
+    page = parse_page(line + "\n", lambda _: True)
+    assert (page.samples, page.malformed) == ((), 1)

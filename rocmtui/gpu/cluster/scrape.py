@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from rocmtui.gpu.cluster.exposition import parse_page
+from rocmtui.gpu.cluster.exposition import LabelCache, parse_page
 from rocmtui.gpu.cluster.fetch import FetchError, get
 from rocmtui.gpu.cluster.mapping import Names, fold
 from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
@@ -48,6 +48,7 @@ class Scraper:
         self.timeout_s = timeout_s
         self._retries = {t.address: Retry() for t in self.targets}
         self._names = Names()
+        self._labels = LabelCache()
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(self.targets))),
                                         thread_name_prefix="rocmtui-scrape")  # fmt: skip
         self._lock = threading.Lock()
@@ -74,7 +75,7 @@ class Scraper:
         retry.succeeded()
         now = time.time()
         try:
-            page = parse_page(answer.body.decode("utf-8", errors="replace"), self._names.wanted)
+            page = parse_page(answer.body.decode("utf-8", errors="replace"), self._names.wanted, self._labels)
             found = fold(page.samples, now, self._names)
         except Exception as err:  # a page no reader foresaw: this host's problem, never the round's
             reason = f"page not readable: {type(err).__name__}"

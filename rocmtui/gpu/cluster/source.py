@@ -11,6 +11,9 @@ from rocmtui.gpu.cluster.reading import ClusterRound
 from rocmtui.gpu.feed import PacedFeed
 
 DEFAULT_INTERVAL_S = 2.0
+HISTORY = 30
+"""Rounds kept (a host opened with Enter starts its graphs from them): 256 hosts of 8 GPUs are 2,048 samples a
+round, so a long history would be most of the viewer's memory."""
 
 
 class RoundReader(Protocol):
@@ -26,7 +29,7 @@ class ClusterSource(PacedFeed[ClusterRound]):
 
     thread_name = "rocmtui-cluster"
 
-    def __init__(self, reader: RoundReader, *, interval_s: float = DEFAULT_INTERVAL_S, history_len: int = 300) -> None:
+    def __init__(self, reader: RoundReader, *, interval_s: float = DEFAULT_INTERVAL_S, history_len: int = HISTORY) -> None:
         super().__init__(interval_s, history_len)
         self.reader = reader
 
