@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ class Page:
 
 
 @contextmanager
-def serving(page: Page, port: int = 0) -> Iterator[str]:
+def serving(page: Page, port: int = 0, tls: ssl.SSLContext | None = None) -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             page.requests.append(dict(self.headers))
@@ -39,6 +40,8 @@ def serving(page: Page, port: int = 0) -> Iterator[str]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -109,3 +109,48 @@ def test_a_token_file_must_hold_one_line(tmp_path: Path) -> None:
         read_token(str(token))
     with pytest.raises(UsageError, match="no such file"):
         read_token(str(tmp_path / "none"))
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> Path:
+    """A self-signed certificate for 127.0.0.1 (openssl), key and certificate in one file."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    pem = tmp_path / "server.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(pem), "-out", str(pem)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return pem
+
+
+def tls_context(pem: Path):
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pem)
+    return context
+
+
+def test_https_with_a_certificate_the_system_does_not_trust_is_refused(certificate: Path) -> None:
+    page = Page(b'DCGM_FI_DEV_GPU_UTIL{gpu="0"} 3\n')
+    with serving(page, tls=tls_context(certificate)) as address, pytest.raises(FetchError, match="not trusted"):
+        get(f"https://{address}/metrics", timeout_s=5, max_bytes=1000, token="t")
+    assert page.requests == []  # the token never left
+
+
+def test_https_with_a_trusted_certificate_is_read(certificate: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate))  # as a cluster's own authority is trusted
+    page = Page(b'DCGM_FI_DEV_GPU_UTIL{gpu="0"} 3\n')
+    with serving(page, tls=tls_context(certificate)) as address:
+        scraper = Scraper(parse_targets([f"https://{address}/metrics"]), token="s3cret")
+        try:
+            (host,) = scraper.round().hosts
+        finally:
+            scraper.close()
+    assert host.up and host.gpus[0].utilization_pct == 3.0
+    assert page.requests[0]["Authorization"] == "Bearer s3cret"

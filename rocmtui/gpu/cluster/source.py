@@ -29,7 +29,9 @@ class ClusterSource(PacedFeed[ClusterRound]):
 
     thread_name = "rocmtui-cluster"
 
-    def __init__(self, reader: RoundReader, *, interval_s: float = DEFAULT_INTERVAL_S, history_len: int = HISTORY) -> None:
+    def __init__(
+        self, reader: RoundReader, *, interval_s: float = DEFAULT_INTERVAL_S, history_len: int = HISTORY
+    ) -> None:
         super().__init__(interval_s, history_len)
         self.reader = reader
 
