@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from rich.text import Text
 
@@ -90,14 +91,24 @@ _VALUE: dict[str, Callable[[GpuSample], float | None]] = {
 }
 
 
-@dataclass(frozen=True)
 class Line:
-    """One line of the list: a host's header or one of its GPUs."""
+    """One line of the list: a host's header or one of its GPUs; its text is made when first drawn (a round of
+    256 hosts is 2,304 lines, of which a screen shows about 20)."""
 
-    key: str
-    target: str
-    """The host it belongs to (Enter opens it)."""
-    text: Text
+    __slots__ = ("_make", "_text", "key", "target")
+
+    def __init__(self, key: str, target: str, make: Callable[[], Text]) -> None:
+        self.key = key
+        self.target = target
+        """The host it belongs to (Enter opens it)."""
+        self._make = make
+        self._text: Text | None = None
+
+    @property
+    def text(self) -> Text:
+        if self._text is None:
+            self._text = self._make()
+        return self._text
 
 
 def lines(cluster: ClusterRound, query: ClusterQuery, history: UtilHistory) -> list[Line]:
@@ -110,11 +121,15 @@ def lines(cluster: ClusterRound, query: ClusterQuery, history: UtilHistory) -> l
     groups = _sorted_hosts(groups, query)
     out: list[Line] = []
     for host, gpus in groups:
-        out.append(Line(f"host:{host.target}", host.target, host_text(host)))
+        out.append(Line(f"host:{host.target}", host.target, partial(host_text, host)))
         for gpu in gpus:
-            spark = history.spark(gpu_key(host, gpu))
-            out.append(Line(f"gpu:{host.target}:{gpu.index}:{gpu.uuid}", host.target, gpu_text(gpu, spark)))
+            make = partial(_gpu_line, gpu, history, gpu_key(host, gpu))
+            out.append(Line(f"gpu:{host.target}:{gpu.index}:{gpu.uuid}", host.target, make))
     return out
+
+
+def _gpu_line(gpu: GpuSample, history: UtilHistory, key: GpuKey) -> Text:
+    return gpu_text(gpu, history.spark(key))
 
 
 def _matches(text: str, *values: str | None) -> bool:

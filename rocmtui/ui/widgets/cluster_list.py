@@ -23,7 +23,7 @@ class ClusterList(ScrollView, can_focus=True):
     """``set_lines`` replaces what is shown; the cursor stays on the line with the same key."""
 
     DEFAULT_CSS = """
-    ClusterList { height: 1fr; }
+    ClusterList { height: 1fr; overflow-x: hidden; }
     ClusterList > .cluster-list--cursor { background: $accent 40%; }
     """
     COMPONENT_CLASSES: ClassVar[set[str]] = {"cluster-list--cursor"}
@@ -54,8 +54,7 @@ class ClusterList(ScrollView, can_focus=True):
         self.lines = lines
         keys = [line.key for line in lines]
         self.cursor = keys.index(key) if key in keys else min(self.cursor, max(0, len(lines) - 1))
-        width = max((line.text.cell_len for line in lines), default=0)
-        self.virtual_size = Size(width, len(lines))
+        self.virtual_size = Size(0, len(lines))  # lines are cut at the width shown: a line's text is made when drawn
         self.refresh()
 
     @property
@@ -65,7 +64,7 @@ class ClusterList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width
         base = self.rich_style
         if index >= len(self.lines):
             return Strip([Segment(" " * width, base)], width)
