@@ -154,3 +154,34 @@ def test_https_with_a_trusted_certificate_is_read(certificate: Path, monkeypatch
             scraper.close()
     assert host.up and host.gpus[0].utilization_pct == 3.0
     assert page.requests[0]["Authorization"] == "Bearer s3cret"
+
+
+PROMETHEUS_ANSWER = EXPORTERS / "prometheus-2.42-query.json"
+
+
+def test_a_real_prometheus_answer_maps_to_each_instance() -> None:
+    from rocmtui.gpu.cluster.prom_query import PrometheusReader
+
+    with serving(Page(PROMETHEUS_ANSWER.read_bytes(), headers={"Content-Type": "application/json"})) as address:
+        reader = PrometheusReader(f"http://{address}", token="t")
+        cluster = reader.round()
+    dcgm, amd, dead = cluster.hosts
+    assert (dcgm.target, dcgm.hostname, dcgm.exporter) == ("127.0.0.1:19601", "cp-bm14r7", "dcgm-exporter")
+    assert dcgm.gpus[0].utilization_pct == 91.0 and dcgm.gpus[0].memory_used_bytes == 5120 << 20
+    assert (amd.hostname, [g.index for g in amd.gpus]) == ("tw038", [0, 2])
+    assert amd.gpus[0].power_w == 612.0 and amd.gpus[1].sclk_mhz == 132.0
+    assert (dead.target, dead.up) == ("127.0.0.1:19603", False)
+    assert cluster.source == "prometheus"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [(b'{"status":"error","errorType":"bad_data","error":"parse error"}', "Prometheus: parse error"),
+     (b"not json", "Prometheus: not JSON"), (b'{"status":"success","data":{"resultType":"matrix","result":[]}}', "success")],
+)  # fmt: skip
+def test_a_prometheus_that_does_not_answer_well_is_one_down_line(body: bytes, reason: str) -> None:
+    from rocmtui.gpu.cluster.prom_query import PrometheusReader
+
+    with serving(Page(body)) as address:
+        (host,) = PrometheusReader(f"http://{address}").round().hosts
+    assert not host.up and host.error is not None and reason in host.error and "retrying in 1 s" in host.error

@@ -72,7 +72,8 @@ class PrometheusReader:
             if parsed.status != "success" or parsed.data is None or parsed.data.resultType != "vector":
                 raise FetchError(f"Prometheus: {parsed.error or parsed.status}")
         except (FetchError, CodecError) as err:
-            self._retry.failed(str(err), time.monotonic())
+            reason = f"Prometheus: {err}" if isinstance(err, CodecError) else str(err)
+            self._retry.failed(reason, time.monotonic())
             return self._down(now, self._retry.error or "")
         self._retry.succeeded()
         return ClusterRound(timestamp=now, source="prometheus", hosts=self._hosts(parsed.data.result, now))
