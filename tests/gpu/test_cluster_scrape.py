@@ -177,7 +177,8 @@ def test_a_real_prometheus_answer_maps_to_each_instance() -> None:
 @pytest.mark.parametrize(
     ("body", "reason"),
     [(b'{"status":"error","errorType":"bad_data","error":"parse error"}', "Prometheus: parse error"),
-     (b"not json", "Prometheus: not JSON"), (b'{"status":"success","data":{"resultType":"matrix","result":[]}}', "success")],
+     (b"not json", "Prometheus: not JSON"),
+     (b'{"status":"success","data":{"resultType":"matrix","result":[]}}', "success")],
 )  # fmt: skip
 def test_a_prometheus_that_does_not_answer_well_is_one_down_line(body: bytes, reason: str) -> None:
     from rocmtui.gpu.cluster.prom_query import PrometheusReader
