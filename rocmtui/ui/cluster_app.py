@@ -35,6 +35,7 @@ class ClusterApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit_app", "Quit"),
         Binding("ctrl+c", "quit_app", "Quit", show=False, priority=True),
+        Binding("question_mark", "help", "Help", key_display="?"),
     ]
 
     def __init__(self, source: ClusterSource, *, theme: str = MonitorConfig.theme) -> None:
@@ -98,6 +99,17 @@ class ClusterApp(App[int]):
         if isinstance(self.screen, HostScreen):
             self.screen.interval_s = value
             self.screen.show_status()
+
+    def action_help(self) -> None:
+        from rocmtui.ui.screens.help import CLUSTER_KEYS, MONITOR_KEYS, HelpScreen
+
+        if isinstance(self.screen, HelpScreen):
+            return
+        if isinstance(self.screen, HostScreen):
+            keys = tuple(k for k in MONITOR_KEYS if k[0] not in {"k / K", "S"})
+            self.push_screen(HelpScreen("one host of the cluster: keys (m or escape: back)", keys))
+        else:
+            self.push_screen(HelpScreen("rocmtui cluster: keys", CLUSTER_KEYS))
 
     def action_next_theme(self) -> None:
         names = sorted(BUILTIN_THEMES)

@@ -95,6 +95,18 @@ async def test_enter_on_a_host_opens_its_gpus_in_the_monitor_panel_and_escape_co
         assert not isinstance(app.screen, HostScreen)
 
 
+async def test_question_mark_shows_the_cluster_keys() -> None:
+    from rocmtui.ui.screens.help import HelpScreen
+
+    app, reader = cluster_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await play(app, reader, pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen) and app.screen.title_text == "rocmtui cluster: keys"
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
 async def test_the_cursor_scrolls_past_the_first_screen() -> None:
     app, reader = cluster_app()
     async with app.run_test(size=(80, 24)) as pilot:
