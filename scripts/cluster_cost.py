@@ -2,7 +2,8 @@
 
 One helper process answers on 256 ports (asyncio), each a dcgm-exporter page of 8 GPUs in the recorded T4
 capture's format (tests/data/exporters/dcgm-exporter-t4.prom) with the host's name and a utilisation that
-changes every 2 s. The viewer, ``rocmtui monitor --hostfile FILE --interval 2``, runs in a pseudo-terminal
+changes every ``--sample-every`` seconds (2: every round). The viewer, ``rocmtui monitor --hostfile FILE
+--interval 2``, runs in a pseudo-terminal
 (scripts/monitor_cost.py's measurement): launch to first frame, launch until every GPU is counted on screen
 (the summary's "GPUs 2048"), then CPU (% of one core, the viewer's process alone) and bytes drawn per second.
 
@@ -48,14 +49,14 @@ def page(host: int, gpus: int, tick: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-async def serve(hosts: int, gpus: int, base: int, ready: Path) -> None:
+async def serve(hosts: int, gpus: int, base: int, ready: Path, sample_every: float) -> None:
     cache: dict[tuple[int, int], bytes] = {}
 
     def handler_for(host: int):  # noqa: ANN202
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
                 await reader.readuntil(b"\r\n\r\n")
-                tick = int(time.time() / 2)
+                tick = int(time.time() / sample_every)
                 body = cache.get((host, tick))
                 if body is None:
                     body = cache[(host, tick)] = page(host, gpus, tick)
@@ -100,17 +101,22 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0, help="measured window after settling")
     parser.add_argument("--settle", type=float, default=6.0, help="seconds ignored after the first frame")
     parser.add_argument("--size", default="80x24")
+    parser.add_argument(
+        "--sample-every", type=float, default=2.0,
+        help="seconds between the fake exporters' new values (default 2: every round, the worst case; "
+        "dcgm-exporter's own default is 30)",
+    )  # fmt: skip
     parser.add_argument("--json-rounds", type=int, default=0, help="instead: time N rounds of --json, no screen")
     parser.add_argument("--serve", nargs=2, metavar=("BASE", "READY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(serve(args.hosts, args.gpus, int(args.serve[0]), Path(args.serve[1])))
+        asyncio.run(serve(args.hosts, args.gpus, int(args.serve[0]), Path(args.serve[1]), args.sample_every))
         return 0
     base = free_base(args.hosts)
     with tempfile.TemporaryDirectory() as tmp:
         ready = Path(tmp) / "ready"
-        server = subprocess.Popen([sys.executable, __file__, "--hosts", str(args.hosts), "--gpus", str(args.gpus),
-                                   "--serve", str(base), str(ready)])  # fmt: skip
+        serve_args = ["--hosts", str(args.hosts), "--gpus", str(args.gpus), "--sample-every", str(args.sample_every)]
+        server = subprocess.Popen([sys.executable, __file__, *serve_args, "--serve", str(base), str(ready)])
         try:
             while not ready.exists():
                 if server.poll() is not None:
@@ -120,7 +126,8 @@ def main() -> int:
             hostfile.write_text("".join(f"127.0.0.1:{base + i}\n" for i in range(args.hosts)))
             extra = ["--hostfile", str(hostfile), "--interval", f"{args.interval:g}"]
             print(f"{os.uname().nodename}, {psutil.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M %Z')}")
-            print(f"{args.hosts} hosts x {args.gpus} GPUs on 127.0.0.1:{base}-{base + args.hosts - 1}")
+            print(f"{args.hosts} hosts x {args.gpus} GPUs on 127.0.0.1:{base}-{base + args.hosts - 1}, "
+                  f"new values every {args.sample_every:g} s")  # fmt: skip
             if args.json_rounds:
                 return json_rounds(extra, args.json_rounds)
             cols, rows = (int(v) for v in args.size.split("x"))

@@ -186,3 +186,27 @@ def test_a_prometheus_that_does_not_answer_well_is_one_down_line(body: bytes, re
     with serving(Page(body)) as address:
         (host,) = PrometheusReader(f"http://{address}").round().hosts
     assert not host.up and host.error is not None and reason in host.error and "retrying in 1 s" in host.error
+
+
+def test_a_page_unchanged_since_the_last_round_is_not_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmtui.gpu.cluster import exposition, scrape
+
+    parsed: list[int] = []
+
+    def counted(*args, **kwargs):
+        parsed.append(1)
+        return exposition.parse_page(*args, **kwargs)
+
+    monkeypatch.setattr(scrape, "parse_page", counted)
+    page = Page((EXPORTERS / "dcgm-exporter-t4.prom").read_bytes())
+    with serving(page) as address:
+        scraper = Scraper(parse_targets([address]))
+        try:
+            first, second = scraper.round(), scraper.round()
+            page.body = page.body.replace(b"} 91\n", b"} 12\n")  # DCGM_FI_DEV_GPU_UTIL: a new sample
+            third = scraper.round()
+        finally:
+            scraper.close()
+    assert len(parsed) == 2
+    assert second.hosts[0].gpus == first.hosts[0].gpus and second.hosts[0].timestamp > first.hosts[0].timestamp
+    assert third.hosts[0].gpus[0].utilization_pct == 12.0

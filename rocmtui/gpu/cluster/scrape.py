@@ -3,11 +3,12 @@ parsed and mapped; a host that does not answer is down with the reason and tried
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rocmtui.gpu.cluster.exposition import LabelCache, parse_page
 from rocmtui.gpu.cluster.fetch import Answer, FetchError, get
@@ -49,6 +50,9 @@ class Scraper:
         self._retries = {t.address: Retry() for t in self.targets}
         self._names = Names()
         self._labels = LabelCache()
+        self._last: dict[str, tuple[bytes, HostReading]] = {}
+        """Each host's last page (its digest) and what it read: an exporter that has not sampled since (dcgm-exporter
+        collects every 30 s by default) serves the same page, which is then not read again."""
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(self.targets))),
                                         thread_name_prefix="rocmtui-scrape")  # fmt: skip
         self._lock = threading.Lock()
@@ -87,6 +91,15 @@ class Scraper:
         now = time.time()
         if isinstance(got, str):
             return HostReading(target.address, up=False, timestamp=now, error=got)
+        digest = hashlib.blake2b(got.body, digest_size=16).digest()
+        last = self._last.get(target.address)
+        if last is not None and last[0] == digest:
+            return replace(last[1], timestamp=now, latency_s=got.seconds)
+        reading = self._parse(target, got, now)
+        self._last[target.address] = (digest, reading)
+        return reading
+
+    def _parse(self, target: Target, got: Answer, now: float) -> HostReading:
         try:
             page = parse_page(got.body.decode("utf-8", errors="replace"), self._names.wanted, self._labels)
             found = fold(page.samples, now, self._names)
