@@ -102,9 +102,9 @@ examples:
   rocmtui monitor --once                one table, then exit
   rocmtui monitor --json --count 10     ten JSON lines, one per sample, for scripts
   rocmtui monitor --backend sysfs       read the amdgpu files directly, without ROCm SMI
-  rocmtui monitor --hosts node1:9400,node2:5000   every GPU of those exporters in one screen
-  rocmtui monitor --hostfile hosts.txt --json --count 1   one JSON object with every host
-  rocmtui monitor --prometheus http://prom:9090   every GPU a Prometheus server knows
+  rocmtui monitor --hosts n1:9400,n2:5000   the GPUs of many machines
+  rocmtui monitor --hostfile hosts --once   one table: every host's GPUs
+  rocmtui monitor --prometheus prom:9090    every GPU a Prometheus knows
 """
 
 BENCH_EXAMPLES = """\
