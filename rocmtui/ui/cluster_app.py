@@ -6,6 +6,7 @@ handlers on the UI thread clean each round's outside text where it enters (``cle
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,9 +17,9 @@ from textual.theme import BUILTIN_THEMES
 
 from rocmtui import gc_pause
 from rocmtui.config import MonitorConfig
-from rocmtui.gpu.cluster.reading import ClusterRound
+from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
 from rocmtui.gpu.cluster.source import ClusterSource
-from rocmtui.gpu.sample import SampleSet
+from rocmtui.gpu.sample import GpuSample, HostSample, SampleSet
 from rocmtui.ui.look.safe_text import cleaned
 from rocmtui.ui.messages import ClusterRead, Relay
 from rocmtui.ui.screens.cluster import ClusterScreen, HostScreen
@@ -45,6 +46,8 @@ class ClusterApp(App[int]):
         self.relay: Relay[ClusterRound] = Relay(self.post_message, ClusterRead)
         self.cluster_screen = ClusterScreen(source.interval_s)
         self.latest: ClusterRound | None = None
+        self._clean: dict[str, tuple[tuple[GpuSample, ...], HostSample | None, HostReading]] = {}
+        """Each host's GPUs and host readings as last received, and as cleaned."""
 
     def get_default_screen(self) -> Screen[Any]:
         return self.cluster_screen
@@ -64,10 +67,25 @@ class ClusterApp(App[int]):
         cluster = self.relay.take()
         if cluster is None:
             return
-        self.latest = cleaned(cluster)  # exporters' names and labels: plain text from here on
+        self.latest = self.cleaned(cluster)  # exporters' names and labels: plain text from here on
         self.cluster_screen.show_round(self.latest)
         if isinstance(self.screen, HostScreen):
             self.show_host(self.screen)
+
+    def cleaned(self, cluster: ClusterRound) -> ClusterRound:
+        """``cluster`` with its text through the boundary; a host whose GPUs are the very ones of the last round (a
+        page not read again) keeps the GPUs cleaned then: 2,048 samples are 30 ms to clean on the 2-core box."""
+        hosts = []
+        for host in cluster.hosts:
+            held = self._clean.get(host.target)
+            if held is not None and held[0] is host.gpus and held[1] is host.host:
+                own = cleaned(replace(host, gpus=(), host=None))  # the host's own few strings
+                hosts.append(replace(own, gpus=held[2].gpus, host=held[2].host))
+                continue
+            clean = cleaned(host)
+            self._clean[host.target] = (host.gpus, host.host, clean)
+            hosts.append(clean)
+        return replace(cluster, hosts=tuple(hosts))
 
     def on_cluster_list_opened(self, event: ClusterList.Opened) -> None:
         screen = HostScreen(event.target)

@@ -23,7 +23,7 @@ async def play(app: ClusterApp, reader: ListedRounds, pilot) -> None:
         await pilot.pause(0.01)
     while reader.calls < ROUNDS:
         cluster = app.source.round_now()
-        while app.cluster_screen.last is not cluster:
+        while app.cluster_screen.last is None or app.cluster_screen.last.timestamp != cluster.timestamp:
             await pilot.pause(0.01)
     await pilot.pause()
 
@@ -121,14 +121,23 @@ async def test_hostile_names_are_drawn_as_text() -> None:
     from dataclasses import replace
 
     evil = synthetic_round(0)
-    first = replace(evil.hosts[0], hostname="\x1b]52;c;ZXZpbA==\x07[b]bold[/b]")
-    reader = ListedRounds([replace(evil, hosts=(first, *evil.hosts[1:]))])
+    gpus = tuple(replace(g, name="\x1b[2J" + g.name) for g in evil.hosts[0].gpus)
+    first = replace(evil.hosts[0], hostname="\x1b]52;c;ZXZpbA==\x07[b]bold[/b]", gpus=gpus)
+    again = replace(first, timestamp=first.timestamp + 2)  # the same GPUs: a page not read again
+    reader = ListedRounds([replace(evil, hosts=(first, *evil.hosts[1:])), replace(evil, hosts=(again,))])
     app = ClusterApp(ClusterSource(reader, interval_s=60.0))
     async with app.run_test(size=(80, 24)) as pilot:
         while app.cluster_screen.last is None:
             await pilot.pause(0.01)
-        line = shown(app)[0]
-        assert "\x1b" not in line and "\\x1b]52" in line and "[b]bold[/b]" in line
+        cluster = app.source.round_now()
+        while app.cluster_screen.last is None or app.cluster_screen.last.hosts[0].timestamp != again.timestamp:
+            await pilot.pause(0.01)
+        assert cluster.hosts[0].gpus is gpus
+        lines = shown(app)
+        assert "\x1b" not in lines[0] and "\\x1b]52" in lines[0] and "[b]bold[/b]" in lines[0]
+        assert all("\x1b" not in line for line in lines) and "\\x1b[2J" in lines[1]
+        assert app.latest is not None  # what a host's GPU panel is handed: clean too
+        assert all(g.name.startswith("\\x1b[2J") for g in app.latest.hosts[0].gpus)
 
 
 @pytest.mark.snapshot
