@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from exporter_pages import EXPORTERS, Page, closed_port, serving
+from waiting import wait_for
 
 from rocmtui.errors import UsageError
 from rocmtui.gpu.cluster.fetch import FetchError, get, read_token
@@ -210,3 +211,27 @@ def test_a_page_unchanged_since_the_last_round_is_not_read_again(monkeypatch: py
     assert len(parsed) == 2
     assert second.hosts[0].gpus == first.hosts[0].gpus and second.hosts[0].timestamp > first.hosts[0].timestamp
     assert third.hosts[0].gpus[0].utilization_pct == 12.0
+
+
+def test_closing_cancels_the_fetches_not_yet_started() -> None:
+    import socket
+    import threading
+
+    with socket.socket() as listener:  # takes the connection, never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        held: list[socket.socket] = []
+        threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True).start()
+        silent = f"127.0.0.1:{listener.getsockname()[1]}"
+        scraper = Scraper(parse_targets([silent, closed_port()]), timeout_s=1.0, max_parallel=1)
+        rounds = []
+        reading = threading.Thread(target=lambda: rounds.append(scraper.round()))
+        reading.start()
+        wait_for(lambda: held, 10, "the first fetch to connect")
+        scraper.close()  # the second fetch has not started: cancelled
+        reading.join()
+        for conn in held:
+            conn.close()
+    first, second = rounds[0].hosts
+    assert first.error is not None and first.error.startswith("no answer within 1 s")
+    assert second.error == "not read: stopping"

@@ -21,6 +21,7 @@ MAX_PARALLEL = 64
 MAX_PAGE_BYTES = 8 << 20
 """A page larger than this is refused (dcgm-exporter's page for 8 GPUs is about 40 KB)."""
 DEFAULT_TIMEOUT_S = 5.0
+STOPPING = "not read: stopping"
 ACCEPT = "text/plain;version=0.0.4"
 """The classic text format: what every exporter serves and prometheus_client's parser reads."""
 
@@ -56,6 +57,7 @@ class Scraper:
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(self.targets))),
                                         thread_name_prefix="rocmtui-scrape")  # fmt: skip
         self._lock = threading.Lock()
+        self._closing = threading.Event()
 
     def round(self) -> ClusterRound:
         """Fetch every page on the pool's threads (waiting on the network), and read each on this thread as it
@@ -70,10 +72,16 @@ class Scraper:
         return ClusterRound(timestamp=time.time(), source="scrape", hosts=tuple(h for h in hosts if h is not None))
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Fetches not yet started give up (their hosts read as not read, stopping); it returns at once.
+
+        Not the pool's own ``cancel_futures``: a future it cancels never wakes ``as_completed``."""
+        self._closing.set()
+        self._pool.shutdown(wait=False)
 
     def _fetch(self, target: Target) -> Answer | str:
         """The page, or why there is none (the host is then in backoff)."""
+        if self._closing.is_set():
+            return STOPPING
         retry = self._retries[target.address]
         if not retry.ready(time.monotonic()):
             return retry.error or ""

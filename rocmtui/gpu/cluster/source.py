@@ -47,5 +47,8 @@ class ClusterSource(PacedFeed[ClusterRound]):
             self._publish(cluster)
 
     def stop(self) -> None:
-        super().stop()
+        """Stop: the round under way gives up its fetches not yet started (those running end within their
+        timeout), then the thread is joined."""
+        self._stop_event.set()
         self.reader.close()
+        super().stop()
