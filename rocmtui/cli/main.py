@@ -165,9 +165,15 @@ def refuse_live_resume(config: TrainConfig) -> None:
 
 
 def _run_monitor(args: argparse.Namespace) -> int:
-    config = monitor_config(args)
     if args.count is not None and not args.json:
         raise UsageError("--count goes with --json")
+    if args.hosts is not None or args.hostfile is not None or args.prometheus is not None:
+        from rocmtui.cli.cluster_command import run_cluster
+
+        return run_cluster(args)
+    if args.token_file is not None:
+        raise UsageError("--token-file goes with --hosts, --hostfile or --prometheus")
+    config = monitor_config(args)
     if args.speed is not None and args.replay is None:
         raise UsageError("--speed goes with --replay")
     if args.record is not None and args.replay is not None:

@@ -102,6 +102,9 @@ examples:
   rocmtui monitor --once                one table, then exit
   rocmtui monitor --json --count 10     ten JSON lines, one per sample, for scripts
   rocmtui monitor --backend sysfs       read the amdgpu files directly, without ROCm SMI
+  rocmtui monitor --hosts n1:9400,n2:5000   the GPUs of many machines
+  rocmtui monitor --hostfile hosts --once   one table: every host's GPUs
+  rocmtui monitor --prometheus prom:9090    every GPU a Prometheus knows
 """
 
 BENCH_EXAMPLES = """\
@@ -217,6 +220,28 @@ def _add_monitor_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--readonly", action="store_true", help="no kill keys: the process table can be looked at, never signalled"
     )
     add_telemetry_flags(monitor)
+    _add_cluster_flags(monitor)
+
+
+def _add_cluster_flags(monitor: argparse.ArgumentParser) -> None:
+    """The cluster view's sources: exporters scraped directly, or a Prometheus server (docs/cluster.md)."""
+    cluster = monitor.add_argument_group(
+        "cluster",
+        "watch the GPUs of many machines through their Prometheus exporters (dcgm-exporter, AMD "
+        "device-metrics-exporter, rocmtui export); --interval defaults to 2 s here",
+    )
+    cluster.add_argument(
+        "--hosts", metavar="HOST:PORT[,...]", default=None, help="exporters to scrape (/metrics), comma-separated"
+    )
+    cluster.add_argument(
+        "--hostfile", metavar="FILE", default=None, help="exporters to scrape: one HOST:PORT a line, # comments"
+    )
+    cluster.add_argument(
+        "--prometheus", metavar="URL", default=None, help="ask this Prometheus server for every GPU it knows"
+    )
+    cluster.add_argument(
+        "--token-file", metavar="FILE", default=None, help="send the bearer token in FILE with every request"
+    )
 
 
 def _add_bench_parser(sub: argparse._SubParsersAction[_Parser]) -> None:

@@ -2,7 +2,8 @@
 
 Bounded history, listeners, a run-time settable interval and a daemon thread that calls
 ``_tick()`` every interval until stopped. ``Sampler`` (live hardware) and ``ReplaySource``
-(recordings) both build on it.
+(recordings) both build on it as a ``Feed`` (of SampleSets); the cluster source builds on the same
+``PacedFeed`` with rounds of many hosts as its items.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import deque
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.sample import SampleSet
-from rocmtui.gpu.source import SampleListener
 
 log = logging.getLogger(__name__)
 
@@ -25,16 +27,19 @@ def clamp_interval(value: float) -> float:
     return min(max(float(value), MonitorConfig.MIN_INTERVAL_S), MonitorConfig.MAX_INTERVAL_S)
 
 
-class Feed(ABC):
-    """History, listeners and the timing thread; subclasses implement ``_tick()``."""
+T = TypeVar("T")
+
+
+class PacedFeed(ABC, Generic[T]):
+    """History, listeners and the timing thread over items of type ``T``; subclasses implement ``_tick()``."""
 
     thread_name = "rocmtui-feed"
 
     def __init__(self, interval_s: float, history_len: int) -> None:
         self._interval_s = clamp_interval(interval_s)
-        self._history: deque[SampleSet] = deque(maxlen=max(1, history_len))
+        self._history: deque[T] = deque(maxlen=max(1, history_len))
         self._lock = threading.Lock()
-        self._listeners: list[SampleListener] = []
+        self._listeners: list[Callable[[T], None]] = []
         self._stop_event = threading.Event()
         self._wake = threading.Event()
         """Set to cut the wait between ticks short (stop, or a new interval)."""
@@ -51,18 +56,18 @@ class Feed(ABC):
         self._wake.set()
 
     @property
-    def latest(self) -> SampleSet | None:
-        """The newest SampleSet, or None before the first."""
+    def latest(self) -> T | None:
+        """The newest item, or None before the first."""
         with self._lock:
             return self._history[-1] if self._history else None
 
-    def history(self) -> tuple[SampleSet, ...]:
-        """The retained SampleSets, oldest first (a snapshot)."""
+    def history(self) -> tuple[T, ...]:
+        """The retained items, oldest first (a snapshot)."""
         with self._lock:
             return tuple(self._history)
 
-    def subscribe(self, listener: SampleListener) -> None:
-        """Call ``listener(sample_set)`` from the feed's thread for each new SampleSet."""
+    def subscribe(self, listener: Callable[[T], None]) -> None:
+        """Call ``listener(item)`` from the feed's thread for each new item."""
         with self._lock:
             self._listeners.append(listener)
 
@@ -91,7 +96,7 @@ class Feed(ABC):
         """True while the thread is alive."""
         return self._thread is not None and self._thread.is_alive()
 
-    def _publish(self, sample_set: SampleSet) -> None:
+    def _publish(self, sample_set: T) -> None:
         """Append to the history and hand to every listener; a failing listener is logged, not fatal."""
         with self._lock:
             self._history.append(sample_set)
@@ -106,7 +111,7 @@ class Feed(ABC):
 
     @abstractmethod
     def _tick(self) -> None:
-        """Produce the next SampleSet (through ``_publish``); called every interval on the feed's thread."""
+        """Produce the next item (through ``_publish``); called every interval on the feed's thread."""
 
     def _run(self) -> None:
         next_due = time.monotonic()
@@ -128,3 +133,7 @@ class Feed(ABC):
                 self._wake.clear()
                 # A new interval counts from the last tick, so "+" feels immediate.
                 next_due = min(next_due, time.monotonic() + self._interval_s)
+
+
+class Feed(PacedFeed[SampleSet]):
+    """A PacedFeed of SampleSets: what every TelemetrySource here builds on."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from rocmtui.base import units
@@ -41,26 +42,35 @@ def stream_json(config: MonitorConfig, count: int | None, out: TextIO | None = N
 
     A closed pipe (``| head -1``) ends quietly with exit 0.
     """
-    stream = out or sys.stdout
     sampler = open_sampler(config)
-    pause = threading.Event()  # never set: waits between samples without busy-looping
-    written = 0
     try:
         _settle(sampler)
+        return write_lines(lambda: dumps(sampler.sample_now()), lambda: sampler.interval_s, count, out)
+    finally:
+        sampler.stop()
+
+
+def write_lines(
+    next_line: Callable[[], str], interval_s: Callable[[], float], count: int | None, out: TextIO | None = None
+) -> int:
+    """Write ``next_line()`` every ``interval_s()`` seconds, ``count`` times or until Ctrl-C (exit 130); a closed
+    pipe ends quietly with exit 0. The loop of every ``--json`` stream (this machine's, a cluster's)."""
+    stream = out or sys.stdout
+    pause = threading.Event()  # never set: waits between lines without busy-looping
+    written = 0
+    try:
         while count is None or written < count:
             started = time.monotonic()
-            stream.write(dumps(sampler.sample_now()) + "\n")
+            stream.write(next_line() + "\n")
             stream.flush()
             written += 1
             if count is None or written < count:
-                pause.wait(max(0.0, sampler.interval_s - (time.monotonic() - started)))
+                pause.wait(max(0.0, interval_s() - (time.monotonic() - started)))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         _silence_stdout(stream)
         return 0
-    finally:
-        sampler.stop()
     return 0
 
 

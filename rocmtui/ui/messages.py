@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from textual.message import Message
 
@@ -27,37 +28,52 @@ class GpuSampled(Message):
     """New telemetry is waiting; the handler reads the newest SampleSet from the relay."""
 
 
-class SampleRelay:
-    """Hands the newest SampleSet to the UI thread with at most one message in flight.
+class ClusterRead(Message):
+    """A new round over the cluster is waiting; the handler reads the newest from the relay."""
 
-    ``offer`` runs on the sampler's thread: it stores the sample and posts ``GpuSampled`` only if
-    the previous one was taken, so a busy UI never builds a queue of stale samples.
+
+T = TypeVar("T")
+
+
+class Relay(Generic[T]):
+    """Hands the newest item to the UI thread with at most one message in flight.
+
+    ``offer`` runs on the source's thread: it stores the item and posts ``message()`` only if the previous
+    one was taken, so a busy UI never builds a queue of stale items.
     """
 
-    def __init__(self, post: Callable[[Message], object]) -> None:
+    def __init__(self, post: Callable[[Message], object], message: Callable[[], Message]) -> None:
         self._post = post
+        self._message = message
         self._lock = threading.Lock()
-        self._latest: SampleSet | None = None
+        self._latest: T | None = None
         self._pending = False
         self.posted = 0
         """Messages posted so far (for tests and the cost report)."""
 
-    def offer(self, sample_set: SampleSet) -> None:
-        """Called by the sampler's listener thread."""
+    def offer(self, item: T) -> None:
+        """Called by the source's listener thread."""
         with self._lock:
-            self._latest = sample_set
+            self._latest = item
             if self._pending:
                 return
             self._pending = True
             self.posted += 1
-        self._post(GpuSampled())
+        self._post(self._message())
 
-    def take(self) -> SampleSet | None:
-        """Called on the UI thread: the newest SampleSet, re-arming the next message."""
+    def take(self) -> T | None:
+        """Called on the UI thread: the newest item, re-arming the next message."""
         with self._lock:
             self._pending = False
             return self._latest
 
     @property
-    def latest(self) -> SampleSet | None:
+    def latest(self) -> T | None:
         return self._latest
+
+
+class SampleRelay(Relay[SampleSet]):
+    """The relay of the telemetry samples (``GpuSampled``)."""
+
+    def __init__(self, post: Callable[[Message], object]) -> None:
+        super().__init__(post, GpuSampled)

@@ -54,6 +54,19 @@ MONITOR_KEYS = (  # interval, timebase, graphs, sort and theme are kept for the 
 )
 
 
+CLUSTER_KEYS = (
+    ("↑ ↓ PgUp PgDn", "move through the hosts and GPUs (Home, End)"),
+    ("enter", "open the host under the cursor in the GPU panel (m or escape comes back)"),
+    ("s / r", "sort by the next column (hosts as given, util, memory, power, temp) / reverse"),
+    ("i", "only the idle GPUs that hold memory (0% busy, 256 MiB or more in use), and back"),
+    ("/", "find hosts and GPUs by name or address (escape clears)"),
+    ("+ / -", "read the cluster less / more often"),
+    ("c", "colours: the next theme"),
+    ("q", "quit"),
+    ("?", "this help"),
+)
+
+
 def help_text(keys: tuple[tuple[str, str], ...]) -> str:
     """The keys as plain lines (the width of the widest key, right-aligned)."""
     width = max((len(key) for key, _ in keys), default=0)

@@ -1,0 +1,1 @@
+"""Telemetry of many machines at once, read from the Prometheus exporters they already run."""

@@ -1,0 +1,136 @@
+"""A Prometheus text exposition (an exporter's ``/metrics`` page) read into plain samples, never raising.
+
+The parsing is prometheus_client's own (``text_string_to_metric_families``), loaded lazily: it is in the
+``cluster`` extra. Only the lines of metrics that ``wanted`` accepts are read (an AMD exporter's page holds
+hundreds of metrics the cluster view never reads), each line on its own, so that a bad line costs that line
+only: it is counted as malformed, the others are kept.
+
+Why a ``LabelCache``: the official parser reads labels a character at a time (0.1 ms for a dcgm-exporter
+line of seven labels on the 2-core CPU box), and an exporter prints the same names and labels at every scrape,
+only the values change. So each line's ``name{labels}`` is parsed by the official parser once and kept; the
+value (and timestamp, if any) after it is read by the parser's own rule (no ``_``, ``int`` else ``float``).
+Label values stay as the exporter wrote them: untrusted text for the caller to clean.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from rocmtui.errors import UsageError
+
+MAX_SAMPLES = 100_000
+"""Samples kept from one page at most: the rest of a page larger than any real exporter's is dropped."""
+MAX_LINE_CHARS = 64 * 1024
+"""A longer line is not parsed: counted as malformed."""
+MAX_CACHED = 200_000
+"""Heads kept by a LabelCache (256 hosts of 8 GPUs hold about 23,000); past it, it starts again empty."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One line of a page: the metric's name, its labels and its value."""
+
+    name: str
+    labels: dict[str, str]
+    value: float
+
+
+@dataclass(frozen=True)
+class Page:
+    """What a page held: its samples of wanted metrics, and how many of its lines could not be read."""
+
+    samples: tuple[Sample, ...]
+    malformed: int = 0
+    cut: bool = False
+    """More than ``MAX_SAMPLES`` wanted samples: the rest was left out."""
+
+
+def require_parser() -> Callable[[str], Iterable[object]]:
+    """prometheus_client's parser, or one UsageError line saying how to install it."""
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        raise UsageError("the cluster view needs prometheus_client: pip install 'rocmtui[cluster]'") from None
+    return text_string_to_metric_families
+
+
+class LabelCache:
+    """``name{labels}`` -> (name, labels), as the official parser reads them; None for a head it refuses."""
+
+    def __init__(self) -> None:
+        self._parse = require_parser()
+        self._heads: dict[str, tuple[str, dict[str, str]] | None] = {}
+
+    def head(self, text: str) -> tuple[str, dict[str, str]] | None:
+        if text in self._heads:
+            return self._heads[text]
+        try:
+            samples = [s for family in self._parse(text + " 0\n") for s in getattr(family, "samples", ())]
+            found = (str(samples[0].name), dict(samples[0].labels)) if len(samples) == 1 else None
+        except Exception:  # the official parser raises ValueError (and at times others) for a bad line
+            found = None
+        if len(self._heads) >= MAX_CACHED:
+            self._heads.clear()
+        self._heads[text] = found
+        return found
+
+
+def metric_name(line: str) -> str:
+    """The metric name a sample line starts with (up to ``{`` or a blank); '' for a comment or a blank line."""
+    if not line or line[0] == "#":
+        return ""
+    end = len(line)
+    for stop in ("{", " ", "\t"):
+        at = line.find(stop, 0, end)
+        if at != -1:
+            end = at
+    return line[:end]
+
+
+def _number(token: str) -> float:
+    """The official parser's rule for a value or a timestamp: no ``_``; an int, else a float. ValueError."""
+    if "_" in token:
+        raise ValueError(token)
+    try:
+        return int(token)
+    except ValueError:
+        return float(token)
+
+
+def _split(line: str) -> tuple[str, list[str]]:
+    """(``name{labels}``, the tokens after it)."""
+    close = line.rfind("}") if "{" in line else -1
+    if close != -1:
+        return line[: close + 1], line[close + 1 :].split()
+    name, _, rest = line.partition(" ") if " " in line else line.partition("\t")
+    return name, rest.split()
+
+
+def parse_page(text: str, wanted: Callable[[str], bool], cache: LabelCache | None = None) -> Page:
+    """The samples of ``text`` whose metric ``wanted`` accepts; malformed lines counted, never raised."""
+    cache = cache or LabelCache()
+    samples: list[Sample] = []
+    malformed = 0
+    for raw in text.splitlines():
+        line = raw.strip()
+        name = metric_name(line)
+        if not name or not wanted(name):
+            continue
+        head, rest = _split(line)
+        parsed = cache.head(head) if len(line) <= MAX_LINE_CHARS and 1 <= len(rest) <= 2 else None
+        try:
+            if parsed is None:
+                raise ValueError(head)
+            value = float(_number(rest[0]))
+            if len(rest) == 2:
+                _number(rest[1])  # a timestamp: checked, not used
+        except (ValueError, OverflowError):
+            malformed += 1
+            continue
+        if math.isfinite(value):
+            samples.append(Sample(parsed[0], parsed[1], value))
+        if len(samples) > MAX_SAMPLES:
+            return Page(tuple(samples[:MAX_SAMPLES]), malformed, cut=True)
+    return Page(tuple(samples), malformed)

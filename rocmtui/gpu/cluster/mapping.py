@@ -1,0 +1,287 @@
+"""THE table from exporters' metrics to rocmtui's GPU sample fields, and the fold of a page's samples into GPUs.
+
+Three exporters are read, each by the names and units it prints (docs/cluster.md shows the table):
+
+- NVIDIA's dcgm-exporter (``etc/default-counters.csv``): ``DCGM_FI_DEV_*``, memory in MiB, clocks in MHz;
+  labels ``gpu``, ``UUID``, ``Hostname`` (``hostname`` in newer releases), ``modelName``, ``pci_bus_id``.
+- AMD's device-metrics-exporter (``docs/configuration/metricslist.md``): lowercase ``gpu_*`` names, with or
+  without a configured prefix (``MetricsFieldPrefix``, e.g. ``amd_``), VRAM in MB (amd-smi's MB: MiB), clocks
+  in MHz; labels ``gpu_id``, ``gpu_uuid``, ``hostname``, ``card_model`` / ``card_series``.
+- rocmtui's own ``rocmtui export``: ``rocmtui_gpu_*`` in base units (ratios, bytes, hertz); labels ``gpu``,
+  ``uuid``, ``hostname``, ``name``, ``pci_bus_id``.
+
+Where two rows fill the same field (an MI300's ``gpu_package_power``, an MI200's ``gpu_average_package_power``),
+the row listed first wins. A value the exporter marks as blank (DCGM's blank sentinels, near 2**63) is None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rocmtui.gpu.cluster.exposition import Sample
+from rocmtui.gpu.sample import GpuSample, HostSample
+
+MIB = 1 << 20
+MHZ = 1e6
+BLANK = 9.0e18
+"""DCGM writes a field it cannot read as a sentinel near 2**63 (``DCGM_INT64_BLANK`` and its neighbours)."""
+
+
+@dataclass(frozen=True)
+class Exporter:
+    """An exporter's name and the labels that say which GPU and which host a sample is about."""
+
+    name: str
+    index: tuple[str, ...]
+    uuid: tuple[str, ...]
+    hostname: tuple[str, ...]
+    model: tuple[str, ...]
+    pci: tuple[str, ...] = ()
+    prefixable: bool = False
+    """Its metric names may carry a prefix the user configured (AMD's ``MetricsFieldPrefix``)."""
+
+
+DCGM = Exporter("dcgm-exporter", ("gpu",), ("UUID", "uuid"), ("Hostname", "hostname"), ("modelName",), ("pci_bus_id",))
+AMD = Exporter(
+    "amd-device-metrics-exporter",
+    ("gpu_id",),
+    ("gpu_uuid",),
+    ("hostname",),
+    ("card_series", "card_model"),
+    prefixable=True,
+)
+ROCMTUI = Exporter("rocmtui-export", ("gpu",), ("uuid",), ("hostname",), ("name",), ("pci_bus_id",))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One metric of one exporter: which GpuSample field it fills, times what to reach the field's unit."""
+
+    exporter: Exporter
+    metric: str
+    target: str
+    """A GpuSample field; ``memory_free_bytes`` (dcgm: total = used + free + reserved), ``memory_reserved_bytes``,
+    ``temperature:<sensor>``, ``up`` (rocmtui: 0 = not read), or ``host:<HostSample field>``."""
+    scale: float = 1.0
+    unit: str = ""
+    """The unit the exporter serves, for the documentation."""
+    where: tuple[tuple[str, str], ...] = ()
+    """Labels the sample must carry with these values (AMD's ``gpu_clock{clock_type="system"}``)."""
+
+
+TABLE: tuple[Row, ...] = (
+    # NVIDIA dcgm-exporter
+    Row(DCGM, "DCGM_FI_DEV_GPU_UTIL", "utilization_pct", unit="%"),
+    Row(DCGM, "DCGM_FI_DEV_MEM_COPY_UTIL", "memory_busy_pct", unit="%"),
+    Row(DCGM, "DCGM_FI_DEV_FB_USED", "memory_used_bytes", MIB, "MiB"),
+    Row(DCGM, "DCGM_FI_DEV_FB_FREE", "memory_free_bytes", MIB, "MiB"),
+    Row(DCGM, "DCGM_FI_DEV_FB_RESERVED", "memory_reserved_bytes", MIB, "MiB"),
+    Row(DCGM, "DCGM_FI_DEV_GPU_TEMP", "temperature:gpu", unit="°C"),
+    Row(DCGM, "DCGM_FI_DEV_POWER_USAGE", "power_w", unit="W"),
+    Row(DCGM, "DCGM_FI_DEV_SM_CLOCK", "sclk_mhz", unit="MHz"),
+    Row(DCGM, "DCGM_FI_DEV_MEM_CLOCK", "mclk_mhz", unit="MHz"),
+    Row(DCGM, "DCGM_FI_DEV_ENC_UTIL", "encoder_pct", unit="%"),
+    Row(DCGM, "DCGM_FI_DEV_DEC_UTIL", "decoder_pct", unit="%"),
+    # AMD device-metrics-exporter (names as printed: lowercase; a configured prefix is allowed)
+    Row(AMD, "gpu_gfx_activity", "utilization_pct", unit="%"),
+    Row(AMD, "gpu_umc_activity", "memory_busy_pct", unit="%"),
+    Row(AMD, "gpu_used_vram", "memory_used_bytes", MIB, "MB (MiB)"),
+    Row(AMD, "gpu_total_vram", "memory_total_bytes", MIB, "MB (MiB)"),
+    Row(AMD, "gpu_used_gtt", "gtt_used_bytes", MIB, "MB (MiB)"),
+    Row(AMD, "gpu_total_gtt", "gtt_total_bytes", MIB, "MB (MiB)"),
+    Row(AMD, "gpu_junction_temperature", "temperature:junction", unit="°C"),
+    Row(AMD, "gpu_edge_temperature", "temperature:edge", unit="°C"),
+    Row(AMD, "gpu_memory_temperature", "temperature:mem", unit="°C"),
+    Row(AMD, "gpu_package_power", "power_w", unit="W"),
+    Row(AMD, "gpu_average_package_power", "power_w", unit="W"),
+    Row(AMD, "gpu_clock", "sclk_mhz", unit="MHz", where=(("clock_type", "system"),)),
+    Row(AMD, "gpu_clock", "mclk_mhz", unit="MHz", where=(("clock_type", "memory"),)),
+    # rocmtui export
+    Row(ROCMTUI, "rocmtui_gpu_up", "up"),
+    Row(ROCMTUI, "rocmtui_gpu_utilization_ratio", "utilization_pct", 100.0, "ratio"),
+    Row(ROCMTUI, "rocmtui_gpu_memory_busy_ratio", "memory_busy_pct", 100.0, "ratio"),
+    Row(ROCMTUI, "rocmtui_gpu_memory_used_bytes", "memory_used_bytes", unit="bytes"),
+    Row(ROCMTUI, "rocmtui_gpu_memory_total_bytes", "memory_total_bytes", unit="bytes"),
+    Row(ROCMTUI, "rocmtui_gpu_gtt_used_bytes", "gtt_used_bytes", unit="bytes"),
+    Row(ROCMTUI, "rocmtui_gpu_gtt_total_bytes", "gtt_total_bytes", unit="bytes"),
+    Row(ROCMTUI, "rocmtui_gpu_power_watts", "power_w", unit="W"),
+    Row(ROCMTUI, "rocmtui_gpu_power_limit_watts", "power_cap_w", unit="W"),
+    Row(ROCMTUI, "rocmtui_gpu_graphics_clock_hertz", "sclk_mhz", 1 / MHZ, "Hz"),
+    Row(ROCMTUI, "rocmtui_gpu_memory_clock_hertz", "mclk_mhz", 1 / MHZ, "Hz"),
+    Row(ROCMTUI, "rocmtui_gpu_fan_speed_ratio", "fan_pct", 100.0, "ratio"),
+    Row(ROCMTUI, "rocmtui_gpu_fan_speed_rpm", "fan_rpm", unit="rpm"),
+    Row(ROCMTUI, "rocmtui_gpu_temperature_celsius", "temperature:{sensor}", unit="°C"),
+    Row(ROCMTUI, "rocmtui_gpu_temperature_slowdown_celsius", "temp_crit_c", unit="°C"),
+    Row(ROCMTUI, "rocmtui_gpu_temperature_shutdown_celsius", "temp_emergency_c", unit="°C"),
+    Row(ROCMTUI, "rocmtui_host_cpu_utilization_ratio", "host:cpu_pct", 100.0, "ratio"),
+    Row(ROCMTUI, "rocmtui_host_cpus", "host:cpu_count"),
+    Row(ROCMTUI, "rocmtui_host_memory_used_bytes", "host:ram_used_bytes", unit="bytes"),
+    Row(ROCMTUI, "rocmtui_host_memory_total_bytes", "host:ram_total_bytes", unit="bytes"),
+)
+"""Every exporter metric the cluster view reads, first row first where two fill one field."""
+
+_BY_NAME: dict[str, tuple[tuple[int, Row], ...]] = {}
+for _order, _row in enumerate(TABLE):
+    _BY_NAME[_row.metric] = (*_BY_NAME.get(_row.metric, ()), (_order, _row))
+_PREFIXABLE = {row.metric for row in TABLE if row.exporter.prefixable}
+_INT_FIELDS = {"memory_used_bytes", "memory_total_bytes", "gtt_used_bytes", "gtt_total_bytes"}
+_HOST_INT_FIELDS = {"cpu_count", "ram_used_bytes", "ram_total_bytes"}
+MAX_NAME_CACHE = 4096
+
+
+class Names:
+    """Which table rows a metric name stands for, a configured prefix allowed where the exporter has one."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[tuple[int, Row], ...]] = {}
+
+    def rows(self, name: str) -> tuple[tuple[int, Row], ...]:
+        found = self._cache.get(name)
+        if found is not None:
+            return found
+        found = _BY_NAME.get(name, ())
+        if not found:
+            found = next((_BY_NAME[name[at:]] for at in _cuts(name) if name[at:] in _PREFIXABLE), ())
+        if len(self._cache) < MAX_NAME_CACHE:
+            self._cache[name] = found
+        return found
+
+    def wanted(self, name: str) -> bool:
+        """True for a name some row reads (the exposition reader parses only those lines)."""
+        return bool(self.rows(name))
+
+
+def _cuts(name: str) -> Iterable[int]:
+    """Where a prefix ending in ``_`` may end in ``name``."""
+    at = name.find("_")
+    while at != -1:
+        yield at + 1
+        at = name.find("_", at + 1)
+
+
+@dataclass
+class _Gpu:
+    exporter: Exporter
+    index: int
+    uuid: str | None
+    name: str
+    pci: str | None
+    host: str | None
+    values: dict[str, tuple[int, float]] = field(default_factory=dict)
+    temps: dict[str, tuple[int, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HostGpus:
+    """The GPUs one source (a page, or the samples of one Prometheus instance) told of, and its host's readings."""
+
+    gpus: tuple[GpuSample, ...]
+    host: HostSample | None
+    exporter: str | None
+    """Which exporter it was (the first one met); None when no GPU metric was found."""
+    hostname: str | None
+    """The host's name as its exporter labels it (untrusted text)."""
+
+
+def _first(labels: Mapping[str, str], names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = labels.get(name)
+        if value:
+            return value
+    return None
+
+
+def _index(text: str | None) -> int | None:
+    if text is None or not text.isdigit() or len(text) > 6:
+        return None
+    return int(text)
+
+
+def fold(samples: Iterable[Sample], timestamp: float, names: Names | None = None) -> HostGpus:
+    """The GPUs (ordered by exporter, then index) and host readings that ``samples`` describe."""
+    names = names or Names()
+    gpus: dict[tuple[str, int, str | None], _Gpu] = {}
+    host: dict[str, tuple[int, float]] = {}
+    hostname: str | None = None
+    for sample in samples:
+        for order, row in names.rows(sample.name):
+            if any(sample.labels.get(k) != v for k, v in row.where):
+                continue
+            value = sample.value
+            if abs(value) >= BLANK:
+                continue
+            value *= row.scale
+            if row.target.startswith("host:"):
+                _keep(host, row.target[5:], order, value)
+                hostname = hostname or _first(sample.labels, row.exporter.hostname)
+                continue
+            gpu = _gpu_of(gpus, row.exporter, sample.labels)
+            if gpu is None:
+                continue
+            hostname = hostname or gpu.host
+            if row.target.startswith("temperature:"):
+                sensor = row.target[12:].format(sensor=sample.labels.get("sensor", "gpu"))
+                _keep(gpu.temps, sensor, order, value)
+            else:
+                _keep(gpu.values, row.target, order, value)
+    ordered = sorted(gpus.values(), key=lambda g: (g.exporter.name, g.index, g.uuid or ""))
+    exporter = ordered[0].exporter.name if ordered else ("rocmtui-export" if host else None)
+    return HostGpus(
+        tuple(_sample(g, timestamp) for g in ordered), _host(host, timestamp) if host else None, exporter, hostname
+    )
+
+
+def _keep(into: dict[str, tuple[int, float]], key: str, order: int, value: float) -> None:
+    held = into.get(key)
+    if held is None or order < held[0]:
+        into[key] = (order, value)
+
+
+def _gpu_of(
+    gpus: dict[tuple[str, int, str | None], _Gpu], exporter: Exporter, labels: Mapping[str, str]
+) -> _Gpu | None:
+    index = _index(_first(labels, exporter.index))
+    if index is None:
+        return None
+    uuid = _first(labels, exporter.uuid)
+    key = (exporter.name, index, uuid)
+    gpu = gpus.get(key)
+    if gpu is None:
+        name = _first(labels, exporter.model) or f"GPU {index}"
+        gpu = _Gpu(exporter, index, uuid, name, _first(labels, exporter.pci), _first(labels, exporter.hostname))
+        gpus[key] = gpu
+    return gpu
+
+
+def _sample(gpu: _Gpu, timestamp: float) -> GpuSample:
+    values = {key: value for key, (_, value) in gpu.values.items()}
+    fields: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in {"up", "memory_free_bytes", "memory_reserved_bytes"}:
+            continue
+        fields[key] = int(value) if key in _INT_FIELDS else value
+    used, free = values.get("memory_used_bytes"), values.get("memory_free_bytes")
+    if "memory_total_bytes" not in fields and used is not None and free is not None:
+        fields["memory_total_bytes"] = int(used + free + values.get("memory_reserved_bytes", 0.0))
+    temps = tuple(sorted((sensor, value) for sensor, (_, value) in gpu.temps.items()))
+    sample = GpuSample(
+        index=gpu.index,
+        name=gpu.name,
+        timestamp=timestamp,
+        uuid=gpu.uuid,
+        pci_bus_id=gpu.pci,
+        temperatures_c=temps,
+        **fields,
+    )
+    if values.get("up") == 0.0:
+        return replace(sample, error="not read by its exporter at its last sample")
+    return sample
+
+
+def _host(values: dict[str, tuple[int, float]], timestamp: float) -> HostSample:
+    fields: dict[str, Any] = {
+        key: int(value) if key in _HOST_INT_FIELDS else value for key, (_, value) in values.items()
+    }
+    return HostSample(timestamp=timestamp, **fields)

@@ -1,0 +1,171 @@
+"""What the cluster view costs with many hosts: 256 fake dcgm-exporters of 8 GPUs each on 127.0.0.1.
+
+One helper process answers on 256 ports (asyncio), each a dcgm-exporter page of 8 GPUs in the recorded T4
+capture's format (tests/data/exporters/dcgm-exporter-t4.prom) with the host's name and a utilisation that
+changes every ``--sample-every`` seconds (2: every round). The viewer, ``rocmtui monitor --hostfile FILE
+--interval 2``, runs in a pseudo-terminal
+(scripts/monitor_cost.py's measurement): launch to first frame, launch until every GPU is counted on screen
+(the summary's "GPUs 2048"), then CPU (% of one core, the viewer's process alone) and bytes drawn per second.
+
+    python scripts/cluster_cost.py --seconds 30                 # the cluster screen at 80x24
+    python scripts/cluster_cost.py --hosts 64 --size 120x40
+    python scripts/cluster_cost.py --json-rounds 5              # the cost of rounds alone: --json, no screen
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from monitor_cost import Tool, measure
+
+T4 = Path(__file__).resolve().parents[1] / "tests" / "data" / "exporters" / "dcgm-exporter-t4.prom"
+
+
+def page(host: int, gpus: int, tick: int) -> bytes:
+    """Host ``host``'s page at ``tick`` (2 s steps): the T4 lines once per GPU, renamed and re-indexed."""
+    lines = []
+    for line in T4.read_text().splitlines():
+        for gpu in range(gpus):
+            text = line.replace('gpu="0"', f'gpu="{gpu}"').replace("cp-bm14r7", f"node{host:03d}")
+            text = text.replace("GPU-6d5c0ac5", f"GPU-{host:04x}{gpu:04x}").replace(
+                'device="nvidia0"', f'device="nvidia{gpu}"'
+            )
+            if text.startswith("DCGM_FI_DEV_GPU_UTIL"):
+                util = hashlib.blake2b(f"{host}-{gpu}-{tick}".encode(), digest_size=1).digest()[0] % 101
+                text = text.rsplit(" ", 1)[0] + f" {util}"
+            lines.append(text)
+    return ("\n".join(lines) + "\n").encode()
+
+
+async def serve(hosts: int, gpus: int, base: int, ready: Path, sample_every: float) -> None:
+    cache: dict[tuple[int, int], bytes] = {}
+
+    def handler_for(host: int):  # noqa: ANN202
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+                tick = int(time.time() / sample_every)
+                body = cache.get((host, tick))
+                if body is None:
+                    body = cache[(host, tick)] = page(host, gpus, tick)
+                    cache.pop((host, tick - 2), None)
+                head = (
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+                    f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+                )
+                writer.write(head.encode() + body)
+                await writer.drain()
+            except (asyncio.IncompleteReadError, ConnectionError):
+                pass
+            finally:
+                writer.close()
+
+        return handle
+
+    for host in range(hosts):
+        await asyncio.start_server(handler_for(host), "127.0.0.1", base + host, backlog=64)
+    ready.write_text("ready")
+    await asyncio.Event().wait()
+
+
+def free_base(hosts: int) -> int:
+    """A first port with ``hosts`` free ports after it."""
+    for base in range(20000, 60000, 1000):
+        try:
+            for port in range(base, base + hosts):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+    raise SystemExit("no run of free ports found")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=256)
+    parser.add_argument("--gpus", type=int, default=8)
+    parser.add_argument("--interval", type=float, default=2.0)
+    parser.add_argument("--seconds", type=float, default=30.0, help="measured window after settling")
+    parser.add_argument("--settle", type=float, default=6.0, help="seconds ignored after the first frame")
+    parser.add_argument("--size", default="80x24")
+    parser.add_argument(
+        "--sample-every", type=float, default=2.0,
+        help="seconds between the fake exporters' new values (default 2: every round, the worst case; "
+        "dcgm-exporter's own default is 30)",
+    )  # fmt: skip
+    parser.add_argument("--json-rounds", type=int, default=0, help="instead: time N rounds of --json, no screen")
+    parser.add_argument("--serve", nargs=2, metavar=("BASE", "READY"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        asyncio.run(serve(args.hosts, args.gpus, int(args.serve[0]), Path(args.serve[1]), args.sample_every))
+        return 0
+    base = free_base(args.hosts)
+    with tempfile.TemporaryDirectory() as tmp:
+        ready = Path(tmp) / "ready"
+        serve_args = ["--hosts", str(args.hosts), "--gpus", str(args.gpus), "--sample-every", str(args.sample_every)]
+        server = subprocess.Popen([sys.executable, __file__, *serve_args, "--serve", str(base), str(ready)])
+        try:
+            while not ready.exists():
+                if server.poll() is not None:
+                    raise SystemExit("the fake exporters did not start")
+                time.sleep(0.05)
+            hostfile = Path(tmp) / "hosts"
+            hostfile.write_text("".join(f"127.0.0.1:{base + i}\n" for i in range(args.hosts)))
+            extra = ["--hostfile", str(hostfile), "--interval", f"{args.interval:g}"]
+            print(f"{os.uname().nodename}, {psutil.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M %Z')}")
+            print(f"{args.hosts} hosts x {args.gpus} GPUs on 127.0.0.1:{base}-{base + args.hosts - 1}, "
+                  f"new values every {args.sample_every:g} s")  # fmt: skip
+            if args.json_rounds:
+                return json_rounds(extra, args.json_rounds)
+            cols, rows = (int(v) for v in args.size.split("x"))
+            tool = Tool("rocmtui", b"Quit", 'the key bar\'s "q Quit"', f"GPUs {args.hosts * args.gpus}".encode(),
+                        f'the summary\'s "GPUs {args.hosts * args.gpus}": every host read once')  # fmt: skip
+            options = argparse.Namespace(replay=None, source=None, frame_timeout=30.0, settle=args.settle,
+                                         seconds=args.seconds, rss_every=0.0)  # fmt: skip
+            result = measure(options, tool, cols, rows, extra)
+            return 1 if result.error else 0
+        finally:
+            server.terminate()
+            server.wait()
+
+
+def json_rounds(extra: list[str], rounds: int) -> int:
+    """``monitor --json --count N``: CPU of the process and wall time per round (no screen)."""
+    argv = [sys.executable, "-m", "rocmtui", "monitor", *extra, "--json", "--count", str(rounds)]
+    with tempfile.TemporaryFile() as out:
+        started = time.perf_counter()
+        process = psutil.Popen(argv, stdout=out, stderr=subprocess.PIPE)
+        cpu = 0.0
+        while process.poll() is None:
+            try:
+                times = process.cpu_times()
+                cpu = times.user + times.system
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(0.05)
+        wall = time.perf_counter() - started
+        _, err = process.communicate()
+        out.seek(0)
+        lines = out.read().decode().splitlines()
+    down = sum(line.count('"up":false') for line in lines)
+    print(f"{len(lines)} rounds in {wall:.1f} s, CPU {cpu:.2f} s (about {cpu / max(1, len(lines)):.3f} s a round, "
+          f"start-up included), hosts down over all rounds: {down}"
+          + (f"; stderr: {err.decode()[-300:]}" if process.returncode else ""))  # fmt: skip
+    return process.returncode or 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,223 @@
+"""The mapping table against exporters' real pages (tests/data/exporters, README there), rocmtui's own
+exporter round-tripped through its collector, and pages that are not well formed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rocmtui.gpu.cluster.exposition import parse_page
+from rocmtui.gpu.cluster.mapping import MIB, TABLE, Names, fold
+from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
+from rocmtui.gpu.cluster.summary import format_round, totals
+from rocmtui.gpu.codec import loads
+
+EXPORTERS = Path(__file__).resolve().parents[1] / "data" / "exporters"
+H200 = Path(__file__).resolve().parents[1] / "data" / "h200-fastnet-run" / "gpu.jsonl"
+
+
+def read(text: str):
+    names = Names()
+    page = parse_page(text, names.wanted)
+    return page, fold(page.samples, 1.0, names)
+
+
+def page_of(name: str) -> str:
+    return (EXPORTERS / name).read_text()
+
+
+def test_dcgm_exporter_l40s_page_maps_to_the_values_it_serves() -> None:
+    page, found = read(page_of("dcgm-exporter-l40s.prom"))
+    assert page.malformed == 0
+    assert found.exporter == "dcgm-exporter" and found.hostname == "gpu1-wl8sg"
+    (gpu,) = found.gpus
+    assert (gpu.index, gpu.name, gpu.uuid, gpu.pci_bus_id) == (
+        0, "NVIDIA L40S", "GPU-5b4e07f6-3a86-4340-039d-25f2a83cdc43", "00000000:00:07.0"
+    )  # fmt: skip
+    assert gpu.utilization_pct == 0.0
+    assert gpu.memory_used_bytes == 0
+    assert gpu.memory_total_bytes == (0 + 45459 + 608) * MIB  # used + free + reserved, MiB
+    assert gpu.temperatures_c == (("gpu", 32.0),)
+    assert gpu.power_w == pytest.approx(35.686)
+    assert (gpu.sclk_mhz, gpu.mclk_mhz) == (210.0, 405.0)
+
+
+def test_dcgm_exporter_t4_page_under_load() -> None:
+    _, found = read(page_of("dcgm-exporter-t4.prom"))
+    (gpu,) = found.gpus
+    assert found.hostname == "cp-bm14r7" and gpu.name == "Tesla T4"
+    assert (gpu.utilization_pct, gpu.memory_busy_pct) == (91.0, 73.0)
+    assert gpu.memory_used_bytes == 5120 * MIB and gpu.memory_total_bytes == (5120 + 9791 + 447) * MIB
+    assert gpu.temperature_c == 74.0 and gpu.power_w == pytest.approx(68.244) and gpu.sclk_mhz == 660.0
+
+
+def test_amd_device_metrics_exporter_mi300x_page() -> None:
+    page, found = read(page_of("amd-device-metrics-exporter-mi300x.prom"))
+    assert page.malformed == 0
+    assert found.exporter == "amd-device-metrics-exporter" and found.hostname == "tw038"
+    busy, idle = found.gpus
+    assert (busy.index, idle.index) == (0, 2)
+    assert busy.uuid == "3dff74a1-0000-1000-80d3-0c4c1df1df58" and busy.name == "AMD Instinct MI300X OAM"
+    assert (busy.utilization_pct, idle.utilization_pct) == (100.0, 0.0)
+    assert busy.memory_used_bytes == 142336 * MIB and busy.memory_total_bytes == 196592 * MIB
+    assert busy.temperature_c == 71.0 and dict(busy.temperatures_c)["mem"] == 58.0
+    assert busy.power_w == 612.0
+    assert (busy.sclk_mhz, busy.mclk_mhz) == (2100.0, 1300.0)  # clock_type system and memory, not the others
+    assert (idle.sclk_mhz, idle.mclk_mhz) == (132.0, 900.0)
+
+
+def test_amd_names_under_a_configured_prefix_read_the_same() -> None:
+    plain_page = page_of("amd-device-metrics-exporter-mi300x.prom")
+    lines = [("amd_" + line if line.startswith("gpu_") else line) for line in plain_page.splitlines()]
+    _, prefixed = read("\n".join(lines) + "\n")
+    _, unprefixed = read(plain_page)
+    assert prefixed.gpus == unprefixed.gpus and len(prefixed.gpus) == 2
+
+
+def test_a_prefix_is_not_allowed_on_names_of_other_exporters() -> None:
+    _, found = read('x_DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1"} 50\n')
+    assert found.gpus == ()
+
+
+def test_mi200_edge_temperature_and_average_power() -> None:
+    text = 'gpu_edge_temperature{gpu_id="1",card_model="MI210"} 41\ngpu_average_package_power{gpu_id="1"} 93\n'
+    _, found = read(text)
+    (gpu,) = found.gpus
+    assert gpu.temperatures_c == (("edge", 41.0),) and gpu.power_w == 93.0 and gpu.name == "MI210"
+
+
+def test_the_first_row_wins_where_two_fill_one_field() -> None:
+    text = 'gpu_average_package_power{gpu_id="0"} 90\ngpu_package_power{gpu_id="0"} 500\n'
+    _, found = read(text)
+    assert found.gpus[0].power_w == 500.0  # gpu_package_power is listed first
+
+
+def test_dcgm_blank_values_are_not_readings() -> None:
+    text = (
+        'DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-1"} 9223372036854775794\nDCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1"} 5\n'
+    )
+    _, found = read(text)
+    assert found.gpus[0].temperatures_c == () and found.gpus[0].utilization_pct == 5.0
+
+
+def h200_sample():
+    return loads(H200.read_text().splitlines()[-1])
+
+
+def test_rocmtui_exports_own_page_reads_back_as_the_sample_it_served() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from rocmtui.export.sample_collector import SampleCollector
+
+    sample = h200_sample()
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(SampleCollector(lambda: sample, "h200-box"))
+    _, found = read(generate_latest(registry).decode())
+    assert found.exporter == "rocmtui-export" and found.hostname == "h200-box"
+    (gpu,) = found.gpus
+    served = sample.gpus[0]
+    for name in ("index", "name", "uuid", "pci_bus_id", "memory_used_bytes", "memory_total_bytes", "power_w",
+                 "power_cap_w", "temperatures_c", "temp_crit_c", "temp_emergency_c"):  # fmt: skip
+        assert getattr(gpu, name) == getattr(served, name), name
+    for name in ("utilization_pct", "memory_busy_pct", "sclk_mhz", "mclk_mhz"):
+        assert getattr(gpu, name) == pytest.approx(getattr(served, name)), name
+    assert found.host is not None and found.host.ram_total_bytes == sample.host.ram_total_bytes
+
+
+def test_a_gpu_its_exporter_could_not_read_is_shown_with_an_error() -> None:
+    _, found = read('rocmtui_gpu_up{gpu="0",hostname="h",name="X"} 0\n')
+    assert found.gpus[0].error is not None
+
+
+def test_every_row_names_a_field_of_the_sample_types() -> None:
+    from dataclasses import fields
+
+    from rocmtui.gpu.sample import GpuSample, HostSample
+
+    gpu_fields = {f.name for f in fields(GpuSample)} | {"up", "memory_free_bytes", "memory_reserved_bytes"}
+    host_fields = {f.name for f in fields(HostSample)}
+    for row in TABLE:
+        if row.target.startswith("host:"):
+            assert row.target[5:] in host_fields
+        elif not row.target.startswith("temperature:"):
+            assert row.target in gpu_fields, row
+
+
+def test_a_bad_line_costs_that_line_only() -> None:
+    good = page_of("dcgm-exporter-t4.prom").splitlines()
+    broken = [*good[:5], 'DCGM_FI_DEV_GPU_UTIL{gpu="0" 12', "DCGM_FI_DEV_FB_USED{gpu=} x", *good[5:]]
+    page, found = read("\n".join(broken) + "\n")
+    assert page.malformed == 2
+    assert found.gpus[0].utilization_pct == 91.0 and found.gpus[0].memory_used_bytes == 5120 * MIB
+
+
+def test_hostile_label_text_is_plain_when_printed() -> None:
+    text = (
+        'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",modelName="\\u001b]52;c;bad\\u0007",Hostname="evil\\u001b[2J"} 5\n'
+    )
+    text = text.replace("\\u001b", "\x1b").replace("\\u0007", "\x07")
+    _, found = read(text)
+    host = HostReading("10.0.0.1:9400", up=True, timestamp=1.0, gpus=found.gpus, hostname=found.hostname,
+                       exporter=found.exporter)  # fmt: skip
+    printed = format_round(ClusterRound(1.0, "scrape", (host,)))
+    assert "\x1b" not in printed and "\x07" not in printed and "\\x1b" in printed
+
+
+def test_totals_count_only_gpus_read() -> None:
+    _, found = read(page_of("amd-device-metrics-exporter-mi300x.prom"))
+    up = HostReading("a:1", up=True, timestamp=1.0, gpus=found.gpus)
+    down = HostReading("b:1", up=False, timestamp=1.0, error="connection refused")
+    t = totals(ClusterRound(1.0, "scrape", (up, down)))
+    assert (t.hosts_up, t.hosts_down, t.gpus) == (1, 1, 2)
+    assert t.mean_util_pct == 50.0 and t.power_w == 612.0 + 132.0
+
+
+METRIC_NAMES = st.sampled_from([row.metric for row in TABLE] + ["amd_gpu_gfx_activity", "other"])
+LINE = st.one_of(
+    st.text(max_size=80),
+    st.builds(
+        lambda name, labels, value: f"{name}{{{labels}}} {value}",
+        METRIC_NAMES,
+        st.text(max_size=40),
+        st.one_of(st.floats(allow_nan=True), st.text(max_size=8)),
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LINE, max_size=20))
+def test_no_page_makes_the_reader_raise(lines) -> None:
+    page, found = read("\n".join(lines))
+    assert page.malformed >= 0
+    for gpu in found.gpus:
+        assert gpu.index >= 0
+
+
+def test_docs_show_every_row_of_the_table() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cluster.md").read_text()
+    for row in TABLE:
+        assert f"`{row.metric}" in docs and f"`{row.target}`" in docs, row
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXPORTERS.glob("*.prom")))
+def test_the_label_cache_reads_what_the_official_parser_reads(name: str) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from rocmtui.gpu.cluster.exposition import LabelCache
+
+    text, names = page_of(name), Names()
+    official = [(s.name, s.labels, s.value) for f in text_string_to_metric_families(text) for s in f.samples
+                if names.wanted(s.name)]  # fmt: skip
+    cache = LabelCache()
+    for _ in range(2):  # the second time from the cache
+        page = parse_page(text, names.wanted, cache)
+        assert [(s.name, s.labels, s.value) for s in page.samples] == official
+
+
+@pytest.mark.parametrize("line", ['m{a="b"} 1_000', 'm{a="b"} 1 2 3', 'm{a="b"}', 'm{a="b" 1', "m 1 x", "m{a=b} 1"])
+def test_values_and_labels_the_official_parser_refuses_are_malformed(line: str) -> None:
+    page = parse_page(line + "\n", lambda _: True)
+    assert (page.samples, page.malformed) == ((), 1)
