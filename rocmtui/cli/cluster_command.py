@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from rocmtui import gc_pause
+from rocmtui.base import startup_gc
+from rocmtui.base.errors import UsageError
 from rocmtui.cli.terminal import can_draw
-from rocmtui.errors import UsageError
-from rocmtui.gpu.cluster.source import DEFAULT_INTERVAL_S, ClusterSource, RoundReader
+from rocmtui.gpu.cluster.cluster_source import DEFAULT_INTERVAL_S, ClusterSource, RoundReader
 
 if TYPE_CHECKING:
     from rocmtui.gpu.cluster.scrape import Target
@@ -25,7 +25,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     interval = DEFAULT_INTERVAL_S if args.interval is None else float(args.interval)
     source = ClusterSource(reader, interval_s=interval)
     if args.once or args.json or not can_draw():
-        gc_pause.resume()
+        startup_gc.resume()
         try:
             return print_once(source) if args.once else stream_json(source, args.count)
         finally:
@@ -97,7 +97,7 @@ def _targets(args: argparse.Namespace) -> list[Target]:
 
 def print_once(source: ClusterSource, out: TextIO | None = None) -> int:
     """One round as text."""
-    from rocmtui.gpu.cluster.summary import format_round
+    from rocmtui.gpu.cluster.cluster_summary import format_round
 
     (out or sys.stdout).write(format_round(source.round_now()))
     return 0
@@ -106,6 +106,6 @@ def print_once(source: ClusterSource, out: TextIO | None = None) -> int:
 def stream_json(source: ClusterSource, count: int | None, out: TextIO | None = None) -> int:
     """One JSON object per round, every host in it, ``count`` times or until Ctrl-C (exit 130)."""
     from rocmtui.gpu.cluster.reading import dumps
-    from rocmtui.gpu.report import write_lines
+    from rocmtui.gpu.headless_output import write_lines
 
     return write_lines(lambda: dumps(source.round_now()), lambda: source.interval_s, count, out)

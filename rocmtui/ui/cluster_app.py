@@ -15,10 +15,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
-from rocmtui import gc_pause
+from rocmtui.base import startup_gc
 from rocmtui.config import MonitorConfig
+from rocmtui.gpu.cluster.cluster_source import ClusterSource
 from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
-from rocmtui.gpu.cluster.source import ClusterSource
 from rocmtui.gpu.sample import GpuSample, HostSample, SampleSet
 from rocmtui.ui.look.safe_text import cleaned
 from rocmtui.ui.messages import ClusterRead, Relay
@@ -54,7 +54,7 @@ class ClusterApp(App[int]):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.start_reading)  # the first frame first: the first round may take a timeout
-        self.call_after_refresh(gc_pause.resume)
+        self.call_after_refresh(startup_gc.resume)
 
     def start_reading(self) -> None:
         self.source.subscribe(self.relay.offer)

@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from waiting import wait_for
 
 from rocmtui.gpu.cluster.prom_query import PrometheusReader
-from rocmtui.gpu.codec import loads
+from rocmtui.gpu.sample_codec import loads
 from rocmtui.run.lock import RunLock
 
 pytestmark = pytest.mark.slow

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rocmtui.gpu.cluster.cluster_summary import format_round, totals
 from rocmtui.gpu.cluster.exposition import parse_page
 from rocmtui.gpu.cluster.mapping import MIB, TABLE, Names, fold
 from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
-from rocmtui.gpu.cluster.summary import format_round, totals
-from rocmtui.gpu.codec import loads
+from rocmtui.gpu.sample_codec import loads
 
 EXPORTERS = Path(__file__).resolve().parents[1] / "data" / "exporters"
 H200 = Path(__file__).resolve().parents[1] / "data" / "h200-fastnet-run" / "gpu.jsonl"

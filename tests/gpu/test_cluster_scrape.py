@@ -9,7 +9,7 @@ import pytest
 from exporter_pages import EXPORTERS, Page, closed_port, serving
 from waiting import wait_for
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 from rocmtui.gpu.cluster.fetch import FetchError, get, read_token
 from rocmtui.gpu.cluster.scrape import Scraper
 from rocmtui.gpu.cluster.targets import TargetError, hostfile_lines, parse_target, parse_targets

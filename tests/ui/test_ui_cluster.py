@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cluster_rounds import ListedRounds, synthetic_round
 
-from rocmtui.gpu.cluster.source import ClusterSource
+from rocmtui.gpu.cluster.cluster_source import ClusterSource
 from rocmtui.ui.cluster_app import ClusterApp
 from rocmtui.ui.screens.cluster import HostScreen
 

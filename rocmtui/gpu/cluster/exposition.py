@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from rocmtui.errors import UsageError
+from rocmtui.base.errors import UsageError
 
 MAX_SAMPLES = 100_000
 """Samples kept from one page at most: the rest of a page larger than any real exporter's is dropped."""

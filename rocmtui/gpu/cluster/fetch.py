@@ -16,8 +16,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from rocmtui.base.errors import UsageError
 from rocmtui.base.files import read_small
-from rocmtui.errors import UsageError
 
 CHUNK = 64 * 1024
 MAX_TOKEN_BYTES = 16 * 1024

@@ -12,8 +12,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from rocmtui.gpu.cluster.cluster_summary import totals, totals_line
 from rocmtui.gpu.cluster.reading import ClusterRound
-from rocmtui.gpu.cluster.summary import totals, totals_line
 from rocmtui.ui.look.safe_text import safe_text
 from rocmtui.ui.screens.monitor import MonitorScreen
 from rocmtui.ui.state.cluster_rows import FILTERS, HEADER, SORTS, ClusterQuery, UtilHistory, lines
