@@ -267,7 +267,7 @@ class RunsTableApp(App[list[Path] | None]):
         info = row.info
         if key == "mark":
             mark = SELECTED_MARK if row.folder in self.selected else LIVE_MARK if row.live else " "
-            return Text(mark, style="bold green" if row.live else "bold")
+            return Text(mark, style=_live_style(row) if row.live else "bold")
         if key in ("best", "last"):
             best, last = row.ends(self.series or "")
             return Text(fmt_value(best if key == "best" else last), justify="right")
@@ -281,7 +281,7 @@ class RunsTableApp(App[list[Path] | None]):
             "progress": progress_text(row),
             "tags": " ".join(row.notes.tags) or "",
         }
-        style = "bold green" if key == "state" and row.live else ""
+        style = _live_style(row) if key == "state" and row.live else ""
         return safe_text(texts.get(key, ""), style=style, limit=CELL_LIMIT)
 
     def show_status(self) -> None:
@@ -290,7 +290,8 @@ class RunsTableApp(App[list[Path] | None]):
     def status_line(self) -> Text:
         """How many runs, under where, the filter, the sort, the selection, and the last answer to a key."""
         shown, every = len(self.shown), len(self.rows)
-        parts = [f"{shown:,} of {every:,} runs" if self.run_filter.terms else f"{every:,} runs"]
+        noun = "run" if every == 1 else "runs"
+        parts = [f"{shown:,} of {every:,} {noun}" if self.run_filter.terms else f"{every:,} {noun}"]
         parts.append(f"under {self.runs_dir}")
         if self.run_filter.terms:
             parts.append(f"filter: {self.run_filter.text}")
@@ -491,3 +492,8 @@ class RunsTableApp(App[list[Path] | None]):
 def show_runs_table(rows: list[RunRow], runs_dir: Path, run_filter: RunFilter | None = None) -> list[Path] | None:
     """The table in the terminal; the runs to watch, or None."""
     return RunsTableApp(rows, runs_dir, run_filter=run_filter).run()
+
+
+def _live_style(row: RunRow) -> str:
+    """A live run in green; one whose writer stopped beating (stalled) in yellow, a warning."""
+    return "bold yellow" if row.info.state == "stalled" else "bold green"
