@@ -38,6 +38,8 @@ def extend(series: Series, xs: Sequence[float] | Floats, values: Sequence[float]
     finite = np.isfinite(x) & np.isfinite(v)
     if not finite.all():
         x, v = x[finite], v[finite]
+    if not len(x):  # a block of NaNs only: nothing to keep
+        return 0
     backs = (np.flatnonzero(x[1:] < x[:-1]) + 1).tolist()
     for start, end in pairwise([0, *backs, len(x)]):
         last_x = series.last_x
