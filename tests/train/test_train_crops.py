@@ -19,7 +19,7 @@ from rocmtui.train.gpudata import Augmentation, augment, permutation
 from rocmtui.train.loop import train
 from rocmtui.train.step import graph_keys
 
-GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: one CUDA graph a crop side")
+GPU = pytest.mark.gpu(reason="one CUDA graph a crop side")
 
 
 def test_sides_are_read_as_one_an_epoch() -> None:

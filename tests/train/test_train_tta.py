@@ -92,7 +92,7 @@ def test_the_test_pass_through_torch_compile_gives_the_eager_result(small) -> No
     assert engine.model.training
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: Inductor's kernels for the test pass")
+@pytest.mark.gpu(reason="Inductor's kernels for the test pass")
 def test_the_compiled_test_pass_is_the_eager_one_within_bf16_rounding(small) -> None:
     """Inductor's fused kernels for the test pass (bf16, channels_last, as the recipe runs it) keep the values
     the eager kernels round between layers: the same accuracy within a few of the test images."""
