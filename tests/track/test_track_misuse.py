@@ -58,12 +58,28 @@ def test_a_value_that_is_not_a_real_number_is_refused_at_log_naming_its_key_and_
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
 
 
-def test_real_numbers_of_every_kind_are_taken(tmp_path: Path) -> None:
+GOOD_AS_FLOATS = [1.0, 2.5, 1.0, 0.5, 3.0, 1.0, 1.5, 2.0, 0.5]
+"""What each of ``GOOD`` is as a number, written by hand (not computed by the code under test)."""
+
+
+def test_real_numbers_of_every_kind_are_taken_and_read_back_as_their_value(tmp_path: Path) -> None:
     with rocmtui.track("x", runs_dir=tmp_path) as run:
         for value in GOOD:
             run.log(v=value)
         run.log_epoch(1, **{f"v{i}": v for i, v in enumerate(GOOD)})
-    assert isinstance(read_events(run.run_dir)[-1], RunFinished)
+    events = read_events(run.run_dir)
+    steps: list[int] = []
+    values: list[float] = []
+    for event in events:
+        if isinstance(event, MetricsLogged):
+            at, logged = event.points()["v"]
+            steps += at
+            values += logged
+    assert steps == list(range(1, len(GOOD) + 1)) and values == GOOD_AS_FLOATS
+    assert all(type(v) is float for v in values)
+    [epoch] = [e for e in events if isinstance(e, EpochMetrics)]
+    assert epoch.values == {f"v{i}": v for i, v in enumerate(GOOD_AS_FLOATS)}
+    assert isinstance(events[-1], RunFinished)
 
 
 def test_eight_threads_logging_at_once_lose_nothing(tmp_path: Path) -> None:
