@@ -80,6 +80,7 @@ PYTEST_ARGS = ["-n", "0", "-p", "no:randomly", "-p", "no:cacheprovider", "-m", "
 @dataclass
 class GroupResult:
     group: str
+    commit: str
     mutants: int = 0
     checked: int = 0
     status: dict[str, int] = field(default_factory=dict)
@@ -88,6 +89,12 @@ class GroupResult:
     unchecked: int = 0
     """Mutants left out: not drawn by ``--sample``, or past the time budget."""
     seconds: float = 0.0
+
+
+def head() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def scratch_tree(into: Path) -> None:
@@ -139,7 +146,7 @@ def exit_codes(tree: Path) -> dict[str, int | None]:
 def run_group(name: str, group: Group, sample: int | None, rng: random.Random, budget_s: float) -> GroupResult:
     """Generate the group's mutants (mutmut's run on no mutant: generation, the tests' stats and a clean run),
     then run those drawn, in batches, until done or out of time."""
-    result = GroupResult(name)
+    result = GroupResult(name, commit=head())
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"mutation-{name}-") as scratch:
         tree = Path(scratch)
@@ -149,7 +156,8 @@ def run_group(name: str, group: Group, sample: int | None, rng: random.Random, b
         names = sorted(exit_codes(tree))
         if not names:
             raise SystemExit(f"{name}: mutmut made no mutants:\n{prepared[-3000:]}")
-        drawn = names if sample is None else sorted(rng.sample(names, min(sample, len(names))))
+        # in a random order: a run cut short by its budget has checked a random subset, not the first functions
+        drawn = rng.sample(names, len(names) if sample is None else min(sample, len(names)))
         result.mutants = len(names)
         for at in range(0, len(drawn), 10):
             left = budget_s - (time.monotonic() - start)
@@ -160,7 +168,7 @@ def run_group(name: str, group: Group, sample: int | None, rng: random.Random, b
             except subprocess.TimeoutExpired:
                 break
         codes = exit_codes(tree)
-        for mutant in drawn:
+        for mutant in sorted(drawn):
             code = codes.get(mutant)
             if code is None:
                 continue
@@ -196,9 +204,6 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "command": " ".join(["python", "scripts/mutation.py", *(argv if argv is not None else sys.argv[1:])]),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip(),
         "mutants": sum(r.mutants for r in results),
         "checked": checked,
         "killed": killed,
