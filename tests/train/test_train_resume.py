@@ -71,17 +71,6 @@ def random_data(folder: Path, train: int, test: int) -> Path:
     return folder
 
 
-@pytest.fixture
-def one_torch_thread():
-    """torch on one thread: a run of a few tiny steps is 10 times faster than with a thread a core on a loaded
-    2-core machine, where the threads wait for each other."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.mark.usefixtures("one_torch_thread")
 def test_a_run_stopped_at_an_epochs_end_then_mid_epoch_resumes_to_the_uninterrupted_runs_epochs(
     small, tmp_path: Path
 ) -> None:

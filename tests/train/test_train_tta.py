@@ -70,6 +70,7 @@ def test_the_test_pass_batches_are_at_least_the_training_batch() -> None:
     assert eval_batches(2500, 32) == [1000, 500]
 
 
+@pytest.mark.slow  # torch.compile traces the test pass: 12 to 26 s on the 2-core box
 def test_the_test_pass_through_torch_compile_gives_the_eager_result(small) -> None:
     """The engine's test pass is one function of a batch's uint8 images: traced by ``torch.compile`` (as it is
     with fused kernels) it gives the eager pass's loss and accuracies, with and without TTA, and no more
