@@ -89,6 +89,9 @@ class GroupResult:
     unchecked: int = 0
     """Mutants left out: not drawn by ``--sample``, or past the time budget."""
     seconds: float = 0.0
+    prepare_s: float = 0.0
+    """Of ``seconds``, making the mutants and mutmut's two runs of the group's tests (which tests reach which
+    function, then the tests unmutated)."""
 
 
 def head() -> str:
@@ -153,6 +156,7 @@ def run_group(name: str, group: Group, sample: int | None, rng: random.Random, b
         scratch_tree(tree)
         configure(tree, group)
         prepared = mutmut(tree, "run", "--max-children", "1", "no.such.mutant", timeout=budget_s)
+        result.prepare_s = round(time.monotonic() - start, 1)
         names = sorted(exit_codes(tree))
         if not names:
             raise SystemExit(f"{name}: mutmut made no mutants:\n{prepared[-3000:]}")
@@ -182,6 +186,19 @@ def run_group(name: str, group: Group, sample: int | None, rng: random.Random, b
     return result
 
 
+def write_summary(out: Path, command: str, results: list[GroupResult]) -> None:
+    summary = {
+        "command": command,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "mutants": sum(r.mutants for r in results),
+        "checked": sum(r.checked for r in results),
+        "killed": sum(r.status.get("killed", 0) for r in results),
+        "survived": sum(len(r.survivors) for r in results),
+        "groups": [asdict(r) for r in results],
+    }
+    out.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, help="check N mutants of each group, drawn at random (default: all)")
@@ -193,28 +210,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     names = args.group or list(GROUPS)
     rng = random.Random(args.seed)
-    results = []
+    command = " ".join(["python", "scripts/mutation.py", *(argv if argv is not None else sys.argv[1:])])
+    results: list[GroupResult] = []
     for name in names:
         result = run_group(name, GROUPS[name], args.sample, rng, args.budget_s)
         results.append(result)
-        print(f"{name}: {result.checked} of {result.mutants} checked in {result.seconds} s: {result.status}")
+        print(
+            f"{name}: {result.checked} of {result.mutants} checked in {result.seconds} s "
+            f"({result.prepare_s} s to prepare): {result.status}",
+            flush=True,
+        )
+        for mutant, diff in result.survivors.items():
+            print(f"\nsurvived: {mutant}\n{diff}", flush=True)
+        write_summary(args.out, command, results)  # after each group: a run cut short keeps what it found
     checked = sum(r.checked for r in results)
     killed = sum(r.status.get("killed", 0) for r in results)
-    survivors = [s for r in results for s in r.survivors]
-    summary = {
-        "command": " ".join(["python", "scripts/mutation.py", *(argv if argv is not None else sys.argv[1:])]),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "mutants": sum(r.mutants for r in results),
-        "checked": checked,
-        "killed": killed,
-        "survived": len(survivors),
-        "groups": [asdict(r) for r in results],
-    }
-    args.out.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    print(f"checked {checked} mutants: {killed} killed, {len(survivors)} survived")
-    for result in results:
-        for mutant, diff in result.survivors.items():
-            print(f"\nsurvived: {mutant}\n{diff}")
+    print(f"checked {checked} mutants: {killed} killed, {sum(len(r.survivors) for r in results)} survived")
     return 0 if checked and killed >= args.target * checked else 1
 
 
