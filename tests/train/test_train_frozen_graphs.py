@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 from graph_pairs import assert_trained_alike, graphed_and_eager
 
 from rocmtui.train.learning_rates import freeze_spent, set_lr, spanned_params
