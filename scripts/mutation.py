@@ -52,6 +52,7 @@ GROUPS: dict[str, Group] = {
             "tests/run/test_run_hostile_folders.py",
             "tests/run/test_run_folder.py",
             "tests/run/test_run_lines.py",
+            "tests/run/test_run_safe_files.py",
         ),
     ),
     "control": Group(
