@@ -147,7 +147,9 @@ def exit_codes(tree: Path) -> dict[str, int | None]:
     return codes
 
 
-def run_group(name: str, group: Group, sample: int | None, rng: random.Random, budget_s: float) -> GroupResult:
+def run_group(
+    name: str, group: Group, sample: int | None, rng: random.Random, budget_s: float, only: set[str] | None = None
+) -> GroupResult:
     """Generate the group's mutants (mutmut's run on no mutant: generation, the tests' stats and a clean run),
     then run those drawn, in batches, until done or out of time."""
     result = GroupResult(name, commit=head())
@@ -163,6 +165,8 @@ def run_group(name: str, group: Group, sample: int | None, rng: random.Random, b
             raise SystemExit(f"{name}: mutmut made no mutants:\n{prepared[-3000:]}")
         # in a random order: a run cut short by its budget has checked a random subset, not the first functions
         drawn = rng.sample(names, len(names) if sample is None else min(sample, len(names)))
+        if only is not None:  # --mutants: these again (a previous run's survivors, after new tests)
+            drawn = [mutant for mutant in drawn if mutant in only]
         result.mutants = len(names)
         for at in range(0, len(drawn), 10):
             left = budget_s - (time.monotonic() - start)
@@ -207,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", action="append", choices=sorted(GROUPS), help="only these groups (repeatable)")
     parser.add_argument("--budget-s", type=float, default=3600.0, help="time a group may take (default 3600 s)")
     parser.add_argument("--target", type=float, default=0.9, help="the killed share that passes (default 0.9)")
+    parser.add_argument(
+        "--mutants", type=Path, help="a file of mutant names, one a line: check only those (e.g. the survivors)"
+    )
     parser.add_argument("--out", type=Path, default=Path("mutation-result.json"), help="the JSON summary")
     args = parser.parse_args(argv)
     names = args.group or list(GROUPS)
@@ -214,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(["python", "scripts/mutation.py", *(argv if argv is not None else sys.argv[1:])])
     results: list[GroupResult] = []
     for name in names:
-        result = run_group(name, GROUPS[name], args.sample, rng, args.budget_s)
+        only = set(args.mutants.read_text(encoding="utf-8").split()) if args.mutants else None
+        result = run_group(name, GROUPS[name], args.sample, rng, args.budget_s, only)
         results.append(result)
         print(
             f"{name}: {result.checked} of {result.mutants} checked in {result.seconds} s "
