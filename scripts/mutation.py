@@ -148,7 +148,7 @@ def exit_codes(tree: Path) -> dict[str, int | None]:
 
 
 def run_group(
-    name: str, group: Group, sample: int | None, rng: random.Random, budget_s: float, only: set[str] | None = None
+    name: str, group: Group, sample: int | None, rng: random.Random, budget_s: float, *, only: set[str] | None = None
 ) -> GroupResult:
     """Generate the group's mutants (mutmut's run on no mutant: generation, the tests' stats and a clean run),
     then run those drawn, in batches, until done or out of time."""
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[GroupResult] = []
     for name in names:
         only = set(args.mutants.read_text(encoding="utf-8").split()) if args.mutants else None
-        result = run_group(name, GROUPS[name], args.sample, rng, args.budget_s, only)
+        result = run_group(name, GROUPS[name], args.sample, rng, args.budget_s, only=only)
         results.append(result)
         print(
             f"{name}: {result.checked} of {result.mutants} checked in {result.seconds} s "
