@@ -69,6 +69,39 @@ def test_length_is_bounded_even_when_escapes_grow_the_text() -> None:
     assert plain(b"\xff" * 10**7, limit=10) == REPLACEMENT * 9 + ELLIPSIS
 
 
+ESCAPED = [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F)]
+ESCAPED += [*range(0x2066, 0x206A), 0x2028, 0x2029, 0xFEFF]
+"""Every code point ``plain`` shows as an escape, listed here from the design, not from the module."""
+
+
+def test_every_control_and_bidi_code_is_escaped_and_its_neighbours_kept() -> None:
+    for code in ESCAPED:
+        escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+        kept = code in (0x0A, 0x09)
+        assert plain(f"a{chr(code)}b") == f"a{escape}b", hex(code)
+        assert plain(f"a{chr(code)}b", lines=True) == (f"a{chr(code)}b" if kept else f"a{escape}b"), hex(code)
+    neighbours = [0x20, 0x7E, 0xA0, 0xFF, 0x100, 0x061B, 0x061D, 0x200D, 0x2010, 0x2027, 0x202F, 0x2065, 0x206A]
+    for code in neighbours:
+        assert plain(f"a{chr(code)}b") == f"a{chr(code)}b", hex(code)
+
+
+def test_a_text_of_exactly_the_limit_is_kept_whole_and_one_more_is_cut() -> None:
+    assert plain("x" * 10, limit=10) == "x" * 10
+    assert plain("x" * 11, limit=10) == "x" * 9 + ELLIPSIS
+
+    class Shown:
+        def __init__(self, size: int) -> None:
+            self.size = size
+
+        def __str__(self) -> str:
+            return "y" * self.size
+
+    assert plain(Shown(10), limit=10) == "y" * 10
+    assert plain(Shown(11), limit=10) == "y" * 9 + ELLIPSIS
+    assert one_line("a  b\n" * 50, limit=10) == "a b a b a" + ELLIPSIS
+    assert one_line("a\tb", limit=10) == "a b"
+
+
 def test_other_objects_are_shown_through_str_and_a_broken_str_by_its_type() -> None:
     class Broken:
         def __str__(self) -> str:

@@ -23,6 +23,8 @@ _SEPARATORS = (0x2028, 0x2029, 0xFEFF)
 """Line and paragraph separators (some terminals break lines at them) and the byte-order mark."""
 
 
+# pragma: no mutate start (the tables are built at import, where mutmut cannot switch a mutant on; the tests of
+# plain check every code they hold)
 def _escape(code: int) -> str:
     if code < 0x100:
         return f"\\x{code:02x}"
@@ -36,6 +38,7 @@ def _table(keep: str) -> dict[int, str]:
 
 _ONE_LINE = _table(keep="")
 _LINES = _table(keep="\n\t")
+# pragma: no mutate end
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -15,7 +15,7 @@ from rocmtui.cli import argtypes
 from rocmtui.cli.lazy_command import deferred
 from rocmtui.cli.telemetry_flags import add_telemetry_flags
 from rocmtui.config import MODELS, MonitorConfig
-from rocmtui.train.recipes import RECIPES
+from rocmtui.train.recipes import FAST_MEASURED, RECIPES
 
 EXIT_USAGE = 2
 
@@ -86,10 +86,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {plain(message)} (see '{self.prog} --help')\n")
 
 
-TRAIN_EXAMPLES = """\
+TRAIN_EXAMPLES = f"""\
 examples:
   rocmtui train cifar                          the ROCm guide's workload, live (offline: the bundled sample)
-  rocmtui train cifar --recipe fast            fastnet: 94.1% (with TTA) in 1.8 s on an H200
+  rocmtui train cifar --recipe fast            fastnet: {FAST_MEASURED.summary} (with TTA)
   rocmtui train cifar --recipe fast --epochs 10   a recipe, one option changed
   rocmtui train cifar --headless > train.log   one line per epoch, for logs and CI
   rocmtui train cifar --resume runs/20261130-101500-cifar10-simplecnn

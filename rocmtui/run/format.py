@@ -276,7 +276,11 @@ def decode_event(raw: bytes) -> TrainEvent:
     try:
         event: TrainEvent = _EVENT.decode(raw)
     except msgspec.ValidationError:
-        event = _with_nan(msgspec.json.decode(raw))
+        try:  # JSON cut short can fail validation first (an unknown tag seen before the end)
+            data = msgspec.json.decode(raw)
+        except msgspec.DecodeError as err:
+            raise CodecError(f"not JSON: {err}") from None
+        event = _with_nan(data)
     except msgspec.DecodeError as err:
         raise CodecError(f"not JSON: {err}") from None
     if isinstance(event, MetricsLogged):

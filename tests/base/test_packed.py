@@ -32,5 +32,15 @@ def test_consecutive_steps_are_a_run(first: int, count: int) -> None:
     assert as_run(tuple(reversed(steps))) == ((first, 1) if count == 1 else None)
 
 
+@given(st.integers(-(10**6), 10**6), st.integers(3, 500), st.data())
+def test_steps_with_the_runs_ends_and_length_but_a_gap_inside_are_no_run(first: int, count: int, data) -> None:
+    """A gap and a repeat inside keep the first and last step and the count: only every step tells."""
+    steps = list(range(first, first + count))
+    inside = data.draw(st.integers(1, count - 2), label="inside")
+    steps[inside] = data.draw(st.integers(first - 5, first + count + 5).filter(lambda s: s != steps[inside]))
+    assert as_run(tuple(steps)) is None
+    assert as_run(steps) is None
+
+
 def test_no_steps_are_no_run() -> None:
     assert as_run(()) is None

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from itertools import cycle, islice
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rocmtui.base.series import Series, SeriesView
+from rocmtui.base import series as series_module
+from rocmtui.base.series import BULK_FROM, Series, SeriesView
 
 WEIGHTS = (0.0, 0.6, 0.9, 0.99)
 VALUES = st.floats(min_value=-100.0, max_value=100.0, allow_nan=False)
@@ -200,7 +203,9 @@ def _same_buckets(bulk: Series, one_by_one: Series) -> None:
 
 
 STEPS_BACK = st.integers(0, 40)
-BLOCK = st.lists(st.tuples(st.one_of(VALUES, st.just(math.nan)), st.sampled_from([0, 0, 0, 0, 1])), max_size=1500)
+PATTERN = st.lists(st.tuples(st.one_of(VALUES, st.just(math.nan)), st.sampled_from([0, 0, 0, 0, 1])), min_size=1)
+BLOCK = st.tuples(PATTERN, st.integers(BULK_FROM, BULK_FROM + 1000)).map(lambda p: list(islice(cycle(p[0]), p[1])))
+"""A block long enough for the bulk path: a drawn pattern of values, NaNs and steps back, repeated to length."""
 
 
 @settings(max_examples=60, deadline=None)
@@ -210,23 +215,38 @@ def test_a_bulk_extend_is_add_point_by_point(blocks: list[tuple[list[tuple[float
     bulk, one_by_one = Series(WEIGHTS, capacity), Series(WEIGHTS, capacity)
     points: list[tuple[float, float]] = []
     step = added = 0
-    for block, back in blocks:
-        step = max(0, step - back)
-        xs, values = [], []
-        for value, goes_back in block:
-            step = max(0, step - 7 * goes_back) + 1
-            xs.append(step)
-            values.append(value)
-            one_by_one.add(float(step), value)
-            if math.isfinite(value):
-                if points and step < points[-1][0]:
-                    points = [p for p in points if p[0] < step]
-                points.append((float(step), value))
-                added += 1
-        assert bulk.extend(xs, values) == sum(map(math.isfinite, values))
-        _same_buckets(bulk, one_by_one)
+    with mock.patch.object(series_module, "_bulk_extend", wraps=series_module._bulk_extend) as through_numpy:
+        for block, back in blocks:
+            step = max(0, step - back)
+            xs, values = [], []
+            for value, goes_back in block:
+                step = max(0, step - 7 * goes_back) + 1
+                xs.append(step)
+                values.append(value)
+                one_by_one.add(float(step), value)
+                if math.isfinite(value):
+                    if points and step < points[-1][0]:
+                        points = [p for p in points if p[0] < step]
+                    points.append((float(step), value))
+                    added += 1
+            assert bulk.extend(xs, values) == sum(map(math.isfinite, values))
+            _same_buckets(bulk, one_by_one)
+    assert through_numpy.call_count == len(blocks)  # every block went the bulk way
     if added < capacity and len({x for x, _ in points}) == len(points):  # a bucket a point (check_against's x)
         check_against(bulk, points)
+
+
+def test_a_bulk_block_with_nans_and_infinities_keeps_and_counts_the_finite_points_only() -> None:
+    values = [math.nan if i % 3 == 0 else math.inf if i % 7 == 0 else float(i % 5) for i in range(2 * BULK_FROM)]
+    bulk, one_by_one = Series(WEIGHTS, capacity=16), Series(WEIGHTS, capacity=16)
+    finite = [v for v in values if math.isfinite(v)]
+    assert bulk.extend(range(len(values)), values) == len(finite) == len(bulk)
+    for x, value in enumerate(values):
+        one_by_one.add(float(x), value)
+    _same_buckets(bulk, one_by_one)
+    assert math.fsum(n * m for n, m in zip(bulk.view().count, bulk.view().mean, strict=True)) == pytest.approx(
+        math.fsum(finite)
+    )
 
 
 def test_a_long_bulk_history_keeps_tensorboards_ema_and_its_spikes() -> None:
@@ -241,6 +261,12 @@ def test_a_long_bulk_history_keeps_tensorboards_ema_and_its_spikes() -> None:
     assert max(bulk.view(limit=10).high) == 50.0
     for weight in WEIGHTS:
         assert abs(bulk.smoothed_last(weight) - tensorboard_smoothed(values, weight)) < 1e-6  # type: ignore[operator]
+
+
+def test_a_bulk_block_of_nans_only_keeps_nothing() -> None:
+    series = Series(WEIGHTS)
+    series.add(0.0, 1.0)
+    assert series.extend(range(1, BULK_FROM + 1), [math.nan] * BULK_FROM) == 0 and len(series) == 1
 
 
 def test_a_bulk_extend_refuses_sequences_of_two_lengths() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 from importlib.metadata import version
@@ -15,7 +16,7 @@ from fresh_interpreter import modules_loaded_by
 from rocmtui.base.errors import UsageError, first_line
 from rocmtui.cli.main import build_parser, main, prepare_data_dir, train_config
 from rocmtui.config import TrainConfig
-from rocmtui.train.recipes import RECIPES
+from rocmtui.train.recipes import FAST_MEASURED, RECIPES
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -290,6 +291,23 @@ def test_the_help_lists_the_recipes_with_what_they_reach(capsys) -> None:
     assert "--recipe" in out and "guide:" in out
     for name, recipe in RECIPES.items():
         assert f"{name}: {' '.join(recipe.reaches.split())}" in out
+
+
+def test_every_figure_the_train_help_gives_a_recipe_is_its_measured_one(capsys) -> None:
+    """No stale figure: the accuracies and times that ``train --help`` states for the recipes (the ``--recipe``
+    option and the examples) are the ones recorded in ``rocmtui.train.recipes`` with their measurement."""
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    recipe_help = re.search(r"--recipe RECIPE (.*?) --headless", out)
+    assert recipe_help is not None
+    about_recipes = recipe_help[1] + out[out.index("examples:") :]
+    figure = re.compile(r"\d+(?:\.\d+)?%|\d+(?:\.\d+)? s\b")
+    measured = [recipe.measured for recipe in RECIPES.values() if recipe.measured is not None]
+    assert len(measured) == len(RECIPES)
+    allowed = {found for m in measured for found in figure.findall(m.summary)}
+    assert set(figure.findall(about_recipes)) == allowed
+    assert FAST_MEASURED.summary in out[out.index("examples:") :]
 
 
 def test_a_path_the_output_encoding_cannot_show_is_printed_escaped(tmp_path: Path) -> None:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import pytest
+from waiting import pilot_wait_for
 
 from rocmtui.cli.main import main
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.train_options import config_from_args
-from rocmtui.events import LogMessage, RunControl
+from rocmtui.events import LogMessage, MetricsLogged, RunControl, RunFinished, TrackStarted
 from rocmtui.run.session import RunSession
 
 
@@ -44,32 +48,61 @@ def test_runs_lists_the_environments_runs(
 
 
 def _finished_run(runs: Path, name: str) -> Path:
-    (runs / name).mkdir(parents=True)
-    session = RunSession(runs / name, RunControl(), name=name)
-    session.emit(LogMessage("x"))
+    """A tracked script's run that logged ``loss`` at steps 1 to 3 and ended: a folder ``watch`` opens whole."""
+    folder = runs / name
+    folder.mkdir(parents=True)
+    session = RunSession(folder, RunControl(), name=name)
+    session.emit(TrackStarted(name, str(folder)))
+    session.emit(MetricsLogged(3, {"loss": 0.25}, 1.0, steps=(1, 2, 3), logged={"loss": (1.0, 0.5, 0.25)}))
+    session.emit(RunFinished("completed", 0, None, None, 1.0, 0.0, None, str(folder)))
     session.close()
-    return runs / name
+    return folder
 
 
 @pytest.fixture
 def watched(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    """``watch`` in a terminal, its app not run: what it would have opened, and what the picker was shown."""
+    """``watch`` as in a terminal, for real: the run picker and the watching app run headless, each driven by
+    keys (``picker_keys``), and what each showed is kept: the picker's lines, the app's folder and curve."""
+    from textual.app import App
+    from textual.pilot import Pilot
+    from textual.widgets import OptionList
+
     from rocmtui.cli import run_commands
-    from rocmtui.ui import run_picker, train_app
+    from rocmtui.ui.run_picker import RunPickerApp
+    from rocmtui.ui.train_app import TrainApp
 
-    seen: dict[str, object] = {"picker": None, "folder": None}
+    seen: dict[str, object] = {"picker": None, "folder": None, "picker_keys": ("enter",)}
 
-    def run_app(app: train_app.TrainApp) -> tuple[int, list[str]]:
+    async def pick(pilot: Pilot[object]) -> None:
+        options = pilot.app.query_one(OptionList)
+        await pilot_wait_for(pilot, lambda: options.option_count > 0, what="the runs listed")
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        seen["picker"] = [prompt.split()[0] for prompt in prompts]
+        await pilot.press(*seen["picker_keys"])  # type: ignore[misc]
+        with contextlib.suppress(AssertionError):  # keys that fail to close the picker fail the test, not hang it
+            await pilot_wait_for(pilot, lambda: pilot.app._exit, timeout=5, what="the picker to close")
+        if not pilot.app._exit:
+            pilot.app.exit(Path("the keys left the picker open"))
+
+    async def watch(pilot: Pilot[object]) -> None:
+        app = pilot.app
+        assert isinstance(app, TrainApp)
+        await pilot_wait_for(pilot, lambda: app.state.finished is not None, what="the run's history")
         seen["folder"] = app.train_screen.folder
-        return 0, []
+        seen["curve"] = {name: series.view().last for name, series in app.state.scalars.steps.items()}
+        await pilot.press("q")
 
-    def pick(runs: list[object], runs_dir: Path) -> Path | None:
-        seen["picker"] = [Path(info.folder).name for info in runs]  # type: ignore[attr-defined]
-        return seen.get("choose")  # type: ignore[return-value]
+    def headless(cls: type[App[Any]], drive: Callable[[Pilot[object]], Coroutine[Any, Any, None]]) -> None:
+        real = cls.run
 
-    monkeypatch.setattr(run_commands, "can_draw", lambda: True)
-    monkeypatch.setattr(train_app, "run_train_app", run_app)
-    monkeypatch.setattr(run_picker, "pick_run", pick)
+        def run(self: App[Any], **_: object) -> object:
+            return real(self, headless=True, size=(100, 30), auto_pilot=drive)
+
+        monkeypatch.setattr(cls, "run", run)
+
+    monkeypatch.setattr(run_commands, "can_draw", lambda: True)  # the terminal check; the apps below are real
+    headless(RunPickerApp, pick)
+    headless(TrainApp, watch)
     return seen
 
 
@@ -78,17 +111,23 @@ def test_watch_with_several_runs_opens_the_one_picked_from_the_environments_fold
 ) -> None:
     runs = tmp_path / "elsewhere"
     _finished_run(runs, "20260101-000000-a")
-    watched["choose"] = _finished_run(runs, "20260102-000000-b")
+    _finished_run(runs, "20260102-000000-b")
+    watched["picker_keys"] = ("down", "enter")  # the second line: the older run
     monkeypatch.setenv("ROCMTUI_RUNS_DIR", str(runs))
     assert main(["watch"]) == 0
     assert watched["picker"] == ["20260102-000000-b", "20260101-000000-a"]
-    assert watched["folder"] == runs / "20260102-000000-b"
+    assert watched["folder"] == runs / "20260101-000000-a"
+    assert watched["curve"] == {"loss": [1.0, 0.5, 0.25]}
 
 
-def test_watch_left_from_the_picker_exits_0_and_opens_nothing(tmp_path: Path, watched: dict[str, object]) -> None:
+@pytest.mark.parametrize("key", ["q", "escape"])
+def test_watch_left_from_the_picker_exits_0_and_opens_nothing(
+    tmp_path: Path, watched: dict[str, object], key: str
+) -> None:
     runs = tmp_path / "runs"
     _finished_run(runs, "20260101-000000-a")
     _finished_run(runs, "20260102-000000-b")
+    watched["picker_keys"] = (key,)
     assert main(["watch", "--runs-dir", str(runs)]) == 0
     assert watched["picker"] is not None and watched["folder"] is None
 
@@ -97,6 +136,7 @@ def test_watch_of_a_folder_of_one_run_opens_it_without_a_picker(tmp_path: Path, 
     only = _finished_run(tmp_path / "runs", "20260101-000000-a")
     assert main(["watch", "--runs-dir", str(tmp_path / "runs")]) == 0
     assert watched["picker"] is None and watched["folder"] == only
+    assert watched["curve"] == {"loss": [1.0, 0.5, 0.25]}
 
 
 def test_watch_of_an_empty_folder_is_one_line(

@@ -3,19 +3,21 @@ line skipped; and the sample codec fuzzed: arbitrary bytes and JSON raise nothin
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import json
 import os
 import threading
 from pathlib import Path
 
 import pytest
+from decoded import agrees
 from gpu_factories import sample_set
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocmtui.codec import CodecError
 from rocmtui.gpu import replay
+from rocmtui.gpu import sample_codec as gpu_codec
 from rocmtui.gpu.recorder import Recorder
 from rocmtui.gpu.replay import ReplaySource, load_replay
 from rocmtui.gpu.sample_codec import dumps, loads, sample_set_from_dict, sample_set_to_dict
@@ -109,32 +111,60 @@ def _mutated(base: dict, key: str, value: object) -> dict:
     return {**base, key: value}
 
 
+def fields_given(value: object) -> object:
+    """What a sample set reads from ``value``: ``schema`` is written for people and ignored when read."""
+    return {k: v for k, v in value.items() if k != "schema"} if isinstance(value, dict) else value
+
+
+def check_what_loaded(data: bytes | str) -> None:
+    """If ``data`` loads as a sample set, it holds what the JSON says at every key given and writes back to
+    the same set; otherwise it is refused with CodecError and nothing else."""
+    try:
+        loaded = gpu_codec.loads(data)
+    except CodecError:
+        return
+    written = sample_set_to_dict(loaded)
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data  # as msgspec skips unknown keys
+    agrees(written, fields_given(json.loads(text)))
+    assert sample_set_to_dict(loads(dumps(loaded))) == written
+
+
 @settings(max_examples=1000, deadline=None)
 @given(st.binary(max_size=600))
-def test_arbitrary_bytes_are_a_sample_or_a_codec_error(data: bytes) -> None:
-    with contextlib.suppress(CodecError):
-        loads(data)
+def test_arbitrary_bytes_are_the_sample_they_say_or_a_codec_error(data: bytes) -> None:
+    check_what_loaded(data)
 
 
 @settings(max_examples=1000, deadline=None)
 @given(JSON)
-def test_arbitrary_json_is_a_sample_or_a_codec_error(value: object) -> None:
+def test_arbitrary_json_is_the_sample_it_says_or_a_codec_error(value: object) -> None:
+    check_what_loaded(json.dumps(value))
     try:
-        loads(json.dumps(value))
-        sample_set_from_dict(value)
+        converted = sample_set_from_dict(value)
     except CodecError:
-        pass
+        return
+    agrees(sample_set_to_dict(converted), fields_given(value))
 
 
 @settings(max_examples=1000, deadline=None)
 @given(st.sampled_from(KEYS), JSON)
-def test_a_recorded_sample_with_one_field_changed_is_a_sample_or_a_codec_error(key: str, value: object) -> None:
-    base = sample_set_to_dict(sample_set())
+def test_a_recorded_sample_with_one_field_changed_is_that_sample_or_a_codec_error(key: str, value: object) -> None:
+    changed = _mutated(sample_set_to_dict(sample_set()), key, value)
+    check_what_loaded(json.dumps(changed))
     try:
-        back = sample_set_from_dict(_mutated(base, key, value))
+        back = sample_set_from_dict(changed)
     except CodecError:
         return
-    assert dumps(back)  # what loads is whole enough to write again
+    agrees(sample_set_to_dict(back), fields_given(changed))
+
+
+def test_a_sample_read_wrong_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check itself bites: a loader that drops a GPU is caught."""
+    line = dumps(sample_set())
+    check_what_loaded(line)
+    monkeypatch.setattr(gpu_codec, "loads", lambda data: dataclasses.replace(loads(data), gpus=()))
+    with pytest.raises(AssertionError, match=r"\$\.gpus: 0 items read from 2"):
+        check_what_loaded(line)
 
 
 @pytest.mark.slow
@@ -143,5 +173,4 @@ def test_a_recorded_sample_with_one_field_changed_is_a_sample_or_a_codec_error(k
 def test_the_sample_codec_under_many_more_examples(key: str, value: object, tail: bytes) -> None:
     base = sample_set_to_dict(sample_set())
     for data in (json.dumps(_mutated(base, key, value)).encode(), json.dumps(value).encode() + tail):
-        with contextlib.suppress(CodecError):
-            loads(data)
+        check_what_loaded(data)

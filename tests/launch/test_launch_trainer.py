@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 from rocmtui.cli.main import main
 from rocmtui.config import TrainConfig
@@ -18,7 +19,7 @@ from rocmtui.events import LogMessage, RunControl, RunFailed, RunFinished, RunSt
 from rocmtui.launch.trainer import LaunchedTrainer
 from rocmtui.run.control import send_command
 from rocmtui.run.lock import is_locked
-from rocmtui.run.status import read_status
+from rocmtui.run.status import HEARTBEAT_S, read_status
 from rocmtui.run.stream import read_events
 
 pytestmark = pytest.mark.slow  # functional tier: real processes
@@ -91,12 +92,22 @@ def test_a_pause_reaches_the_trainer_through_the_folder(tmp_path: Path) -> None:
             paused.set()
 
     config = replace(TINY, epochs=2, max_steps_per_epoch=None, runs_dir=tmp_path)
-    runner = threading.Thread(target=LaunchedTrainer(), args=(config, emit, control))
+    trainer = LaunchedTrainer()
+    runner = threading.Thread(target=trainer, args=(config, emit, control))
     runner.start()
     assert paused.wait(60)
-    steps_then = sum(isinstance(e, StepsCompleted) for e in events)
-    time.sleep(1.5)
-    assert sum(isinstance(e, StepsCompleted) for e in events) == steps_then, "a step completed while paused"
+    paused_at = time.time()
+    run_dir = trainer.run_dir
+    assert run_dir is not None
+
+    def beat_since_paused() -> bool:  # the trainer, paused, lived a whole heartbeat period on
+        status = read_status(run_dir)
+        return status is not None and status.state == "paused" and status.heartbeat >= paused_at + HEARTBEAT_S
+
+    wait_for(beat_since_paused, 30, "a heartbeat of the paused trainer")
+    written = read_events(run_dir)
+    paused_from = next(i for i, e in enumerate(written) if isinstance(e, LogMessage) and e.message == "Paused")
+    assert not any(isinstance(e, StepsCompleted) for e in written[paused_from:]), "a step completed while paused"
     control.resume()
     runner.join(60)
     assert not runner.is_alive() and isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
@@ -148,8 +159,10 @@ def test_leaving_detaches_and_the_run_trains_on_until_stopped(tmp_path: Path) ->
     config = replace(TINY, epochs=200, max_steps_per_epoch=None, runs_dir=tmp_path)
     assert trainer(config, emit, control) is None
     assert trainer.process is not None and trainer.run_dir is not None
-    time.sleep(0.5)
-    assert trainer.process.poll() is None and is_locked(trainer.run_dir)  # still training
+    run_dir = trainer.run_dir
+    steps_seen = sum(isinstance(e, StepsCompleted) for e in read_events(run_dir))
+    wait_for(lambda: sum(isinstance(e, StepsCompleted) for e in read_events(run_dir)) > steps_seen, 60, "a step")
+    assert trainer.process.poll() is None and is_locked(run_dir)  # still training
     send_command(trainer.run_dir, "stop")
     assert trainer.process.wait(60) == 0
     status = read_status(trainer.run_dir)

@@ -81,6 +81,19 @@ def test_hugging_face_trainer_reports_logs_evaluation_and_its_end(tmp_path: Path
     evals = [e for e in events if isinstance(e, EpochMetrics)]
     assert [e.step for e in evals] == [3, 6] and "eval_loss" in evals[0].values
     assert isinstance(events[-1], RunFinished)
+    # every value read back is the one the Trainer logged, at its step
+    history = trainer.state.log_history
+    logged = {h["step"]: (h["loss"], h["learning_rate"]) for h in history if "loss" in h and "eval_loss" not in h}
+    read: dict[int, list[float]] = {}
+    for event in steps:
+        points = event.points()
+        for name in ("loss", "learning_rate"):
+            for step, value in zip(*points[name], strict=True):
+                read.setdefault(step, []).append(value)
+    assert sorted(read) == sorted(logged) == [2, 4, 6]
+    assert {step: tuple(values) for step, values in read.items()} == pytest.approx(logged, rel=1e-12)
+    trainer_evals = [h["eval_loss"] for h in history if "eval_loss" in h]
+    assert [e.values["eval_loss"] for e in evals] == pytest.approx(trainer_evals, rel=1e-12)
 
 
 def test_a_viewers_save_is_lightnings_own_checkpoint_in_the_run_folder(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import rocmtui
 from rocmtui.events import EpochMetrics, MetricsLogged, RunFinished
 from rocmtui.run.stream import read_events
 from rocmtui.tracking import env
+from rocmtui.tracking.values import PACK_FROM, Window, call_bytes, check_scalar, to_float, to_floats
 
 
 @pytest.fixture(autouse=True)
@@ -58,12 +59,28 @@ def test_a_value_that_is_not_a_real_number_is_refused_at_log_naming_its_key_and_
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
 
 
-def test_real_numbers_of_every_kind_are_taken(tmp_path: Path) -> None:
+GOOD_AS_FLOATS = [1.0, 2.5, 1.0, 0.5, 3.0, 1.0, 1.5, 2.0, 0.5]
+"""What each of ``GOOD`` is as a number, written by hand (not computed by the code under test)."""
+
+
+def test_real_numbers_of_every_kind_are_taken_and_read_back_as_their_value(tmp_path: Path) -> None:
     with rocmtui.track("x", runs_dir=tmp_path) as run:
         for value in GOOD:
             run.log(v=value)
         run.log_epoch(1, **{f"v{i}": v for i, v in enumerate(GOOD)})
-    assert isinstance(read_events(run.run_dir)[-1], RunFinished)
+    events = read_events(run.run_dir)
+    steps: list[int] = []
+    values: list[float] = []
+    for event in events:
+        if isinstance(event, MetricsLogged):
+            at, logged = event.points()["v"]
+            steps += at
+            values += logged
+    assert steps == list(range(1, len(GOOD) + 1)) and values == GOOD_AS_FLOATS
+    assert all(type(v) is float for v in values)
+    [epoch] = [e for e in events if isinstance(e, EpochMetrics)]
+    assert epoch.values == {f"v{i}": v for i, v in enumerate(GOOD_AS_FLOATS)}
+    assert isinstance(events[-1], RunFinished)
 
 
 def test_eight_threads_logging_at_once_lose_nothing(tmp_path: Path) -> None:
@@ -110,3 +127,47 @@ def test_a_forked_child_never_reports_into_its_parents_run(tmp_path: Path) -> No
     values = [e.values["loss"] for e in events if isinstance(e, MetricsLogged)]
     assert values == [1.0, 2.0]
     assert sum(isinstance(e, RunFinished) for e in events) == 1
+
+
+def test_a_tensor_is_kept_detached_from_its_graph_until_the_flush() -> None:
+    weight = torch.ones((), requires_grad=True)
+    kept = check_scalar("loss", weight * 2)
+    assert isinstance(kept, torch.Tensor) and not kept.requires_grad and kept.grad_fn is None
+
+
+class Tensorish:
+    """A scalar of another library: ``item()`` and a dtype, no ``ndim``, ``shape`` or ``detach``."""
+
+    dtype = np.dtype("float32")
+
+    def item(self) -> float:
+        return 0.25
+
+
+def test_a_scalar_with_item_and_a_dtype_only_is_taken() -> None:
+    value = Tensorish()
+    assert check_scalar("x", value) is value
+    assert to_floats({"x": [value, 1, True, 2.5]}) == {"x": [0.25, 1.0, 1.0, 2.5]}
+
+
+def test_a_refused_tensor_is_named_by_its_shape_or_its_dtype() -> None:
+    with pytest.raises(TypeError, match=r"^loss: expected a 0-d tensor, got one of shape \(3,\)$"):
+        check_scalar("loss", torch.zeros(3))
+    with pytest.raises(TypeError, match=r"^loss: expected a real number .*, got Tensor of dtype torch\.complex64$"):
+        check_scalar("loss", torch.tensor(1 + 1j, dtype=torch.complex64))
+    with pytest.raises(TypeError, match=r"^loss: expected a real number .*, got ndarray of dtype <U1$"):
+        check_scalar("loss", np.array("x"))
+    with pytest.raises(TypeError, match=r"^expected a number or a 0-d tensor, got str$"):
+        to_float("1")
+
+
+def test_a_window_of_pack_from_calls_is_packed_and_one_fewer_is_not() -> None:
+    for calls, packed in ((PACK_FROM - 1, False), (PACK_FROM, True)):
+        window = Window()
+        for step in range(1, calls + 1):
+            scalars = {"loss": float(step)}
+            window.add(step, scalars, call_bytes(scalars, window.values))
+        written = window.drain().written()
+        assert ("packed" in written) is packed
+        if packed:
+            assert written["steps"] == () and written["step_run"] == (1, calls)  # consecutive: a run, no list

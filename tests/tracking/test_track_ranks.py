@@ -64,7 +64,17 @@ def test_torchrun_ranks_report_into_rank_zeros_folder(tmp_path: Path) -> None:
     [run] = run_dirs(runs)  # one folder for both ranks
     events = read_events(run)
     assert isinstance(events[0], TrackStarted) and events[0].name == "ddp-script"
-    assert any(isinstance(e, MetricsLogged) for e in events) and isinstance(events[-1], RunFinished)
+    assert isinstance(events[-1], RunFinished)
+    steps: list[int] = []
+    losses: list[float] = []
+    for event in events:
+        if isinstance(event, MetricsLogged):
+            at, values = event.points()["loss"]
+            steps += at
+            losses += values
+    assert steps == list(range(1, 61))  # rank 0's every value, once: the other rank's log nothing into it
+    assert losses == pytest.approx([1.0 / step for step in steps], rel=1e-6)  # float32 tensors
+    assert [e.values for e in events if isinstance(e, EpochMetrics)] == [{"val_loss": 0.5}]
     for view in two_ranks(run).values():
         assert view.progress is not None and view.progress.step > 0 and view.progress.steps_per_s > 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,18 @@ SAMPLE = Path(__file__).resolve().parents[2] / "rocmtui" / "data" / "cifar10-sam
 """The real CIFAR-10 sample bundled with rocmtui: in every clone."""
 SUBSET = (1000, 300)
 """Train and test images of the data folder made from it (other data than the sample itself)."""
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """torch on one thread a test process: the default tier runs a process a core, and a few small CPU steps on a
+    thread a core wait for each other (a run of 6 tiny steps took 4.4 s on the loaded 2-core box, 0.2 s on one)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture

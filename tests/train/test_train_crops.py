@@ -19,7 +19,7 @@ from rocmtui.train.gpudata import Augmentation, augment, permutation
 from rocmtui.train.loop import train
 from rocmtui.train.step import graph_keys
 
-GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: one CUDA graph a crop side")
+GPU = pytest.mark.gpu(reason="one CUDA graph a crop side")
 
 
 def test_sides_are_read_as_one_an_epoch() -> None:
@@ -99,6 +99,7 @@ def test_graphs_are_captured_for_the_spent_parameters_learning_and_frozen() -> N
     assert graph_keys((24,), 32, 8, 3, from_epoch=3) == [(32, True)]
 
 
+@pytest.mark.slow  # trains fastnet for 2 epochs on the CPU: 35 s on the 2-core box on one thread
 def test_a_run_with_crops_trains_to_the_end(small) -> None:
     config = small(model="fastnet", optimizer="muon", lr=0.24, augment=True, crop_sizes=(20,), epochs=2)
     summary = train(config, lambda _: None, RunControl())

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
-import torch
 from graph_pairs import assert_trained_alike, graphed_and_eager
 
 from rocmtui.train.learning_rates import freeze_spent, set_lr, spanned_params
 from rocmtui.train.step import GraphSteps
 
-GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: CUDA graphs")
+GPU = pytest.mark.gpu(reason="CUDA graphs")
 
 
 @GPU

@@ -419,7 +419,7 @@ def test_the_fast_recipe_asks_for_fused_kernels_and_a_quarter_of_the_tta() -> No
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="the build captures a CUDA graph: run on the H200 instead")
+@pytest.mark.gpu(reason="the build captures a CUDA graph")
 def test_a_build_on_a_gpu_makes_a_cache_the_next_run_loads(tmp_path: Path) -> None:
     config = dataclasses.replace(FAST, device="cuda")
     missing = fused.plan(config, CUDA, (3, 32, 32), 10, 50_000, 10_000)

@@ -9,7 +9,7 @@ from graph_pairs import assert_trained_alike, graphed_and_eager
 from rocmtui.train.learning_rates import set_lr
 from rocmtui.train.step import STATIC_LOSS_SCALE, GraphSteps
 
-GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: CUDA graphs")
+GPU = pytest.mark.gpu(reason="CUDA graphs")
 
 
 @GPU

@@ -22,7 +22,7 @@ def test_a_host_copy_of_cpu_tensors_is_not_changed_by_later_steps() -> None:
     assert state["steps"][0].item() == 3 and state["epoch"] == 2
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: the copy runs on a side stream")
+@pytest.mark.gpu(reason="the copy runs on a side stream")
 def test_a_host_copy_of_gpu_tensors_holds_their_values_of_its_moment() -> None:
     """Long work is queued before the copy and in-place updates after it, none of it waited for: every
     tensor comes back to the host with its values at the copy, not the updated ones."""
@@ -43,7 +43,7 @@ def test_a_host_copy_of_gpu_tensors_holds_their_values_of_its_moment() -> None:
         assert torch.equal(state[name], values), name
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: the copy runs on a side stream")
+@pytest.mark.gpu(reason="the copy runs on a side stream")
 def test_a_host_copy_gathers_each_dtype_and_gives_back_every_tensor_as_it_was() -> None:
     """A model's state as a checkpoint holds it: weights in channels_last, 0-d and integer buffers, bf16 and
     bool tensors, nested in dicts and lists; each comes back with its shape, dtype and values."""
@@ -111,7 +111,7 @@ def test_a_copy_taken_at_the_epoch_end_and_completed_later_is_the_whole_checkpoi
     }  # fmt: skip
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: a GPU tensor added late")
+@pytest.mark.gpu(reason="a GPU tensor added late")
 def test_a_gpu_tensor_cannot_be_added_to_a_copy_already_taken() -> None:
     copy = HostCopy({"model": {"w": torch.ones(3, device="cuda")}})
     with pytest.raises(ValueError, match="gathered when it is taken"):

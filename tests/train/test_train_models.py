@@ -106,6 +106,7 @@ def test_the_whitening_bias_learns_for_its_span_then_stays() -> None:
     ]
 
 
+@pytest.mark.slow  # trains fastnet on the CPU: 8 s on the 2-core box on one thread, 21 s on two
 def test_a_spent_whitening_bias_takes_no_gradient_and_trains_as_at_rate_zero(small) -> None:
     """Past its span the whitening bias is frozen: no gradient computed for it, and the same weights as the
     run that kept computing it at rate 0."""

@@ -67,7 +67,7 @@ def test_eager_kernels_have_no_placement_to_warm(small) -> None:
     Augmenter(None, torch.Generator(), None, placement=place_images).warm(engine.data.train_x, range(2))  # no aug
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: Inductor's kernel for the placement")
+@pytest.mark.gpu(reason="Inductor's kernel for the placement")
 @pytest.mark.parametrize("size", [None, 24], ids=["own size", "24 px crops"])
 def test_the_compiled_placement_is_the_eager_one_within_a_grey_level(size: int | None) -> None:
     """Inductor's one kernel may round a multiply-add the other way where the eager passes do not: at most one

@@ -58,6 +58,40 @@ def run(config, on_event=None) -> Path:
     return summary.run_dir
 
 
+def random_data(folder: Path, train: int, test: int) -> Path:
+    """A --data-dir of random CIFAR-shaped images: a few, so that a run on the CPU takes a fraction of a second."""
+    rng = np.random.default_rng(0)
+    folder.mkdir()
+    np.savez(
+        folder / "cifar10.npz",
+        train_images=rng.integers(0, 256, (train, 32, 32, 3), dtype=np.uint8),
+        train_labels=rng.integers(0, 10, train, dtype=np.uint8),
+        test_images=rng.integers(0, 256, (test, 32, 32, 3), dtype=np.uint8),
+        test_labels=rng.integers(0, 10, test, dtype=np.uint8),
+    )
+    return folder
+
+
+def test_a_run_stopped_at_an_epochs_end_then_mid_epoch_resumes_to_the_uninterrupted_runs_epochs(
+    small, tmp_path: Path
+) -> None:
+    """The default tier's exact resume, a few steps on the CPU: stopped at the first epoch's end, resumed, stopped
+    inside the second epoch, resumed; the epochs equal an uninterrupted run's, so the data generator (its state
+    between epochs, and the epoch's draws mid-epoch), the loss and correct sums so far, the schedule and the
+    optimizer all came back from the checkpoints."""
+    config = small(
+        epochs=3, max_steps_per_epoch=3, batch_size=8, augment=True, schedule="onecycle", optimizer="sgd", lr=0.05,
+        data_dir=random_data(tmp_path / "data", 24, 8),
+    )  # fmt: skip
+    whole = run(config)
+    part = run(dataclasses.replace(config, runs_dir=config.runs_dir / "b"), stop_at(3))
+    assert len(epochs_of(part)) == 1
+    run(dataclasses.replace(config, resume=part), stop_at(5))
+    assert len(epochs_of(part)) == 1  # stopped inside the second epoch
+    run(dataclasses.replace(config, resume=part))
+    assert_same_epochs(epochs_of(part), epochs_of(whole))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("stop_step", [8, 6], ids=["mid-epoch", "epoch-end"])
 def test_resume_matches_an_uninterrupted_run(small, stop_step: int) -> None:
@@ -106,16 +140,7 @@ def test_a_fast_recipe_run_resumes_exactly(small, tmp_path: Path) -> None:
     alternating flips (an odd epoch resumed mid-way) and the epoch's crop side (its 28 px crops redrawn) all
     come back from the checkpoint. On 64 random images
     and 20 test images: fastnet's test passes on the CPU would take most of the time otherwise."""
-    rng = np.random.default_rng(0)
-    folder = tmp_path / "data"
-    folder.mkdir()
-    np.savez(
-        folder / "cifar10.npz",
-        train_images=rng.integers(0, 256, (64, 32, 32, 3), dtype=np.uint8),
-        train_labels=rng.integers(0, 10, 64, dtype=np.uint8),
-        test_images=rng.integers(0, 256, (20, 32, 32, 3), dtype=np.uint8),
-        test_labels=rng.integers(0, 10, 20, dtype=np.uint8),
-    )
+    folder = random_data(tmp_path / "data", 64, 20)
     config = small(
         model="fastnet", optimizer="muon", lr=0.24, weight_decay=0.004, schedule="linear", label_smoothing=0.2,
         augment=True, jitter=0.13, crop_sizes=(24, 28), epochs=4, max_steps_per_epoch=4, batch_size=16,

@@ -70,6 +70,7 @@ def test_the_test_pass_batches_are_at_least_the_training_batch() -> None:
     assert eval_batches(2500, 32) == [1000, 500]
 
 
+@pytest.mark.slow  # torch.compile traces the test pass: 12 to 26 s on the 2-core box
 def test_the_test_pass_through_torch_compile_gives_the_eager_result(small) -> None:
     """The engine's test pass is one function of a batch's uint8 images: traced by ``torch.compile`` (as it is
     with fused kernels) it gives the eager pass's loss and accuracies, with and without TTA, and no more
@@ -92,7 +93,7 @@ def test_the_test_pass_through_torch_compile_gives_the_eager_result(small) -> No
     assert engine.model.training
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: Inductor's kernels for the test pass")
+@pytest.mark.gpu(reason="Inductor's kernels for the test pass")
 def test_the_compiled_test_pass_is_the_eager_one_within_bf16_rounding(small) -> None:
     """Inductor's fused kernels for the test pass (bf16, channels_last, as the recipe runs it) keep the values
     the eager kernels round between layers: the same accuracy within a few of the test images."""

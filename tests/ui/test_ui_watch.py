@@ -7,6 +7,7 @@ from pathlib import Path
 import msgspec
 import pytest
 from ui_helpers import HOST_RECORDING, recorded_config, recorded_events
+from waiting import pilot_wait_for
 
 from rocmtui.events import RunFinished, RunStarted, StepsCompleted, TrainEvent
 from rocmtui.gpu.tail_source import TailSource
@@ -109,7 +110,8 @@ async def test_stop_from_the_watcher_reaches_the_run_through_its_channel(tmp_pat
         await pilot.pause()
         await pilot.press("p")
         await pilot.press("q", "y")
-        await pilot.pause(0.2)
+        control = run_dir / "control"
+        await pilot_wait_for(pilot, lambda: b'"command":"stop"' in control.read_bytes(), what="the stop to be sent")
         assert isinstance(app.screen, TrainScreen) and app.state.phase == "stopping"
         commands = (run_dir / "control").read_text()
         assert '"command":"pause"' in commands and '"command":"stop"' in commands
@@ -169,9 +171,14 @@ async def test_s_on_a_script_says_whether_it_can_save(tmp_path: Path, saves: boo
     )
     app = live_watcher(run_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.1)
+        await pilot_wait_for(
+            pilot, lambda: app.state.tracked is not None and app.state.scalars.last is not None, what="the run"
+        )
         await pilot.press("s")
-        await pilot.pause(0.2)
+        said = ("the script saves at its next log()", "cannot save on request")
+        await pilot_wait_for(pilot, lambda: any(s in m for m in app.train_screen.log_view.messages for s in said))
+        if saves:
+            await pilot_wait_for(pilot, lambda: b'"command":"save"' in (run_dir / "control").read_bytes())
         logged = " ".join(app.train_screen.log_view.messages)
         commands = (run_dir / "control").read_text()
         if saves:

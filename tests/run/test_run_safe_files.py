@@ -1,0 +1,64 @@
+"""Safe opening (``rocmtui.base.files``) at its edges: what the descriptor is left as, links given on purpose,
+each kind of file named; and the codec's canonical form."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+
+from rocmtui.base.files import UnsafeFileError, open_regular, read_small
+from rocmtui.codec import encode_json
+
+
+def test_a_regular_file_comes_back_in_blocking_mode(tmp_path: Path) -> None:
+    """Opened without blocking (a FIFO planted there must not hang the open), handed back blocking: a reader
+    of the descriptor never gets EAGAIN halfway through."""
+    path = tmp_path / "status.json"
+    path.write_bytes(b"{}")
+    fd = open_regular(path)
+    try:
+        assert os.get_blocking(fd)
+        assert not os.get_inheritable(fd)  # O_CLOEXEC: no child process inherits it
+    finally:
+        os.close(fd)
+
+
+def test_a_link_is_read_only_when_asked(tmp_path: Path) -> None:
+    (tmp_path / "real.json").write_bytes(b"[1]")
+    (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
+    with pytest.raises(UnsafeFileError, match="symbolic link"):
+        read_small(tmp_path / "link.json")
+    assert read_small(tmp_path / "link.json", follow_links=True) == b"[1]"
+
+
+def test_a_file_of_exactly_the_cap_is_read_and_one_byte_more_refused(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 10)
+    assert read_small(path, max_bytes=10) == b"x" * 10
+    with pytest.raises(UnsafeFileError, match="larger than 9 bytes"):
+        read_small(path, max_bytes=9)
+
+
+def test_each_kind_of_file_that_is_not_regular_is_named(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(UnsafeFileError, match=r"not a regular file \(a FIFO\)"):
+        read_small(tmp_path / "fifo")
+    with pytest.raises(UnsafeFileError, match=r"not a regular file \(a character device\)"):
+        read_small(Path("/dev/null"), follow_links=True)
+    with pytest.raises(UnsafeFileError, match=r"not a regular file \(a folder\)"):
+        read_small(tmp_path)
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tmp_path / "sock"))
+        assert stat.S_ISSOCK(os.stat(tmp_path / "sock").st_mode)
+        with pytest.raises((UnsafeFileError, OSError)):
+            read_small(tmp_path / "sock")
+
+
+def test_the_canonical_form_sorts_keys_and_the_plain_one_keeps_their_order() -> None:
+    assert encode_json({"b": 1, "a": 2}, sort_keys=True) == b'{"a":2,"b":1}'
+    assert encode_json({"b": 1, "a": 2}) == b'{"b":1,"a":2}'
+    assert encode_json({"a": [1]}, indent=1) == b'{\n "a": [\n  1\n ]\n}'
