@@ -50,6 +50,11 @@ def _pct(value: float | None) -> str:
     return NA if value is None else f"{value:.0f}%"
 
 
+def _pct_key(value: float | None) -> float:
+    """A percentage sorted as it is shown (whole numbers): rows whose shown values tie keep their order."""
+    return -1.0 if value is None else float(round(value))
+
+
 def fmt_elapsed(seconds: float | None) -> str:
     """``<1m``, ``12m``, ``3h05m``, ``2d03h``: to the minute, so the column changes once a minute, not per sample."""
     if seconds is None:
@@ -80,8 +85,8 @@ COLUMNS = (
         lambda p, _: NA if p.gpu_memory_bytes is None else fmt_bytes(p.gpu_memory_bytes),
         lambda p, _: _num(p.gpu_memory_bytes),
     ),
-    Column("GPU%", 4, lambda p, _: _pct(p.gpu_util_pct), lambda p, _: _num(p.gpu_util_pct), keep=3),
-    Column("CPU%", 5, lambda p, _: _pct(p.cpu_pct), lambda p, _: _num(p.cpu_pct), keep=2),
+    Column("GPU%", 4, lambda p, _: _pct(p.gpu_util_pct), lambda p, _: _pct_key(p.gpu_util_pct), keep=3),
+    Column("CPU%", 5, lambda p, _: _pct(p.cpu_pct), lambda p, _: _pct_key(p.cpu_pct), keep=2),
     Column(
         "host mem",
         9,
