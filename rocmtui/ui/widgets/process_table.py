@@ -138,24 +138,26 @@ class ProcessTable(DataTable[Cell]):
         rows = tuple(cells(p, self.now, self.shown_columns) for p in listed)
         if rows == self.rows_shown:
             return
-        keys = [row_key(p) for p in listed]
-        if self.rows_shown is not None and keys == [row_key(p) for p in self.listed] and rows:
-            self._update_cells(rows)  # same processes in the same order: rewrite only the changed rows
-            self.listed = listed
-            return
         keep = self.selected
-        self.rows_shown = rows
-        self.listed = listed
-        self.clear()
-        for key, row in zip(keys, rows, strict=True):
-            self.add_row(*row, key=key)
-        if not rows:
-            note = "no process matches the filter" if self.processes else "no GPU processes reported"
-            self.add_row(*(["-"] * len(self.shown_columns)), note)
-        if keep is not None:
+        if self.rows_shown is not None and len(rows) == len(self.rows_shown) and rows:
+            # as many rows as before: rewrite only those that changed (the rows are keyed by position, so a process
+            # that moves up or down repaints the rows between, not the whole table)
+            self.listed = listed
+            self._update_cells(rows)
+        else:
+            self.rows_shown = rows
+            self.listed = listed
+            self.clear()
+            for index, row in enumerate(rows):
+                self.add_row(*row, key=str(index))
+            if not rows:
+                note = "no process matches the filter" if self.processes else "no GPU processes reported"
+                self.add_row(*(["-"] * len(self.shown_columns)), note)
+        if keep is not None:  # the cursor stays on its process
             for index, proc in enumerate(listed):
                 if row_key(proc) == row_key(keep):
-                    self.move_cursor(row=index, animate=False)
+                    if index != self.cursor_row:
+                        self.move_cursor(row=index, animate=False)
                     break
 
     def _update_cells(self, rows: tuple[tuple[Cell, ...], ...]) -> None:
@@ -166,7 +168,7 @@ class ProcessTable(DataTable[Cell]):
         for index, (before, after) in enumerate(zip(old, rows, strict=True)):
             if before == after:
                 continue
-            key = RowKey(row_key(self.listed[index]))
+            key = RowKey(str(index))
             for label, value in zip(labels, after, strict=True):
                 self._data[key][ColumnKey(label)] = value
             self._update_count += 1  # DataTable's render caches are keyed by it
