@@ -194,6 +194,7 @@ def _run_monitor_ui(args: argparse.Namespace, config: MonitorConfig) -> int:
     from rocmtui.gpu.detect import DetectingSampler
     from rocmtui.gpu.recorder import Recorder
     from rocmtui.gpu.replay import load_replay
+    from rocmtui.gpu.sample import HOST_PROCESS_ROWS
     from rocmtui.ui.app import run_monitor_app
     from rocmtui.ui.look.themes import check_theme
     from rocmtui.ui.state import settings as saved
@@ -210,7 +211,11 @@ def _run_monitor_ui(args: argparse.Namespace, config: MonitorConfig) -> int:
     check_theme(config.theme)  # one line, before a file is opened or the terminal taken
     try:
         # live: the backend is detected on the sampler's thread, once the first frame is on screen
-        source = load_replay(Path(args.replay), args.speed or 1.0) if args.replay else DetectingSampler(config)
+        source = (
+            load_replay(Path(args.replay), args.speed or 1.0)
+            if args.replay
+            else DetectingSampler(config, host_processes=HOST_PROCESS_ROWS)
+        )
         recorder = Recorder(Path(args.record)) if args.record else None
     except (OSError, ValueError) as err:  # a missing or unreadable file, a bad line (CodecError names it)
         raise UsageError(
@@ -221,7 +226,9 @@ def _run_monitor_ui(args: argparse.Namespace, config: MonitorConfig) -> int:
     try:
         # a replay's pace is the recording's: nothing it changes is kept
         kept = None if args.replay else settings_path
-        code = run_monitor_app(config, source, settings=settings, settings_path=kept, readonly=args.readonly)
+        code = run_monitor_app(
+            config, source, settings=settings, settings_path=kept, readonly=args.readonly, recording=bool(args.replay)
+        )
     finally:
         if recorder is not None:
             recorder.close()

@@ -127,12 +127,15 @@ def detect(config: MonitorConfig) -> tuple[GpuBackend | None, tuple[BackendStatu
     return None, tuple(statuses)
 
 
-def open_sampler(config: MonitorConfig) -> Sampler:
-    """A Sampler over the detected backend (host only when none works); not started: call ``start()``."""
+def open_sampler(config: MonitorConfig, *, host_processes: int = 0) -> Sampler:
+    """A Sampler over the detected backend (host only when none works); not started: call ``start()``.
+    ``host_processes``: how many of the host's busiest processes it lists where there is no GPU."""
     from rocmtui.gpu.sampler import Sampler
 
     backend, statuses = detect(config)
-    return Sampler(backend, statuses, interval_s=config.interval_s, history_len=config.history_len)
+    return Sampler(
+        backend, statuses, interval_s=config.interval_s, history_len=config.history_len, host_processes=host_processes
+    )
 
 
 class DetectingSampler(Feed):
@@ -146,8 +149,16 @@ class DetectingSampler(Feed):
 
     thread_name = "rocmtui-sampler"
 
-    def __init__(self, config: MonitorConfig, *, detector: Callable[[MonitorConfig], Detected] | None = None) -> None:
+    def __init__(
+        self,
+        config: MonitorConfig,
+        *,
+        detector: Callable[[MonitorConfig], Detected] | None = None,
+        host_processes: int = 0,
+    ) -> None:
+        """``host_processes``: the Sampler's (the busiest host processes it lists where there is no GPU)."""
         super().__init__(config.interval_s, config.history_len)
+        self._host_processes = host_processes
         self._config = config
         self._detector = detector or detect
         self._sampler: Sampler | None = None
@@ -164,7 +175,13 @@ class DetectingSampler(Feed):
             from rocmtui.gpu.sampler import Sampler  # psutil and the call runner: after the first frame
 
             backend, statuses = self._detector(self._config)
-            sampler = Sampler(backend, statuses, interval_s=self._config.interval_s, history_len=1)
+            sampler = Sampler(
+                backend,
+                statuses,
+                interval_s=self._config.interval_s,
+                history_len=1,
+                host_processes=self._host_processes,
+            )
             with self._sampler_lock:
                 if self.stopped:  # stopped while detecting: nobody will read this backend
                     sampler.stop()

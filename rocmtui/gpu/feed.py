@@ -137,3 +137,18 @@ class PacedFeed(ABC, Generic[T]):
 
 class Feed(PacedFeed[SampleSet]):
     """A PacedFeed of SampleSets: what every TelemetrySource here builds on."""
+
+    def __init__(self, interval_s: float, history_len: int) -> None:
+        super().__init__(interval_s, history_len)
+        self._first_at: float | None = None
+
+    def _publish(self, sample_set: SampleSet) -> None:
+        if self._first_at is None:
+            self._first_at = sample_set.timestamp
+        super()._publish(sample_set)
+
+    def span(self) -> tuple[float, float] | None:
+        """The times of the first and the newest sample published (the first kept even when the bounded
+        history has let it go); None before any. What a recording says it covers."""
+        latest = self.latest
+        return None if self._first_at is None or latest is None else (self._first_at, latest.timestamp)

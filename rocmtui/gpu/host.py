@@ -85,7 +85,12 @@ def process_command(pid: int) -> str | None:
         words = proc.cmdline() or [proc.name()]
     except (psutil.Error, OSError):
         return None
-    command = " ".join(" ".join(words).split())  # one line: arguments may hold newlines (python -c "...")
+    return one_command(words)
+
+
+def one_command(words: list[str]) -> str:
+    """A command line's words on one line (arguments may hold newlines: python -c "..."), shortened."""
+    command = " ".join(" ".join(words).split())
     return command if len(command) <= _COMMAND_MAX else command[: _COMMAND_MAX - 3] + "..."
 
 

@@ -14,6 +14,7 @@ Signature::
     source.interval_s, source.subscribe(listener), source.history(), source.latest
     source.remaining -> int   # samples not yet played (loop=False)
     source.samples -> tuple[SampleSet, ...]   # the whole recording
+    source.span() -> (first, last) | None      # the recording's first and last sample times
 
     ManualReplay(...same arguments)   # played only by step(): start() spawns no thread (tests, screenshots)
     recorded_interval(samples) -> float   # the median spacing of a recording (``monitor --replay --speed``)
@@ -90,6 +91,11 @@ class ReplaySource(Feed):
     def samples(self) -> tuple[SampleSet, ...]:
         """The whole recording, in order (whether played yet or not)."""
         return self._samples
+
+    def span(self) -> tuple[float, float] | None:
+        """The recording's first and last sample times, as recorded (a loop's later passes are shifted, the
+        recording is not)."""
+        return (self._samples[0].timestamp, self._samples[-1].timestamp) if self._samples else None
 
     @property
     def remaining(self) -> int:

@@ -77,6 +77,12 @@ class GpuSample:
         return 100.0 * self.memory_used_bytes / self.memory_total_bytes
 
 
+NO_GPU = -1
+"""The ``gpu_index`` of a host process listed where there is no GPU (shown as ``?``, like an unknown GPU)."""
+HOST_PROCESS_ROWS = 30
+"""How many of the host's busiest processes the monitor lists where there is no GPU (``SampleSet.host_processes``)."""
+
+
 @dataclass(frozen=True)
 class GpuProcess:
     """A process using a GPU."""
@@ -132,3 +138,6 @@ class SampleSet:
     processes: tuple[GpuProcess, ...] = ()
     statuses: tuple[BackendStatus, ...] = field(default_factory=tuple)
     """Every backend tried at detection, for the panel's "unavailable because" line."""
+    host_processes: tuple[GpuProcess, ...] = ()
+    """The host's busiest processes (by CPU %), listed only where there is no GPU: the monitor's process table
+    shows them in place of GPU processes. Their ``gpu_index`` is ``NO_GPU``."""

@@ -8,7 +8,8 @@ devices left unread when that budget runs out show "not read" and are tried next
 
 Process lists are refreshed at most every ``PROCESS_REFRESH_S`` seconds (each tick at
 intervals of 2 s or more, every other tick at the default 1 s) and the last list is
-repeated in between: listing processes costs more than reading counters.
+repeated in between: listing processes costs more than reading counters. Where there is no GPU, a sampler
+made with ``host_processes`` lists the host's busiest processes at the same pace instead.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rocmtui.gpu.backend import GpuBackend, describe_error, release_quietly
 from rocmtui.gpu.call_runner import CallInterrupted, CallRunner, CallTimedOut
 from rocmtui.gpu.feed import Feed
 from rocmtui.gpu.host import HostReader
+from rocmtui.gpu.proc_stats import BusiestProcesses
 from rocmtui.gpu.retry import Retry
 from rocmtui.gpu.sample import BackendStatus, GpuProcess, GpuSample, SampleSet
 
@@ -45,7 +47,10 @@ class Sampler(Feed):
         history_len: int = 600,
         host: HostReader | None = None,
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        host_processes: int = 0,
     ) -> None:
+        """``host_processes``: how many of the host's busiest processes to list where there is no GPU (the
+        monitor's table; 0 lists none, as ``--json`` and ``--once`` want)."""
         super().__init__(interval_s, history_len)
         self.backend = backend
         self.statuses = statuses
@@ -58,6 +63,8 @@ class Sampler(Feed):
         self._process_retries = [Retry() for _ in range(count)]
         self._processes: list[tuple[GpuProcess, ...]] = [() for _ in range(count)]
         self._next_processes_at = 0.0
+        self._busiest = BusiestProcesses(host_processes) if host_processes > 0 and not count else None
+        self._host_processes: tuple[GpuProcess, ...] = ()
         self._closed = False
         self._tick_lock = threading.Lock()
 
@@ -100,6 +107,8 @@ class Sampler(Feed):
             self._next_processes_at = time.monotonic() + PROCESS_REFRESH_S
             for i in range(len(self._processes)):
                 self._processes[i] = self._read_processes(i, deadline)
+            if self._busiest is not None:
+                self._host_processes = self._busiest.read()
         return SampleSet(
             timestamp=time.time(),
             backend=self.backend_name,
@@ -107,6 +116,7 @@ class Sampler(Feed):
             host=self._host.sample(),
             processes=tuple(p for per_gpu in self._processes for p in per_gpu),
             statuses=self.statuses,
+            host_processes=self._host_processes,
         )
 
     def stop(self) -> None:

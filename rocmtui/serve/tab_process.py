@@ -56,10 +56,11 @@ def build_app(args: argparse.Namespace) -> App[Any]:
         return TrainApp(saved_config(run_dir), source, samples, detachable=True, run_dir=run_dir, notify=notify)
     from rocmtui.config import MonitorConfig
     from rocmtui.gpu.detect import open_sampler
+    from rocmtui.gpu.sample import HOST_PROCESS_ROWS
     from rocmtui.ui.app import create_monitor_app
 
     config = MonitorConfig()
-    return create_monitor_app(config, open_sampler(config))
+    return create_monitor_app(config, open_sampler(config, host_processes=HOST_PROCESS_ROWS))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from textual.theme import BUILTIN_THEMES
 from rocmtui.base import startup_gc
 from rocmtui.base.text import plain
 from rocmtui.config import MonitorConfig
+from rocmtui.gpu.feed import Feed
 from rocmtui.gpu.replay import ReplaySource
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.gpu.source import TelemetrySource
@@ -62,7 +63,10 @@ class MonitorApp(App[int]):
         settings: MonitorSettings | None = None,
         settings_path: Path | None = None,
         readonly: bool = False,
+        recording: bool = False,
     ) -> None:
+        """``recording``: the sampler plays a recording (``--replay``), which the monitor says in place of the
+        live interval."""
         super().__init__()
         if self.no_color:  # NO_COLOR: no colour at all (Textual's own filter turns colours into greys)
             self._filters = [f for f in self._filters if not isinstance(f, Monochrome)] + [NoColor()]
@@ -76,6 +80,8 @@ class MonitorApp(App[int]):
         self.monitor_screen = MonitorScreen(
             in_train=self.has_run, replaying=isinstance(sampler, ReplaySource), readonly=readonly
         )
+        if recording and isinstance(sampler, Feed):  # --replay: the status line says what times it covers
+            self.monitor_screen.recorded_span = sampler.span
 
     @property
     def has_run(self) -> bool:
@@ -198,11 +204,19 @@ def create_monitor_app(
     settings: MonitorSettings | None = None,
     settings_path: Path | None = None,
     readonly: bool = False,
+    recording: bool = False,
 ) -> MonitorApp:
     """The monitor app (also the screenshot script's); ``settings_path``: where changes are saved; ``readonly``:
-    no kill keys."""
+    no kill keys; ``recording``: ``sampler`` plays a recording (``--replay``), said so with its times."""
     check_theme(config.theme)
-    return MonitorApp(sampler, theme=config.theme, settings=settings, settings_path=settings_path, readonly=readonly)
+    return MonitorApp(
+        sampler,
+        theme=config.theme,
+        settings=settings,
+        settings_path=settings_path,
+        readonly=readonly,
+        recording=recording,
+    )
 
 
 def run_monitor_app(
@@ -212,8 +226,11 @@ def run_monitor_app(
     settings: MonitorSettings | None = None,
     settings_path: Path | None = None,
     readonly: bool = False,
+    recording: bool = False,
 ) -> int:
     """``rocmtui monitor``; returns the exit code."""
-    app = create_monitor_app(config, sampler, settings=settings, settings_path=settings_path, readonly=readonly)
+    app = create_monitor_app(
+        config, sampler, settings=settings, settings_path=settings_path, readonly=readonly, recording=recording
+    )
     result = app.run()
     return result if isinstance(result, int) else (app.return_code or 0)

@@ -22,6 +22,7 @@ from textual.message import Message
 from rocmtui.base.errors import DataError, UsageError
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import Emit, FailureKind, RunControl, RunFailed, RunFinished, TrainEvent
+from rocmtui.gpu.feed import Feed
 from rocmtui.gpu.source import TelemetrySource
 from rocmtui.run.outcome import exit_code, result_lines
 from rocmtui.ui.app import MonitorApp
@@ -237,6 +238,9 @@ class TrainApp(MonitorApp):
 
     def _run_ended(self) -> None:
         self.peaks.update_all(self.sampler.history())
+        if isinstance(self.sampler, Feed):  # the run's GPU samples end with it: the monitor shows a recording now
+            self.monitor_screen.recorded_span = self.sampler.span
+            self.monitor_screen.show_status()
         if isinstance(self.final, RunFailed) and not self.state.begun:
             self.exit_now()  # refused before it started (bad settings, no data): its one line, as without a screen
             return

@@ -209,3 +209,36 @@ def test_stop_does_not_wait_for_a_hung_close(backend) -> None:
     started = time.monotonic()
     sampler.stop()
     assert time.monotonic() - started < 2.0  # CLOSE_TIMEOUT_S is 0.5 s
+
+
+def test_the_busiest_host_processes_are_bounded_busiest_first_and_measured_from_the_second_scan() -> None:
+    from rocmtui.gpu.proc_stats import BusiestProcesses
+    from rocmtui.gpu.sample import NO_GPU
+
+    busiest = BusiestProcesses(limit=3)
+    first = busiest.read()
+    assert 0 < len(first) <= 3 and all(p.cpu_pct is None for p in first)  # CPU % needs two scans
+    again = busiest.read()
+    assert 0 < len(again) <= 3 and all(p.gpu_index == NO_GPU for p in again)
+    measured = [p.cpu_pct for p in again if p.cpu_pct is not None]
+    assert measured and measured == sorted(measured, reverse=True)
+    assert any(p.command and p.user and p.uid is not None and p.started_at for p in again)  # as root: all read
+
+
+def test_a_sampler_without_a_gpu_lists_host_processes_only_when_asked() -> None:
+    quiet, listing = Sampler(None), Sampler(None, host_processes=5)
+    try:
+        assert quiet.sample_now().host_processes == ()  # --json and --once: as before
+        listed = listing.sample_now().host_processes
+        assert 0 < len(listed) <= 5
+    finally:
+        quiet.stop()
+        listing.stop()
+
+
+def test_a_sampler_with_a_gpu_lists_no_host_processes(backend) -> None:
+    sampler = Sampler(backend, host_processes=5)
+    try:
+        assert sampler.sample_now().host_processes == ()
+    finally:
+        sampler.stop()

@@ -238,3 +238,23 @@ def test_every_column_has_room_for_its_sort_mark(label: str) -> None:
 def test_the_sorted_column_stays_on_a_narrow_table() -> None:
     shown, _ = fitting(60, "elapsed")
     assert "elapsed" in [c.label for c in shown] and "host mem" not in [c.label for c in shown]
+
+
+async def test_the_cursor_stays_on_its_process_when_the_order_changes_in_place() -> None:
+    """Rows are rewritten in place while their number stays the same; the selected process is followed."""
+    sets = synthetic_gpu_sets(3, count=2)
+    swapped = tuple(replace(p, gpu_memory_bytes=(40 - 10 * p.gpu_index) * 1024**3) for p in sets[1].processes)
+    source = ManualReplay([sets[0], replace(sets[1], processes=swapped)])
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        source.step()
+        await pilot.pause()
+        table = app.monitor_screen.processes
+        assert table is not None and [p.pid for p in table.listed] == [4002, 4001, 4000]
+        await pilot.press("down", "down")
+        assert table.selected is not None and table.selected.pid == 4000
+        source.step()
+        await pilot.pause()
+        assert [p.pid for p in table.listed] == [4000, 4001, 4002]
+        assert table.selected is not None and table.selected.pid == 4000 and table.cursor_row == 0
+        assert [str(table.get_row_at(i)[0]) for i in range(3)] == ["4000", "4001", "4002"]

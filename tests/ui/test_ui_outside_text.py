@@ -12,7 +12,7 @@ from ui_helpers import ReplayTrainer, recorded_config, recorded_events, syntheti
 from rocmtui.config import MonitorConfig
 from rocmtui.events import RunFailed, RunStarted
 from rocmtui.gpu.replay import ManualReplay
-from rocmtui.gpu.sample import GpuProcess
+from rocmtui.gpu.sample import NO_GPU, GpuProcess
 from rocmtui.ui.app import create_monitor_app
 from rocmtui.ui.screens.signal_confirm import SignalConfirm
 
@@ -49,6 +49,22 @@ async def test_a_hostile_command_line_and_gpu_name_are_drawn_as_text() -> None:
         if isinstance(app.screen, SignalConfirm):
             await pilot.press("n")
         assert app.is_running
+
+
+async def test_a_hostile_host_process_is_drawn_as_text_where_there_is_no_gpu(host_source: ManualReplay) -> None:
+    """The host's busiest processes (no GPU here) cross the same text boundary as GPU processes."""
+    proc = GpuProcess(gpu_index=NO_GPU, pid=4000, user="[u]\x1b[8m", command=f"python {MARKUP} {OSC52}", cpu_pct=50.0)
+    source = ManualReplay([replace(s, host_processes=(proc,)) for s in host_source.samples[:3]])
+    app = create_monitor_app(MonitorConfig(), source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        source.step()
+        await pilot.pause()
+        table = app.monitor_screen.processes
+        assert table is not None and table.host and len(table.listed) == 1
+        user, command = table.get_row_at(0)[1], table.get_row_at(0)[-1]
+        assert isinstance(command, Text) and isinstance(user, Text)
+        assert "[@click=app.quit]x[/]" in command.plain and "\\x1b]52;c;" in command.plain and "\x1b" not in user.plain
+        assert not command.spans
 
 
 async def test_a_run_name_and_a_failure_with_markup_do_not_break_the_train_screen() -> None:

@@ -8,6 +8,8 @@ they test the layout, not the hardware. Plots are drawn explicitly (their timer 
 from __future__ import annotations
 
 import asyncio
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from ui_helpers import ReplayTrainer, host_recording, recorded_config, recorded_
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
+from rocmtui.gpu.sample import NO_GPU, GpuProcess, SampleSet
 from rocmtui.ui.app import MonitorApp, create_monitor_app
 from rocmtui.ui.train_app import TrainApp
 
@@ -171,3 +174,40 @@ def test_monitor_without_a_gpu_shows_why_on_w(snap_compare) -> None:
         await pilot.press("w")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def busy_host(samples: list[SampleSet]) -> list[SampleSet]:
+    """The recorded host samples, each with SYNTHETIC TEST INPUT host processes (as a Sampler lists them where
+    there is no GPU): fixed CPU %, memory, owners and start times, so that the picture is the same every run."""
+    processes = tuple(
+        GpuProcess(
+            gpu_index=NO_GPU,
+            pid=3100 + i,
+            user="alice" if i % 3 else "root",
+            command=f"python worker.py --shard {i}" if i % 2 else f"/usr/bin/busy-daemon-{i} --serve",
+            cpu_pct=max(0.0, 97.0 - 13.5 * i),
+            host_memory_bytes=(12 - i) * 150 * 1024**2,
+            started_at=samples[0].timestamp - 600 * (i + 1),
+            uid=0 if i % 3 == 0 else 1000,
+        )
+        for i in range(12)
+    )
+    return [replace(sample, host_processes=processes) for sample in samples]
+
+
+def test_monitor_without_a_gpu_lists_the_hosts_busiest_processes(snap_compare) -> None:
+    source = ManualReplay(busy_host(host_recording()))
+    app = create_monitor_app(MonitorConfig(), source)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=play(source, 10))
+
+
+def test_monitor_replay_says_when_it_was_recorded(snap_compare, monkeypatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")  # the times said are local times
+    time.tzset()
+    try:
+        source = ManualReplay(ReplaySource.from_jsonl(RECORDINGS["h200"]).samples)
+        app = create_monitor_app(MonitorConfig(), source, recording=True)
+        assert snap_compare(app, terminal_size=(80, 24), run_before=play(source, 12))
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
@@ -17,7 +18,7 @@ from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import TIMEBASES_S, timebase_label
 from rocmtui.gpu.sample import SampleSet
 from rocmtui.ui.look.safe_text import safe_text
-from rocmtui.ui.state.process_rows import NUMERIC_FIRST_DESCENDING, SORTS, ProcessQuery
+from rocmtui.ui.state.process_rows import HOST_SORTS, NUMERIC_FIRST_DESCENDING, SORTS, ProcessQuery, sort_shown
 from rocmtui.ui.state.settings import MonitorSettings
 from rocmtui.ui.widgets.gpu_panel import GpuPanel
 from rocmtui.ui.widgets.graph_view import GRAPHS
@@ -52,6 +53,16 @@ def next_interval(current: float, faster: bool) -> float:
         larger = [s for s in STEPS if s > current + 1e-9]
         value = larger[0] if larger else STEPS[-1]
     return min(MonitorConfig.MAX_INTERVAL_S, max(MonitorConfig.MIN_INTERVAL_S, value))
+
+
+def recording_words(first: float, last: float) -> str:
+    """``recording of 2026-12-01 10:15 to 10:47``, in local time: the date again only when the day changed, the
+    seconds only when both ends fall in the same minute."""
+    start, end = time.localtime(first), time.localtime(last)
+    clock = "%H:%M:%S" if time.strftime("%Y%m%d%H%M", start) == time.strftime("%Y%m%d%H%M", end) else "%H:%M"
+    same_day = start[:3] == end[:3]
+    until = time.strftime(clock if same_day else f"%Y-%m-%d {clock}", end)
+    return f"recording of {time.strftime(f'%Y-%m-%d {clock}', start)} to {until}"
 
 
 def layout_for(width: int, height: int, gpus: int) -> tuple[bool, int]:
@@ -100,37 +111,48 @@ class MonitorScreen(Screen[None]):
         self.process_query = ProcessQuery()
         """The process table's order and filter, kept before the table exists."""
         self.processes: ProcessTable | None = None
-        """Made, mounted and focused with the first sample that has a GPU."""
+        """Made, mounted and focused with the first sample that has a GPU (or, where there is none, the host's
+        busiest processes)."""
         self.filter_input = Input(
             placeholder="filter: PID, user or command (enter keeps it, escape clears)", id="process-filter"
         )
         self.last: SampleSet | None = None
         self.status_text = ""
         self.interval_s = 1.0
+        self.recorded_span: Callable[[], tuple[float, float] | None] | None = None
+        """Set when what is shown is a recording (a replay, a finished run's samples): the times it covers, which
+        the status line says in place of the live interval."""
 
     def compose(self) -> ComposeResult:
-        # The process table comes with the first sample that has a GPU, the filter above it when first asked
-        # for (/): the first frame has neither (a DataTable is the dearest widget to set up).
+        # The process table comes with the first sample that has a GPU or host processes, the filter above it
+        # when first asked for (/): the first frame has neither (a DataTable is the dearest widget to set up).
         yield self.status
         yield self.panel
         yield KeyBar()
 
+    @property
+    def host_processes(self) -> bool:
+        """The table lists the host's busiest processes (there is no GPU here)."""
+        return self.processes is not None and self.processes.host
+
     def action_sort(self) -> None:
-        """Sort the processes by the next column."""
-        sort_by = self.process_query.sort_by
-        following = SORTS[(SORTS.index(sort_by) + 1) % len(SORTS)] if sort_by in SORTS else SORTS[0]
+        """Sort the processes by the next column (of those the table shows)."""
+        sorts = HOST_SORTS if self.host_processes else SORTS
+        sort_by = sort_shown(self.process_query, self.host_processes)[0]
+        following = sorts[(sorts.index(sort_by) + 1) % len(sorts)] if sort_by in sorts else sorts[0]
         self.sort_processes(following, following in NUMERIC_FIRST_DESCENDING)
         self.post_message(self.Changed())
 
     def action_reverse_sort(self) -> None:
-        self.sort_processes(self.process_query.sort_by, not self.process_query.sort_reverse)
+        sort_by, reverse = sort_shown(self.process_query, self.host_processes)
+        self.sort_processes(sort_by, not reverse)
         self.post_message(self.Changed())
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         """A click on a process table header sorts by it (a second click reverses), kept like the s key's sort."""
         label = str(event.column_key.value)
-        query = self.process_query
-        reverse = not query.sort_reverse if label == query.sort_by else label in NUMERIC_FIRST_DESCENDING
+        sort_by, sort_reverse = sort_shown(self.process_query, self.host_processes)
+        reverse = not sort_reverse if label == sort_by else label in NUMERIC_FIRST_DESCENDING
         self.sort_processes(label, reverse)
         self.post_message(self.Changed())
 
@@ -289,7 +311,8 @@ class MonitorScreen(Screen[None]):
         if self.panel.view.interval_s != self.interval_s:  # gaps in the graphs are judged by the interval
             self.panel.view = replace(self.panel.view, interval_s=self.interval_s)
         self.panel.show(sample_set, history)
-        if sample_set.gpus and self.processes is None:
+        listed = sample_set.processes if sample_set.gpus else sample_set.host_processes
+        if (sample_set.gpus or listed) and self.processes is None:
             from rocmtui.ui.widgets.process_table import ProcessTable
 
             self.processes = ProcessTable(self.process_query, id="processes")
@@ -297,8 +320,8 @@ class MonitorScreen(Screen[None]):
             if self.focused is None:
                 self.processes.focus()
         if self.processes is not None:
-            self.processes.display = bool(sample_set.gpus)
-            self.processes.show(sample_set.processes, sample_set.timestamp)
+            self.processes.display = bool(sample_set.gpus or listed)
+            self.processes.show(listed, sample_set.timestamp, host=not sample_set.gpus)
         self.show_status()
         if relayout:
             self.relayout()
@@ -309,7 +332,14 @@ class MonitorScreen(Screen[None]):
         plural = "s" if gpus != 1 else ""
         view = self.panel.shown_view()
         history = timebase_label(view.span_s) + ("" if view.fixed else " auto")
-        text = f"rocmtui monitor · {backend} · {gpus} GPU{plural} · every {self.interval_s:.3g} s · history {history}"
+        text = f"rocmtui monitor · {backend} · {gpus} GPU{plural} · {self.pace()} · history {history}"
         if text != self.status_text:  # an update re-lays out the screen: only when the words change
             self.status_text = text
             self.status.update(safe_text(text))
+
+    def pace(self) -> str:
+        """``every 0.5 s`` live; a recording says so, and what times it covers."""
+        if self.recorded_span is None:
+            return f"every {self.interval_s:.3g} s"
+        span = self.recorded_span()
+        return "a recording" if span is None else recording_words(*span)

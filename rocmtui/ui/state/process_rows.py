@@ -6,7 +6,7 @@ The monitor keeps a ``ProcessQuery`` from its start and imports the table itself
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 
@@ -50,6 +50,11 @@ def _pct(value: float | None) -> str:
     return NA if value is None else f"{value:.0f}%"
 
 
+def _pct_key(value: float | None) -> float:
+    """A percentage sorted as it is shown (whole numbers): rows whose shown values tie keep their order."""
+    return -1.0 if value is None else float(round(value))
+
+
 def fmt_elapsed(seconds: float | None) -> str:
     """``<1m``, ``12m``, ``3h05m``, ``2d03h``: to the minute, so the column changes once a minute, not per sample."""
     if seconds is None:
@@ -80,8 +85,8 @@ COLUMNS = (
         lambda p, _: NA if p.gpu_memory_bytes is None else fmt_bytes(p.gpu_memory_bytes),
         lambda p, _: _num(p.gpu_memory_bytes),
     ),
-    Column("GPU%", 4, lambda p, _: _pct(p.gpu_util_pct), lambda p, _: _num(p.gpu_util_pct), keep=3),
-    Column("CPU%", 5, lambda p, _: _pct(p.cpu_pct), lambda p, _: _num(p.cpu_pct), keep=2),
+    Column("GPU%", 4, lambda p, _: _pct(p.gpu_util_pct), lambda p, _: _pct_key(p.gpu_util_pct), keep=3),
+    Column("CPU%", 5, lambda p, _: _pct(p.cpu_pct), lambda p, _: _pct_key(p.cpu_pct), keep=2),
     Column(
         "host mem",
         9,
@@ -100,13 +105,28 @@ COLUMNS = (
 COMMAND = "command"
 SORTS = (*(c.label for c in COLUMNS), COMMAND)
 """What ``s`` steps through."""
+HOST_COLUMNS = tuple(
+    replace(c, keep=3) if c.label == "host mem" else c for c in COLUMNS if not c.label.startswith("GPU")
+)
+"""The columns of the host's processes, listed where there is no GPU: no GPU, GPU memory or GPU %; their memory
+is kept before their age on a narrow table."""
+HOST_SORTS = (*(c.label for c in HOST_COLUMNS), COMMAND)
+HOST_SORT = "CPU%"
+"""The host's processes are its busiest: by CPU %, unless sorted by one of their own columns."""
 
 
-def fitting(width: int, sort_by: str = "") -> tuple[tuple[Column, ...], int]:
-    """The columns shown in a table ``width`` cells wide, and the command's width: the least kept columns
-    give way until the command has ``MIN_COMMAND`` characters (or only PID, GPU, GPU mem and the sorted
-    column are left: the order shown is always visible)."""
-    shown = list(COLUMNS)
+def sort_shown(query: ProcessQuery, host: bool) -> tuple[str, bool]:
+    """The sort in effect: the query's, or for host processes sorted by a GPU column, CPU % largest first."""
+    if host and query.sort_by not in HOST_SORTS:
+        return HOST_SORT, True
+    return query.sort_by, query.sort_reverse
+
+
+def fitting(width: int, sort_by: str = "", columns: tuple[Column, ...] = COLUMNS) -> tuple[tuple[Column, ...], int]:
+    """The columns (of ``columns``) shown in a table ``width`` cells wide, and the command's width: the least
+    kept columns give way until the command has ``MIN_COMMAND`` characters (or only PID, GPU, GPU mem and the
+    sorted column are left: the order shown is always visible)."""
+    shown = list(columns)
     while sum(c.cells for c in shown) + MIN_COMMAND + PADDING > width:
         droppable = [c for c in shown if c.keep < 9 and c.label != sort_by]
         if not droppable:

@@ -1,4 +1,5 @@
 """Processes using the GPUs: a sortable, filterable table with a row cursor (the monitor's kill keys act on it).
+Where there is no GPU it lists the host's busiest processes instead, in the host's own columns.
 
 Imported with the first GPU sample (a DataTable is the dearest widget to load and set up); what it shows is
 decided in ``rocmtui.ui.state.process_rows``.
@@ -16,6 +17,7 @@ from rocmtui.gpu.sample import GpuProcess
 from rocmtui.ui.state.process_rows import (
     COLUMNS,
     COMMAND,
+    HOST_COLUMNS,
     MARK,
     Cell,
     Column,
@@ -25,6 +27,7 @@ from rocmtui.ui.state.process_rows import (
     matches,
     ordered,
     row_key,
+    sort_shown,
 )
 
 SCROLLBAR = 1
@@ -48,15 +51,22 @@ class ProcessTable(DataTable[Cell]):
         self.rows_shown: tuple[tuple[Cell, ...], ...] | None = None
         self.listed: list[GpuProcess] = []
         self.processes: tuple[GpuProcess, ...] = ()
+        self.host = False
+        """Showing the host's busiest processes (no GPU here): the host's columns, by CPU % unless sorted by one."""
         self.now = 0.0
 
     @property
     def sort_by(self) -> str:
-        return self.process_query.sort_by
+        return sort_shown(self.process_query, self.host)[0]
 
     @property
     def sort_reverse(self) -> bool:
-        return self.process_query.sort_reverse
+        return sort_shown(self.process_query, self.host)[1]
+
+    @property
+    def columns_available(self) -> tuple[Column, ...]:
+        """The columns of what is shown: a GPU process's, or a host process's."""
+        return HOST_COLUMNS if self.host else COLUMNS
 
     def on_mount(self) -> None:
         """Columns in the sort order set so far, and the processes shown so far (the monitor mounts the table
@@ -71,7 +81,7 @@ class ProcessTable(DataTable[Cell]):
 
     def _fit(self) -> bool:
         """Choose the columns for the width and the sort; True when they changed."""
-        fit = fitting(self.size.width - SCROLLBAR, self.sort_by)
+        fit = fitting(self.size.width - SCROLLBAR, self.sort_by, self.columns_available)
         if fit == (self.shown_columns, self.command_width):
             return False
         self.shown_columns, self.command_width = fit
@@ -94,11 +104,17 @@ class ProcessTable(DataTable[Cell]):
         row = self.cursor_row
         return self.listed[row] if 0 <= row < len(self.listed) else None
 
-    def show(self, processes: Sequence[GpuProcess], now: float | None = None) -> None:
-        """New processes (with the sample's time, for elapsed): redraw if the picture changed."""
+    def show(self, processes: Sequence[GpuProcess], now: float | None = None, *, host: bool = False) -> None:
+        """New processes (with the sample's time, for elapsed): redraw if the picture changed. ``host``: they
+        are the host's busiest, listed where there is no GPU."""
         self.processes = tuple(processes)
         self.now = time.time() if now is None else now
-        if self.is_mounted:
+        if host != self.host:
+            self.host = host
+            if not self.is_mounted:
+                self.shown_columns = self.columns_available  # on_mount adds them, a resize fits them
+            self.requery(sort_changed=True)  # other columns
+        elif self.is_mounted:
             self._rebuild()
 
     def requery(self, *, sort_changed: bool) -> None:
@@ -116,30 +132,32 @@ class ProcessTable(DataTable[Cell]):
         query = self.process_query
         listed = [
             p
-            for p in ordered(self.processes, query.sort_by, query.sort_reverse, self.now)
+            for p in ordered(self.processes, self.sort_by, self.sort_reverse, self.now)
             if matches(p, query.filter_text)
         ]
         rows = tuple(cells(p, self.now, self.shown_columns) for p in listed)
         if rows == self.rows_shown:
             return
-        keys = [row_key(p) for p in listed]
-        if self.rows_shown is not None and keys == [row_key(p) for p in self.listed] and rows:
-            self._update_cells(rows)  # same processes in the same order: rewrite only the changed rows
-            self.listed = listed
-            return
         keep = self.selected
-        self.rows_shown = rows
-        self.listed = listed
-        self.clear()
-        for key, row in zip(keys, rows, strict=True):
-            self.add_row(*row, key=key)
-        if not rows:
-            note = "no process matches the filter" if self.processes else "no GPU processes reported"
-            self.add_row(*(["-"] * len(self.shown_columns)), note)
-        if keep is not None:
+        if self.rows_shown is not None and len(rows) == len(self.rows_shown) and rows:
+            # as many rows as before: rewrite only those that changed (the rows are keyed by position, so a process
+            # that moves up or down repaints the rows between, not the whole table)
+            self.listed = listed
+            self._update_cells(rows)
+        else:
+            self.rows_shown = rows
+            self.listed = listed
+            self.clear()
+            for index, row in enumerate(rows):
+                self.add_row(*row, key=str(index))
+            if not rows:
+                note = "no process matches the filter" if self.processes else "no GPU processes reported"
+                self.add_row(*(["-"] * len(self.shown_columns)), note)
+        if keep is not None:  # the cursor stays on its process
             for index, proc in enumerate(listed):
                 if row_key(proc) == row_key(keep):
-                    self.move_cursor(row=index, animate=False)
+                    if index != self.cursor_row:
+                        self.move_cursor(row=index, animate=False)
                     break
 
     def _update_cells(self, rows: tuple[tuple[Cell, ...], ...]) -> None:
@@ -150,7 +168,7 @@ class ProcessTable(DataTable[Cell]):
         for index, (before, after) in enumerate(zip(old, rows, strict=True)):
             if before == after:
                 continue
-            key = RowKey(row_key(self.listed[index]))
+            key = RowKey(str(index))
             for label, value in zip(labels, after, strict=True):
                 self._data[key][ColumnKey(label)] = value
             self._update_count += 1  # DataTable's render caches are keyed by it
