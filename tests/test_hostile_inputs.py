@@ -45,6 +45,9 @@ class Case:
     code: int = 2
     tty: bool = False
     """Run as if stdout were a terminal (``monitor --replay`` is refused before that otherwise)."""
+    out: str | None = None
+    """Set for an input that is ignored rather than refused (a planted notes file): the command succeeds
+    (``code`` 0) with nothing on stderr, and its stdout holds this."""
 
 
 def T(*flags: str, dataset: str = "cifar") -> tuple[str, ...]:
@@ -461,6 +464,52 @@ def _settings_family_files(w: Path, run: Path) -> None:
         (folder / "config.json").write_text(json.dumps({**config, field: value}))
 
 
+PLANTED_NOTES = (  # a run's notes.json, each planted to say tags=planted where it cannot be trusted or read
+    "a FIFO", "a link to good notes", "a link to /dev/zero", "a folder", "over a megabyte", "tags as text",
+    "tags of numbers", "a note of a list", "not JSON", "a JSON array", "invalid UTF-8", "NUL bytes",
+)  # fmt: skip
+
+
+def _planted_notes(w: Path, run: Path) -> None:
+    """For each of ``PLANTED_NOTES``, a runs folder of one copy of ``run`` (its small files) with that notes.json;
+    and ``notes/sound``, whose notes.json is sound (the family's control)."""
+    from rocmtui.run.format import NOTES
+
+    good = json.dumps({"tags": ["planted"], "note": "kept"})
+    (w / "notes").mkdir()
+    (w / "notes" / "good-notes.json").write_text(good)
+    for kind in (*PLANTED_NOTES, "sound"):
+        folder = w / "notes" / kind / run.name
+        folder.mkdir(parents=True)
+        for path in run.iterdir():
+            if path.is_file() and path.suffix != ".pt":
+                shutil.copy(path, folder / path.name)
+        notes = folder / NOTES
+        planted: dict[str, object] = {
+            "sound": good,
+            "over a megabyte": json.dumps({"tags": ["planted"], "note": "x" * (1 << 20)}),
+            "tags as text": json.dumps({"tags": "planted"}),
+            "tags of numbers": json.dumps({"tags": [1, 2], "note": "planted"}),
+            "a note of a list": json.dumps({"tags": ["planted"], "note": ["x"]}),
+            "not JSON": "tags: planted\n",
+            "a JSON array": json.dumps(["planted"]),
+            "invalid UTF-8": b'{"tags": ["planted", "\xff\xfe"]}',
+            "NUL bytes": b'{"tags": ["planted"]}\x00',
+        }
+        if kind == "a FIFO":
+            os.mkfifo(notes)
+        elif kind == "a link to good notes":
+            notes.symlink_to(w / "notes" / "good-notes.json")
+        elif kind == "a link to /dev/zero":
+            notes.symlink_to("/dev/zero")
+        elif kind == "a folder":
+            notes.mkdir()
+        elif isinstance(planted[kind], bytes):
+            notes.write_bytes(planted[kind])  # type: ignore[arg-type]
+        else:
+            notes.write_text(str(planted[kind]))
+
+
 CASES: dict[str, Case] = {
     # the command line itself
     "unknown command": Case(("fly",), "invalid choice: 'fly'"),
@@ -771,6 +820,17 @@ CASES: dict[str, Case] = {
         if os.geteuid() == 0
         else {}
     ),
+    # notes.json planted where it cannot be read: the run is listed as if it had no notes, nothing waits
+    **{
+        f"runs --{form} of a run whose notes.json is {kind}": Case(
+            ("runs", f"--{form}", "--filter", "tags=planted", "--runs-dir", f"{{w}}/notes/{kind}"),
+            "",
+            code=0,
+            out=says,
+        )
+        for kind in PLANTED_NOTES
+        for form, says in (("plain", "no runs under"), ("json", "[]"))
+    },
     # doctor
     "doctor unknown flag": Case(("doctor", "--frobnicate"), "unrecognized arguments"),
     "doctor positional": Case(("doctor", "now"), "unrecognized arguments: now"),
@@ -946,6 +1006,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         _anchors(w)
         _sinks(w)
         _tensorboard_logs(w)
+        _planted_notes(w, summary.run_dir)
         if os.geteuid() == 0:
             (w / "strangers-runs").mkdir()
             os.chown(w / "strangers-runs", 65534, 65534)  # nobody's
@@ -984,8 +1045,12 @@ def _check(case: Case, w: Path, out_dir: Path, capsys: pytest.CaptureFixture[str
     assert "Traceback" not in out + err
     assert not UNSAFE.search(out + err), (out, err)
     assert code == case.code, (out, err)
-    assert len(err.strip().splitlines()) == 1, (out, err)
-    assert case.expect.format(w=w) in err, err
+    if case.out is not None:
+        assert err == "", err
+        assert case.out.format(w=w) in out, out
+    else:
+        assert len(err.strip().splitlines()) == 1, (out, err)
+        assert case.expect.format(w=w) in err, err
     assert not list(w.rglob(f"{MARKER}*")), "code ran from a file"
     assert _snapshot(w) == before, "the existing run was changed"
     assert not out_dir.exists() or not any(out_dir.iterdir()), "a run folder was made for a refused run"
@@ -996,6 +1061,16 @@ def test_hostile_input(
     name: str, world: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _check(CASES[name], world, tmp_path / "out", capsys, monkeypatch)
+
+
+@pytest.mark.parametrize("form", ["plain", "json"])
+def test_sound_notes_are_read(form: str, world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The planted-notes cases' control: sound notes saying tags=planted do select the run, so "no runs" there
+    means the planted file was not read."""
+    code = main(["runs", f"--{form}", "--filter", "tags=planted", "--runs-dir", str(world / "notes" / "sound")])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    assert next((world / "runs").iterdir()).name in out
 
 
 def test_the_table_is_large_enough() -> None:
@@ -1015,6 +1090,11 @@ PROCESS_CASES = [
     "serve max sessions 0",
     "resume a zip bomb",
     "resume settings with batch_size 0",
+    "runs --csv to a FIFO",
+    "monitor --hosts with an unclosed bracket",
+    "monitor --hostfile of a FIFO",
+    "monitor --token-file a FIFO says why",
+    "runs --filter with an open quote",
 ]
 
 
