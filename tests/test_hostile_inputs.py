@@ -442,13 +442,39 @@ def _sinks(w: Path) -> None:
         (d / "null").symlink_to("/dev/null")
 
 
+TB_DAMAGE = {  # a TensorBoard log folder (under {w}/tb-damaged) whose event file is damaged or not one
+    "a record's bytes flipped": "flipped",
+    "text named as an event file": "text",
+    "zeros named as an event file": "zeros",
+    "a good file and a damaged one": "second",
+    "a good run and a damaged one": "runs",
+}
+
+
 def _tensorboard_logs(w: Path) -> None:
-    """A TensorBoard log folder of two runs."""
+    """A TensorBoard log folder of two runs (``tb``), and logs damaged each way of ``TB_DAMAGE``."""
     from torch.utils.tensorboard import SummaryWriter
 
     for name in ("a", "b"):
         with SummaryWriter(str(w / "tb" / name)) as writer:
-            writer.add_scalar("loss", 1.0, 0)
+            for step in range(20):
+                writer.add_scalar("loss", 1.0 / (step + 1), step)
+    good = next((w / "tb" / "a").iterdir()).read_bytes()
+    name = "events.out.tfevents.1.host"
+    damaged = {
+        "flipped": good[:100] + bytes(b ^ 0xFF for b in good[100:120]) + good[120:],
+        "text": b"loss 0.5 at step 1\n" * 20,
+        "zeros": bytes(4096),
+    }
+    for folder, data in damaged.items():
+        (w / "tb-damaged" / folder).mkdir(parents=True)
+        (w / "tb-damaged" / folder / name).write_bytes(data)
+    (w / "tb-damaged" / "second").mkdir()
+    (w / "tb-damaged" / "second" / name).write_bytes(good)
+    (w / "tb-damaged" / "second" / f"{name}.2").write_bytes(damaged["flipped"])
+    for run, data in (("a", good), ("b", damaged["text"])):
+        (w / "tb-damaged" / "runs" / run).mkdir(parents=True)
+        (w / "tb-damaged" / "runs" / run / name).write_bytes(data)
 
 
 def _settings_family_files(w: Path, run: Path) -> None:
@@ -830,6 +856,15 @@ CASES: dict[str, Case] = {
         )
         for kind in PLANTED_NOTES
         for form, says in (("plain", "no runs under"), ("json", "[]"))
+    },
+    # runs LOGDIR of a TensorBoard log that is damaged or not a log: one line, never a short listing or CSV
+    **{
+        f"runs {' '.join(flags)} of a TensorBoard log with {what}": Case(
+            ("runs", f"{{w}}/tb-damaged/{folder}", *flags), "not a readable TensorBoard event file"
+        )
+        for what, folder in TB_DAMAGE.items()
+        for flags in (("--plain",), ("--json",), ("--csv", "-"), ("--csv", "{out}/log.csv"))
+        if not (folder == "runs" and flags[0] == "--csv")  # --csv of a log of two runs: "give one of them"
     },
     # doctor
     "doctor unknown flag": Case(("doctor", "--frobnicate"), "unrecognized arguments"),
