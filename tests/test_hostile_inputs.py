@@ -315,19 +315,22 @@ def _hostfile_worlds(w: Path) -> None:
 
 
 HOSTFILES = {  # --hostfile X: what the one line says
-    "a FIFO": ("{w}/cluster/fifo", "not a regular file (a FIFO)"),
-    "a link to /dev/zero": ("{w}/cluster/zero-link", "not a regular file (a character device)"),
-    "a link to a FIFO": ("{w}/cluster/fifo-link", "not a regular file (a FIFO)"),
+    "a FIFO": ("{w}/cluster/fifo", "--hostfile {w}/cluster/fifo is not a regular file (a FIFO)"),
+    "a link to /dev/zero": (
+        "{w}/cluster/zero-link",
+        "--hostfile {w}/cluster/zero-link is not a regular file (a character device)",
+    ),
+    "a link to a FIFO": ("{w}/cluster/fifo-link", "--hostfile {w}/cluster/fifo-link is not a regular file (a FIFO)"),
     "a dangling link": ("{w}/cluster/dangling-link", "no such file"),
-    "/dev/zero": ("/dev/zero", "not a regular file (a character device)"),
-    "/dev/null": ("/dev/null", "not a regular file (a character device)"),
-    "/dev/stdin": ("/dev/stdin", "not a regular file"),
-    "a folder": ("{w}/cluster/folder", "not a regular file (a folder)"),
+    "/dev/zero": ("/dev/zero", "--hostfile /dev/zero is not a regular file (a character device)"),
+    "/dev/null": ("/dev/null", "--hostfile /dev/null is not a regular file (a character device)"),
+    "/dev/stdin": ("/dev/stdin", "--hostfile /dev/stdin is not a regular file"),
+    "a folder": ("{w}/cluster/folder", "--hostfile {w}/cluster/folder is not a regular file (a folder)"),
     "a missing file": ("{w}/cluster/missing", "no such file"),
     "a file under a file": ("{w}/a-file/hosts", "Not a directory"),
     "an empty file": ("{w}/cluster/empty", "no host to watch"),
     "comments only": ("{w}/cluster/comments", "no host to watch"),
-    "a file over the cap": ("{w}/cluster/large", "is larger than 1,048,576 bytes"),
+    "a file over the cap": ("{w}/cluster/large", "--hostfile {w}/cluster/large is larger than 1,048,576 bytes"),
     "more hosts than the cap": ("{w}/cluster/too-many", "more than 4096 hosts"),
     "a line without a port": ("{w}/cluster/no-port", "'gpu2': not HOST:PORT: the port is missing"),
     "a line with port 0": ("{w}/cluster/port-zero", "'gpu2:0': the port is not a number"),
@@ -769,7 +772,7 @@ CASES: dict[str, Case] = {
     },
     **{
         f"monitor --token-file {what}": Case(
-            ("monitor", "--once", "--hostfile", "{w}/cluster/hosts", "--token-file", path), path
+            ("monitor", "--once", "--hostfile", "{w}/cluster/hosts", "--token-file", path), f"--token-file {path}"
         )
         for what, (path, _) in TOKEN_FILES.items()
     },
