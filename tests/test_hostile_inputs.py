@@ -539,6 +539,21 @@ def _planted_notes(w: Path, run: Path) -> None:
             notes.write_text(str(planted[kind]))
 
 
+NOT_RUNS = {  # a RUN argument that names no run folder
+    "a file": "{w}/a-file",
+    "a FIFO": "{w}/fifo.jsonl",
+    "a link to /dev/zero": "{w}/zero-link.jsonl",
+    "/dev/null": "/dev/null",
+    "a data folder": "{w}/data-nokey",
+    "a missing folder": "{w}/no-such-run",
+}
+RUN_READERS = {  # the commands that take one RUN, and where their refusal is drawn
+    "runs --csv": (("runs", "X", "--csv", "-"), False),
+    "runs --card": (("runs", "X", "--card", "{out}/card.svg"), False),
+    "stop": (("stop", "X", "--no-wait"), False),
+    "watch": (("watch", "X"), True),
+}
+
 CASES: dict[str, Case] = {
     # the command line itself
     "unknown command": Case(("fly",), "invalid choice: 'fly'"),
@@ -868,6 +883,19 @@ CASES: dict[str, Case] = {
         for what, folder in TB_DAMAGE.items()
         for flags in (("--plain",), ("--json",), ("--csv", "-"), ("--csv", "{out}/log.csv"))
         if not (folder == "runs" and flags[0] == "--csv")  # --csv of a log of two runs: "give one of them"
+    },
+    # a RUN that is not a run folder, for each command that reads one; no run to pick under a runs folder that is not
+    **{
+        f"{command} of {what}": Case(
+            tuple(a.replace("X", path) for a in argv), f"{path.split('/')[-1]}' is not a run folder", tty=tty
+        )
+        for command, (argv, tty) in RUN_READERS.items()
+        for what, path in NOT_RUNS.items()
+    },
+    **{
+        f"{' '.join(argv)} with no run under {what}": Case((*argv, "--runs-dir", path), f"run of yours under {path}")
+        for argv in (("runs", "--csv", "-"), ("runs", "--card", "{out}/card.svg"), ("stop",))
+        for what, path in (("a file", "{w}/a-file"), ("a FIFO", "{w}/fifo.jsonl"), ("a missing folder", "{w}/none"))
     },
     # doctor
     "doctor unknown flag": Case(("doctor", "--frobnicate"), "unrecognized arguments"),
