@@ -45,6 +45,9 @@ class Case:
     code: int = 2
     tty: bool = False
     """Run as if stdout were a terminal (``monitor --replay`` is refused before that otherwise)."""
+    out: str | None = None
+    """Set for an input that is ignored rather than refused (a planted notes file): the command succeeds
+    (``code`` 0) with nothing on stderr, and its stdout holds this."""
 
 
 def T(*flags: str, dataset: str = "cifar") -> tuple[str, ...]:
@@ -137,6 +140,418 @@ SPECIAL_FILES = {  # monitor --replay of what is not a recording: refused at onc
     "a line over the cap": ("{w}/replay/long.jsonl", "longer than"),
     "a torn line mid-file": ("{w}/replay/torn-middle.jsonl", "replay/torn-middle.jsonl:1"),
     "escapes in its name": ("{w}/no-\x1b]52;c;eA==\x07.jsonl", "No such file"),
+}
+
+NAN, INF = float("nan"), float("inf")
+OUT_OF_RANGE_BY_KIND: dict[str, list[object]] = {  # each kind of numeric setting: values a hand-edited or planted
+    # settings file may hold, out of the kind's range (ranges.RANGES) or of the wrong type
+    "positive_int": [-1, 0, 2**63, 1.5, "4", None, True],
+    "positive_float": [-1e-3, 0.0, NAN, INF, -INF, "0.1", [0.1]],
+    "non_negative_float": [-1e-9, NAN, INF, "0"],
+    "fraction": [-0.01, 1.0, NAN, INF, "0.1"],
+    "share": [0.0, -0.5, 1.01, NAN, INF, "1"],
+    "newton_schulz_steps": [0, 11, -1, 2**63, 2.0, "5"],
+    "non_negative_int": [-1, 2**63, 2**64, 1.0, "3"],
+    "crop_sizes": [[8], [4097], [-24], [24.0], ["24"], [24] * 4097, 24],
+}
+
+
+def _settings_family() -> list[tuple[str, object]]:
+    """(field, value) for every numeric TrainConfig setting and every bad value of its kind, but those
+    ``BAD_SETTINGS`` already has (and ``epochs`` 0, which a resume reads as "the run's own")."""
+    from rocmtui.config import train_options
+
+    known = {(field, repr(value)) for field, value, _ in BAD_SETTINGS}
+    family = [
+        (field, value)
+        for field, option in train_options().items()
+        for value in OUT_OF_RANGE_BY_KIND.get(option.parse, [])
+        if (field, repr(value)) not in known and not (field == "epochs" and value == 0)
+    ]
+    for field, values in (("emit_interval_s", [NAN, INF, "1"]), ("max_steps_per_epoch", [-1, 2**63, "1"])):
+        family += [(field, value) for value in values]
+    return family
+
+
+SETTINGS_FAMILY = _settings_family()
+
+
+def _wrong_type(field: str, value: object) -> bool:
+    """Whether ``value`` is refused by type (msgspec) rather than by range: not the field's JSON kind."""
+    whole = field in ("epochs", "batch_size", "nproc", "newton_schulz_steps", "seed", "max_steps_per_epoch")
+    if field == "crop_sizes":
+        return not isinstance(value, list) or not all(type(side) is int for side in value)
+    if whole:
+        return type(value) is not int
+    return type(value) not in (int, float)
+
+
+def _checkpoint_says(field: str, value: object) -> str:
+    """What resuming a checkpoint whose settings hold ``field: value`` says."""
+    if _wrong_type(field, value):
+        return "unreadable config"
+    shown = tuple(value) if isinstance(value, list) else value
+    return f"{field} {shown!r}"[:60]  # a long value is cut in the line; its start names it
+
+
+def _config_json_says(field: str, value: object) -> str:
+    """What watching a run whose config.json holds ``field: value`` (as Python's json writes it) says."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "config.json cannot be read"  # NaN and Infinity are not JSON
+    if _wrong_type(field, value):
+        return f"$.{field}"
+    return _checkpoint_says(field, value)
+
+
+FILTERS = {  # a --filter expression that cannot be read, and what the one line says
+    "an open quote": ('"baseline', "quote left open"),
+    "an open quote after a key": ('name="mlp', "quote left open"),
+    "an open quote among terms": ('state=finished note="long run lr>1', "quote left open"),
+    "three quotes": ('"a" "b', "quote left open"),
+    "an escaped closing quote": ('"a\\"', "quote left open"),
+    "an operator without a key": ("=finished", "has no key before '='"),
+    "a comparison without a key": (">0.5", "has no key before '>'"),
+    "a regex without a key": ("~mlp", "has no key before '~'"),
+    "not equal without a key": ("!=x", "has no key before '!='"),
+    "a key without a value": ("state=", "has no value after '='"),
+    "a comparison without a value": ("lr>=", "has no value after '>='"),
+    "a not-match without a value": ("name!~", "has no value after '!~'"),
+    "an empty quoted value": ('name=""', "has no value after '='"),
+    "a bang operator": ("lr!5", "is not KEY=VALUE"),
+    "a caret operator": ("lr^2", "is not KEY=VALUE"),
+    "a percent operator": ("lr%2", "is not KEY=VALUE"),
+    "a pipe": ("state|finished", "is not KEY=VALUE"),
+    "parentheses": ("(lr>1)", "is not KEY=VALUE"),
+    "a negation": ("!state=finished", "is not KEY=VALUE"),
+    "a dash before a key": ("-lr>1", "expected one argument"),  # argparse reads it as a flag
+    "a key that starts with a digit": ("1lr>1", "is not KEY=VALUE"),
+    "a key with a space in quotes": ('"lr x">1', "has no key before '>'"),
+    "an escape in a key": ("l\x1b[2Jr=1", "is not KEY=VALUE"),
+    "a bell in a key": ("lr\x07=1", "is not KEY=VALUE"),
+    "a bidi override in a key": ("lr\u202e=1", "is not KEY=VALUE"),
+    "a C1 control in a key": ("lr\x9b=1", "is not KEY=VALUE"),
+    "invalid UTF-8 in a key": (os.fsdecode(b"lr\xff=1"), "is not KEY=VALUE"),
+    "a newline inside a term": ("lr\n>1=", "has no key before '>'"),
+    "1,001 characters": ("a" * 1001, "a filter of 1,001 characters"),
+    "a megabyte": ("lr>1 " * 200_000, "a filter of 1,000,000 characters"),
+    "1,001 spaces": (" " * 1001, "a filter of 1,001 characters"),
+    "1,001 quotes": ('"' * 1001, "a filter of 1,001 characters"),
+    "a huge number": ("lr>" + "9" * 1000, "a filter of 1,003 characters"),
+}
+
+HOST_FORMS = {  # a --hosts (or --prometheus) address that is not one, and what the one line says
+    "no port": ("gpu1", "the port is missing"),
+    "an empty port": ("gpu1:", "the port is missing"),
+    "port 0": ("gpu1:0", "from 1 to 65535"),
+    "port 65536": ("gpu1:65536", "from 1 to 65535"),
+    "port 99999999999999999999": ("gpu1:99999999999999999999", "from 1 to 65535"),
+    "a negative port": ("gpu1:-1", "from 1 to 65535"),
+    "a port in words": ("gpu1:http", "from 1 to 65535"),
+    "a port with a sign": ("gpu1:+80", "from 1 to 65535"),
+    "two ports": ("gpu1:80:90", "from 1 to 65535"),
+    "no host": (":9400", "not a host name or address"),
+    "a colon alone": (":", "the port is missing"),
+    "an underscore in the host": ("gpu_1:9400", "not a host name or address"),
+    "a space in the host": ("gpu 1:9400", "not a host name or address"),
+    "a host that starts with a dash": ("-gpu1:9400", "expected one argument"),  # argparse reads it as a flag
+    "an empty label": ("gpu1..lan:9400", "not a host name or address"),
+    "a label of 64 characters": ("a" * 64 + ".lan:9400", "not a host name or address"),
+    "a host beyond ASCII": ("gpü1:9400", "not a host name or address"),
+    "an escape in the host": ("gpu\x1b]0;pwned\x07:9400", "not a host name or address"),
+    "an IPv6 address unbracketed": ("::1", "from 1 to 65535"),
+    "a bracketed address that is not one": ("[gpu1]:9400", "not a host name or address"),
+    "a bracketed IPv6 address without a port": ("[::1]", "the port is missing"),
+    "a bracketed IPv6 address with port 0": ("[::1]:0", "from 1 to 65535"),
+    "an unclosed bracket": ("[::1:9400", "not"),
+    "a user": ("admin@127.0.0.1:9400", "no user, password or #fragment"),
+    "a user and password": ("admin:secret@127.0.0.1:9400", "no user, password or #fragment"),
+    "a URL with a password": ("http://admin:secret@127.0.0.1:9400/metrics", "no user, password or #fragment"),
+    "a URL with a user": ("https://admin@127.0.0.1:9400", "no user, password or #fragment"),
+    "a fragment": ("127.0.0.1:9400#top", "no user, password or #fragment"),
+    "an ftp URL": ("ftp://127.0.0.1:21", "an http:// or https:// URL"),
+    "a file URL": ("file:///etc/passwd", "an http:// or https:// URL"),
+    "a gopher URL": ("gopher://127.0.0.1:70", "an http:// or https:// URL"),
+    "a websocket URL": ("ws://127.0.0.1:9400", "an http:// or https:// URL"),
+    "a javascript URL": ("javascript://alert(1)", "an http:// or https:// URL"),
+    "a closing bracket alone": ("gpu1]:9400", "not a host name or address"),
+    "a URL without a host": ("http://:9400/metrics", "not a host name or address"),
+    "a URL with a bad port": ("http://127.0.0.1:70000/", "from 1 to 65535"),
+    "a URL of nothing": ("https://", "not a host name or address"),
+}
+
+
+def _hostfile_worlds(w: Path) -> None:
+    """Host files and token files that are not, for ``monitor --hostfile`` and ``--token-file``."""
+    from rocmtui.gpu.cluster.fetch import MAX_TOKEN_BYTES
+    from rocmtui.gpu.cluster.targets import MAX_HOSTFILE_BYTES, MAX_TARGETS
+
+    d = w / "cluster"
+    d.mkdir()
+    os.mkfifo(d / "fifo")
+    (d / "zero-link").symlink_to("/dev/zero")
+    (d / "fifo-link").symlink_to(d / "fifo")
+    (d / "dangling-link").symlink_to(d / "nowhere")
+    (d / "folder").mkdir()
+    (d / "empty").write_text("")
+    (d / "comments").write_text("# the lab's GPUs\n   # none yet\n\n")
+    (d / "large").write_text("127.0.0.1:1\n" * (MAX_HOSTFILE_BYTES // 12 + 1))
+    (d / "too-many").write_text("".join(f"gpu{i}:9400\n" for i in range(MAX_TARGETS + 1)))
+    (d / "no-port").write_text("127.0.0.1:1\ngpu2\n")
+    (d / "port-zero").write_text("gpu1:9400\ngpu2:0 # spare\n")
+    (d / "ftp-line").write_text("ftp://127.0.0.1:21\n")
+    (d / "credentials").write_text("http://root:hunter2@127.0.0.1:1/metrics\n")
+    (d / "binary").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
+    (d / "escape-line").write_text("gpu\x1b]52;c;cHduZWQ=\x07:9400\n")
+    (d / "comma-line").write_text("gpu1:9400,gpu2:9400\n")
+    (d / "hosts").write_text("127.0.0.1:1\n")  # good: the token's problem comes first
+    (d / "token-empty").write_text("")
+    (d / "token-blank").write_text("  \n\t\n")
+    (d / "token-two-lines").write_text("abc\ndef\n")
+    (d / "token-space").write_text("Bearer abc\n")
+    (d / "token-escape").write_text("abc\x1b[2Jdef\n")
+    (d / "token-nul").write_bytes(b"abc\x00def\n")
+    (d / "token-utf8").write_text("tökén\n")
+    (d / "token-large").write_text("a" * (MAX_TOKEN_BYTES + 1))
+
+
+HOSTFILES = {  # --hostfile X: what the one line says
+    "a FIFO": ("{w}/cluster/fifo", "--hostfile {w}/cluster/fifo is not a regular file (a FIFO)"),
+    "a link to /dev/zero": (
+        "{w}/cluster/zero-link",
+        "--hostfile {w}/cluster/zero-link is not a regular file (a character device)",
+    ),
+    "a link to a FIFO": ("{w}/cluster/fifo-link", "--hostfile {w}/cluster/fifo-link is not a regular file (a FIFO)"),
+    "a dangling link": ("{w}/cluster/dangling-link", "no such file"),
+    "/dev/zero": ("/dev/zero", "--hostfile /dev/zero is not a regular file (a character device)"),
+    "/dev/null": ("/dev/null", "--hostfile /dev/null is not a regular file (a character device)"),
+    "/dev/stdin": ("/dev/stdin", "--hostfile /dev/stdin is not a regular file"),
+    "a folder": ("{w}/cluster/folder", "--hostfile {w}/cluster/folder is not a regular file (a folder)"),
+    "a missing file": ("{w}/cluster/missing", "no such file"),
+    "a file under a file": ("{w}/a-file/hosts", "Not a directory"),
+    "an empty file": ("{w}/cluster/empty", "no host to watch"),
+    "comments only": ("{w}/cluster/comments", "no host to watch"),
+    "a file over the cap": ("{w}/cluster/large", "--hostfile {w}/cluster/large is larger than 1,048,576 bytes"),
+    "more hosts than the cap": ("{w}/cluster/too-many", "more than 4096 hosts"),
+    "a line without a port": ("{w}/cluster/no-port", "'gpu2': not HOST:PORT: the port is missing"),
+    "a line with port 0": ("{w}/cluster/port-zero", "'gpu2:0': the port is not a number"),
+    "an ftp line": ("{w}/cluster/ftp-line", "an http:// or https:// URL"),
+    "a line with credentials": ("{w}/cluster/credentials", "no user, password or #fragment"),
+    "a binary file": ("{w}/cluster/binary", "--hostfile: "),
+    "an escape in a line": ("{w}/cluster/escape-line", "not a host name or address"),
+    "two hosts on a line": ("{w}/cluster/comma-line", "from 1 to 65535"),
+}
+TOKEN_FILES = {  # --token-file X: what the one line says
+    "missing": ("{w}/cluster/no-token", "no such file"),
+    "a FIFO": ("{w}/cluster/fifo", "not a regular file (a FIFO)"),
+    "a link to /dev/zero": ("{w}/cluster/zero-link", "not a regular file (a character device)"),
+    "/dev/urandom": ("/dev/urandom", "not a regular file (a character device)"),
+    "a folder": ("{w}/cluster/folder", "not a regular file (a folder)"),
+    "a dangling link": ("{w}/cluster/dangling-link", "no such file"),
+    "empty": ("{w}/cluster/token-empty", "not one line of printable ASCII"),
+    "blank": ("{w}/cluster/token-blank", "not one line of printable ASCII"),
+    "two lines": ("{w}/cluster/token-two-lines", "not one line of printable ASCII"),
+    "a space inside": ("{w}/cluster/token-space", "not one line of printable ASCII"),
+    "an escape inside": ("{w}/cluster/token-escape", "not one line of printable ASCII"),
+    "a NUL inside": ("{w}/cluster/token-nul", "not one line of printable ASCII"),
+    "beyond ASCII": ("{w}/cluster/token-utf8", "not one line of printable ASCII"),
+    "over the cap": ("{w}/cluster/token-large", "is larger than 16,384 bytes"),
+}
+GRACES = {  # stop --grace X: what the one line says
+    "1e9": "out of range", "1e308": "out of range", "-inf": "out of range", "+inf": "out of range",
+    "Infinity": "out of range", "NaN": "out of range", "-1e-9": "out of range", "": "not a number",
+    "10s": "not a number", "1,5": "not a number", "0x10": "not a number", "ten": "not a number",
+    "1e": "not a number", "\x1b[2J": "not a number",
+}  # fmt: skip
+
+
+ANCHORS = {  # bench --anchor X (a file under {w}/anchors): what the one line says
+    "missing": ("missing.json", "cannot open it (No such file"),
+    "a FIFO": ("fifo.json", "not a regular file (a FIFO)"),
+    "a link": ("link.json", "is a symbolic link"),
+    "a link to /dev/zero": ("zero.json", "is a symbolic link"),
+    "a folder": ("folder.json", "not a regular file (a folder)"),
+    "too large": ("large.json", "is larger than 1,048,576 bytes"),
+    "empty": ("empty.json", "--anchor {w}/anchors/empty.json"),
+    "not JSON": ("text.json", "--anchor {w}/anchors/text.json"),
+    "a JSON array": ("array.json", "--anchor"),
+    "without times": ("no-times.json", "times_s"),
+    "with no time": ("zero-times.json", "times_s needs 1 to 100,000 times"),
+    "with a negative time": ("negative.json", "must be a positive number of seconds"),
+    "with an infinite time": ("infinite.json", "--anchor"),
+    "with text for a time": ("text-time.json", "times_s"),
+    "with an accuracy above 1": ("accuracy.json", "every accuracy must be a fraction from 0 to 1"),
+    "with a negative accuracy": ("negative-accuracy.json", "every accuracy must be a fraction from 0 to 1"),
+    "with a name too long": ("long-name.json", "at most 200 characters"),
+    "with a note too long": ("long-note.json", "at most 200 characters"),
+    "with too many times": ("many.json", "times_s needs 1 to 100,000 times"),
+}
+
+
+def _anchors(w: Path) -> None:
+    from rocmtui.bench.anchor_file import MAX_BYTES
+
+    d = w / "anchors"
+    d.mkdir()
+    good = {"name": "llm.c", "times_s": [3.1, 3.2], "accuracies": [0.94, 0.95]}
+
+    def put(file: str, **changes: object) -> None:
+        (d / file).write_text(json.dumps({**good, **changes}))
+
+    put("good.json")
+    os.mkfifo(d / "fifo.json")
+    (d / "link.json").symlink_to(d / "good.json")
+    (d / "zero.json").symlink_to("/dev/zero")
+    (d / "folder.json").mkdir()
+    (d / "large.json").write_text(" " * (MAX_BYTES + 1))
+    (d / "empty.json").write_text("")
+    (d / "text.json").write_text("times: 3.1, 3.2\n")
+    (d / "array.json").write_text("[3.1, 3.2]\n")
+    (d / "no-times.json").write_text(json.dumps({"name": "x"}))
+    put("zero-times.json", times_s=[])
+    put("negative.json", times_s=[3.1, -1.0])
+    (d / "infinite.json").write_text(json.dumps(good).replace("3.2", "1e999"))
+    put("text-time.json", times_s=["3.1"])
+    put("accuracy.json", accuracies=[94.1])
+    put("negative-accuracy.json", accuracies=[-0.5])
+    put("long-name.json", name="x" * 201)
+    put("long-note.json", note="\x1b[2J" * 100)
+    put("many.json", times_s=[1.0] * 100_001)
+
+
+SINKS = {  # runs RUN --csv/--card X: a place that cannot take the file, and what the one line says
+    "a FIFO": ("{w}/sinks/fifo", "not a regular file (a FIFO)"),
+    "a character device": ("{w}/sinks/null", "not a regular file (a character device)"),
+    "a link to a FIFO": ("{w}/sinks/fifo-link", "not a regular file (a FIFO)"),
+    "a folder": ("{w}/sinks", "cannot write"),
+    "an empty path": ("", "cannot write"),
+    "the current folder": (".", "cannot write"),
+    "the root folder": ("/", "cannot write"),
+    "a path under a file": ("{w}/a-file/out", "cannot write"),
+    "a missing folder": ("{w}/no/such/out", "cannot write"),
+    "too long a name": ("{w}/" + "x" * 300, "File name too long"),
+}
+
+
+def _sinks(w: Path) -> None:
+    import stat
+
+    d = w / "sinks"
+    d.mkdir()
+    os.mkfifo(d / "fifo")
+    (d / "fifo-link").symlink_to(d / "fifo")
+    if os.geteuid() == 0:
+        os.mknod(d / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a second /dev/null
+    else:
+        (d / "null").symlink_to("/dev/null")
+
+
+TB_DAMAGE = {  # a TensorBoard log folder (under {w}/tb-damaged) whose event file is damaged or not one
+    "a record's bytes flipped": "flipped",
+    "text named as an event file": "text",
+    "zeros named as an event file": "zeros",
+    "a good file and a damaged one": "second",
+    "a good run and a damaged one": "runs",
+}
+
+
+def _tensorboard_logs(w: Path) -> None:
+    """A TensorBoard log folder of two runs (``tb``), and logs damaged each way of ``TB_DAMAGE``."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    for name in ("a", "b"):
+        with SummaryWriter(str(w / "tb" / name)) as writer:
+            for step in range(20):
+                writer.add_scalar("loss", 1.0 / (step + 1), step)
+    good = next((w / "tb" / "a").iterdir()).read_bytes()
+    name = "events.out.tfevents.1.host"
+    damaged = {
+        "flipped": good[:100] + bytes(b ^ 0xFF for b in good[100:120]) + good[120:],
+        "text": b"loss 0.5 at step 1\n" * 20,
+        "zeros": bytes(4096),
+    }
+    for folder, data in damaged.items():
+        (w / "tb-damaged" / folder).mkdir(parents=True)
+        (w / "tb-damaged" / folder / name).write_bytes(data)
+    (w / "tb-damaged" / "second").mkdir()
+    (w / "tb-damaged" / "second" / name).write_bytes(good)
+    (w / "tb-damaged" / "second" / f"{name}.2").write_bytes(damaged["flipped"])
+    for run, data in (("a", good), ("b", damaged["text"])):
+        (w / "tb-damaged" / "runs" / run).mkdir(parents=True)
+        (w / "tb-damaged" / "runs" / run / name).write_bytes(data)
+
+
+def _settings_family_files(w: Path, run: Path) -> None:
+    """``SETTINGS_FAMILY``: a checkpoint whose settings hold each, and a run folder whose config.json does."""
+    good = checkpoints.load_checkpoint(run / checkpoints.LAST)
+    body = {k: v for k, v in good.items() if k != "format"}
+    config = json.loads((run / "config.json").read_text())
+    for i, (field, value) in enumerate(SETTINGS_FAMILY):
+        checkpoints.save_checkpoint(w / "ckpt" / f"family-{i}.pt", {**body, "config": {**good["config"], field: value}})
+        folder = w / "family-config" / str(i)
+        folder.mkdir(parents=True)
+        shutil.copy(run / "metrics.jsonl", folder / "metrics.jsonl")
+        (folder / "config.json").write_text(json.dumps({**config, field: value}))
+
+
+PLANTED_NOTES = (  # a run's notes.json, each planted to say tags=planted where it cannot be trusted or read
+    "a FIFO", "a link to good notes", "a link to /dev/zero", "a folder", "over a megabyte", "tags as text",
+    "tags of numbers", "a note of a list", "not JSON", "a JSON array", "invalid UTF-8", "NUL bytes",
+)  # fmt: skip
+
+
+def _planted_notes(w: Path, run: Path) -> None:
+    """For each of ``PLANTED_NOTES``, a runs folder of one copy of ``run`` (its small files) with that notes.json;
+    and ``notes/sound``, whose notes.json is sound (the family's control)."""
+    from rocmtui.run.format import NOTES
+
+    good = json.dumps({"tags": ["planted"], "note": "kept"})
+    (w / "notes").mkdir()
+    (w / "notes" / "good-notes.json").write_text(good)
+    for kind in (*PLANTED_NOTES, "sound"):
+        folder = w / "notes" / kind / run.name
+        folder.mkdir(parents=True)
+        for path in run.iterdir():
+            if path.is_file() and path.suffix != ".pt":
+                shutil.copy(path, folder / path.name)
+        notes = folder / NOTES
+        planted: dict[str, object] = {
+            "sound": good,
+            "over a megabyte": json.dumps({"tags": ["planted"], "note": "x" * (1 << 20)}),
+            "tags as text": json.dumps({"tags": "planted"}),
+            "tags of numbers": json.dumps({"tags": [1, 2], "note": "planted"}),
+            "a note of a list": json.dumps({"tags": ["planted"], "note": ["x"]}),
+            "not JSON": "tags: planted\n",
+            "a JSON array": json.dumps(["planted"]),
+            "invalid UTF-8": b'{"tags": ["planted", "\xff\xfe"]}',
+            "NUL bytes": b'{"tags": ["planted"]}\x00',
+        }
+        if kind == "a FIFO":
+            os.mkfifo(notes)
+        elif kind == "a link to good notes":
+            notes.symlink_to(w / "notes" / "good-notes.json")
+        elif kind == "a link to /dev/zero":
+            notes.symlink_to("/dev/zero")
+        elif kind == "a folder":
+            notes.mkdir()
+        elif isinstance(planted[kind], bytes):
+            notes.write_bytes(planted[kind])  # type: ignore[arg-type]
+        else:
+            notes.write_text(str(planted[kind]))
+
+
+NOT_RUNS = {  # a RUN argument that names no run folder
+    "a file": "{w}/a-file",
+    "a FIFO": "{w}/fifo.jsonl",
+    "a link to /dev/zero": "{w}/zero-link.jsonl",
+    "/dev/null": "/dev/null",
+    "a data folder": "{w}/data-nokey",
+    "a missing folder": "{w}/no-such-run",
+}
+RUN_READERS = {  # the commands that take one RUN, and where their refusal is drawn
+    "runs --csv": (("runs", "X", "--csv", "-"), False),
+    "runs --card": (("runs", "X", "--card", "{out}/card.svg"), False),
+    "stop": (("stop", "X", "--no-wait"), False),
+    "watch": (("watch", "X"), True),
 }
 
 CASES: dict[str, Case] = {
@@ -329,6 +744,159 @@ CASES: dict[str, Case] = {
         )
     },
     "train --shared-runs-dir with a value": Case(T("--shared-runs-dir=yes"), "ignored explicit argument 'yes'"),
+    # saved settings out of range, each numeric setting x each kind of bad value: resumed, and watched
+    **{
+        f"resume settings with {field} {value!r}"[:120]: Case(
+            R(f"{{ckpt}}/family-{i}.pt", "--epochs", "3"), _checkpoint_says(field, value)
+        )
+        for i, (field, value) in enumerate(SETTINGS_FAMILY)
+    },
+    **{
+        f"watch a run whose config.json has {field} {value!r}"[:120]: Case(
+            ("watch", f"{{w}}/family-config/{i}"), _config_json_says(field, value), tty=True
+        )
+        for i, (field, value) in enumerate(SETTINGS_FAMILY)
+    },
+    # runs --filter
+    **{
+        f"runs --filter with {what}": Case(("runs", "--plain", "--filter", text, "--runs-dir", "{w}/runs"), says)
+        for what, (text, says) in FILTERS.items()
+    },
+    "runs --json --filter with a single quote": Case(
+        ("runs", "--json", "--filter", "'x", "--runs-dir", "{w}/runs"), "is not KEY=VALUE"
+    ),
+    "runs --filter without a value": Case(("runs", "--filter"), "expected one argument"),
+    # the cluster view: addresses, host files, token files
+    **{
+        f"monitor --hosts with {what}": Case(("monitor", "--once", "--hosts", text), says)
+        for what, (text, says) in HOST_FORMS.items()
+    },
+    **{
+        f"monitor --hosts with a good host then {what}": Case(
+            ("monitor", "--once", "--hosts", f"127.0.0.1:1,{text}"), says
+        )
+        for what, (text, says) in list(HOST_FORMS.items())[::4]
+    },
+    **{
+        f"monitor --prometheus with {what}": Case(("monitor", "--once", "--prometheus", text), says)
+        for what, (text, says) in list(HOST_FORMS.items())[::2]
+    },
+    **{
+        f"monitor --hostfile of {what}": Case(("monitor", "--once", "--hostfile", path), says)
+        for what, (path, says) in HOSTFILES.items()
+    },
+    **{
+        f"monitor --token-file {what}": Case(
+            ("monitor", "--once", "--hostfile", "{w}/cluster/hosts", "--token-file", path), f"--token-file {path}"
+        )
+        for what, (path, _) in TOKEN_FILES.items()
+    },
+    **{
+        f"monitor --token-file {what} says why": Case(
+            ("monitor", "--json", "--count", "1", "--prometheus", "127.0.0.1:1", "--token-file", path), says
+        )
+        for what, (path, says) in TOKEN_FILES.items()
+    },
+    "monitor --hosts of commas only": Case(("monitor", "--once", "--hosts", ",,,"), "no host to watch"),
+    "monitor --hosts empty": Case(("monitor", "--once", "--hosts", ""), "no host to watch"),
+    "monitor --hosts of 4097 hosts": Case(
+        ("monitor", "--once", "--hosts", ",".join(f"gpu{i}:9400" for i in range(4097))), "more than 4096 hosts"
+    ),
+    "monitor --hosts and --prometheus": Case(
+        ("monitor", "--once", "--hosts", "127.0.0.1:1", "--prometheus", "127.0.0.1:2"), "give it alone"
+    ),
+    "monitor --hostfile and --prometheus": Case(
+        ("monitor", "--once", "--hostfile", "{w}/cluster/hosts", "--prometheus", "127.0.0.1:2"), "give it alone"
+    ),
+    "monitor --token-file alone": Case(("monitor", "--once", "--token-file", "{w}/cluster/fifo"), "goes with --hosts"),
+    **{
+        f"monitor --hosts with {flag}": Case(("monitor", "--hosts", "127.0.0.1:1", flag, *value), f"{flag} goes with")
+        for flag, value in (
+            ("--record", ("{out}/r.jsonl",)),
+            ("--replay", ("{w}/a-file",)),
+            ("--speed", ("2",)),
+            ("--readonly", ()),
+        )
+    },
+    "monitor --hosts without a value": Case(("monitor", "--hosts"), "expected one argument"),
+    # stop --grace
+    **{f"stop grace {text!r}": Case(("stop", "{run}", f"--grace={text}"), says) for text, says in GRACES.items()},
+    "stop grace without a value": Case(("stop", "{run}", "--grace"), "expected one argument"),
+    # bench --anchor: several files, one of them bad, refused before anything trains
+    **{
+        f"bench anchor {what} {where}": Case(("bench", "--device", "cpu", *anchors), says)
+        for what, (name, says) in ANCHORS.items()
+        for where, anchors in (
+            ("after a good one", ("--anchor", "{w}/anchors/good.json", "--anchor", f"{{w}}/anchors/{name}")),
+            ("before a good one", ("--anchor", f"{{w}}/anchors/{name}", "--anchor", "{w}/anchors/good.json")),
+        )
+    },
+    # runs RUN --csv / --card to places that cannot take a file
+    **{
+        f"runs --{kind} to {what}": Case(("runs", "{run}", f"--{kind}", path), says)
+        for kind in ("csv", "card")
+        for what, (path, says) in SINKS.items()
+        if not (kind == "card" and path == "")  # an empty --card is the default name
+    },
+    "runs --csv and --card": Case(("runs", "{run}", "--csv", "-", "--card", "x.svg"), "give one of them"),
+    "runs a run without --csv or --card": Case(("runs", "{run}"), "a run is named with --csv or --card only"),
+    "runs --card of a TensorBoard log": Case(
+        ("runs", "{w}/tb", "--card", "{out}/c.svg"), "a TensorBoard log has --csv"
+    ),
+    "runs --csv of a TensorBoard log of two runs": Case(("runs", "{w}/tb", "--csv", "-"), "holds 2 TensorBoard runs"),
+    # --shared-runs-dir where it means nothing, or given a value
+    **{
+        f"{' '.join(argv[:1])} --shared-runs-dir": Case((*argv, "--shared-runs-dir"), "unrecognized arguments")
+        for argv in (("watch", "{run}"), ("runs",), ("stop", "{run}"), ("monitor",), ("bench",), ("doctor",))
+    },
+    "run --shared-runs-dir with a value": Case(("run", "--shared-runs-dir=yes", "--", "true"), "ignored explicit"),
+    "train --shared-runs-dir into a file": Case(T("--shared-runs-dir", "--runs-dir", "{w}/a-file"), "is a file"),
+    **(
+        {
+            f"{command} into a runs folder of another user": Case(
+                (*argv, "{w}/strangers-runs", *tail), "belongs to another user"
+            )
+            for command, argv, tail in (
+                ("train", ("train", "cifar", "--headless", "--device", "cpu", "--runs-dir"), ()),
+                ("run", ("run", "--runs-dir"), ("--", "true")),
+            )
+        }
+        if os.geteuid() == 0
+        else {}
+    ),
+    # notes.json planted where it cannot be read: the run is listed as if it had no notes, nothing waits
+    **{
+        f"runs --{form} of a run whose notes.json is {kind}": Case(
+            ("runs", f"--{form}", "--filter", "tags=planted", "--runs-dir", f"{{w}}/notes/{kind}"),
+            "",
+            code=0,
+            out=says,
+        )
+        for kind in PLANTED_NOTES
+        for form, says in (("plain", "no runs under"), ("json", "[]"))
+    },
+    # runs LOGDIR of a TensorBoard log that is damaged or not a log: one line, never a short listing or CSV
+    **{
+        f"runs {' '.join(flags)} of a TensorBoard log with {what}": Case(
+            ("runs", f"{{w}}/tb-damaged/{folder}", *flags), "not a readable TensorBoard event file"
+        )
+        for what, folder in TB_DAMAGE.items()
+        for flags in (("--plain",), ("--json",), ("--csv", "-"), ("--csv", "{out}/log.csv"))
+        if not (folder == "runs" and flags[0] == "--csv")  # --csv of a log of two runs: "give one of them"
+    },
+    # a RUN that is not a run folder, for each command that reads one; no run to pick under a runs folder that is not
+    **{
+        f"{command} of {what}": Case(
+            tuple(a.replace("X", path) for a in argv), f"{path.split('/')[-1]}' is not a run folder", tty=tty
+        )
+        for command, (argv, tty) in RUN_READERS.items()
+        for what, path in NOT_RUNS.items()
+    },
+    **{
+        f"{' '.join(argv)} with no run under {what}": Case((*argv, "--runs-dir", path), f"run of yours under {path}")
+        for argv in (("runs", "--csv", "-"), ("runs", "--card", "{out}/card.svg"), ("stop",))
+        for what, path in (("a file", "{w}/a-file"), ("a FIFO", "{w}/fifo.jsonl"), ("a missing folder", "{w}/none"))
+    },
     # doctor
     "doctor unknown flag": Case(("doctor", "--frobnicate"), "unrecognized arguments"),
     "doctor positional": Case(("doctor", "now"), "unrecognized arguments: now"),
@@ -499,6 +1067,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         _replays(w)
         _checkpoints(w / "ckpt", summary.run_dir)
         _bad_configs(w, summary.run_dir)
+        _settings_family_files(w, summary.run_dir)
+        _hostfile_worlds(w)
+        _anchors(w)
+        _sinks(w)
+        _tensorboard_logs(w)
+        _planted_notes(w, summary.run_dir)
+        if os.geteuid() == 0:
+            (w / "strangers-runs").mkdir()
+            os.chown(w / "strangers-runs", 65534, 65534)  # nobody's
         yield w
 
 
@@ -509,7 +1086,10 @@ def _expand(argv: tuple[str, ...], w: Path, out: Path) -> list[str]:
 
 def _snapshot(w: Path) -> dict[str, bytes]:
     run = next((w / "runs").iterdir())
-    return {p.name: p.read_bytes() for p in run.iterdir() if p.suffix in (".pt", ".json", ".jsonl")}
+    kept = {p.name: p.read_bytes() for p in run.iterdir() if p.suffix in (".pt", ".json", ".jsonl")}
+    sinks = w / "sinks"  # a FIFO, a device: never replaced by a file
+    kinds = {f"sinks/{p.name}": str(p.lstat().st_mode).encode() for p in sinks.iterdir()} if sinks.is_dir() else {}
+    return kept | kinds
 
 
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -531,8 +1111,12 @@ def _check(case: Case, w: Path, out_dir: Path, capsys: pytest.CaptureFixture[str
     assert "Traceback" not in out + err
     assert not UNSAFE.search(out + err), (out, err)
     assert code == case.code, (out, err)
-    assert len(err.strip().splitlines()) == 1, (out, err)
-    assert case.expect.format(w=w) in err, err
+    if case.out is not None:
+        assert err == "", err
+        assert case.out.format(w=w) in out, out
+    else:
+        assert len(err.strip().splitlines()) == 1, (out, err)
+        assert case.expect.format(w=w) in err, err
     assert not list(w.rglob(f"{MARKER}*")), "code ran from a file"
     assert _snapshot(w) == before, "the existing run was changed"
     assert not out_dir.exists() or not any(out_dir.iterdir()), "a run folder was made for a refused run"
@@ -545,8 +1129,18 @@ def test_hostile_input(
     _check(CASES[name], world, tmp_path / "out", capsys, monkeypatch)
 
 
+@pytest.mark.parametrize("form", ["plain", "json"])
+def test_sound_notes_are_read(form: str, world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The planted-notes cases' control: sound notes saying tags=planted do select the run, so "no runs" there
+    means the planted file was not read."""
+    code = main(["runs", f"--{form}", "--filter", "tags=planted", "--runs-dir", str(world / "notes" / "sound")])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    assert next((world / "runs").iterdir()).name in out
+
+
 def test_the_table_is_large_enough() -> None:
-    assert len(CASES) >= 250
+    assert len(CASES) >= 450
 
 
 PROCESS_CASES = [
@@ -562,6 +1156,11 @@ PROCESS_CASES = [
     "serve max sessions 0",
     "resume a zip bomb",
     "resume settings with batch_size 0",
+    "runs --csv to a FIFO",
+    "monitor --hosts with an unclosed bracket",
+    "monitor --hostfile of a FIFO",
+    "monitor --token-file a FIFO says why",
+    "runs --filter with an open quote",
 ]
 
 

@@ -48,12 +48,13 @@ def open_regular(path: Path, flags: int = os.O_RDONLY, mode: int = 0o644, *, fol
         raise
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise UnsafeFileError(f"{path} is not a regular file ({_kind(info.st_mode)})")
+        raise UnsafeFileError(f"{path} is not a regular file ({file_kind(info.st_mode)})")
     os.set_blocking(fd, True)
     return fd
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` is, in words (a FIFO, a folder...)."""
     kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device",
              stat.S_ISDIR: "a folder", stat.S_ISSOCK: "a socket"}  # fmt: skip
     return next((name for test, name in kinds.items() if test(mode)), "not a file")

@@ -74,7 +74,8 @@ def _decoded(data: bytes, where: str) -> Anchor:
     try:
         return decode_json(data, Anchor, what=where)
     except CodecError as err:
-        raise UsageError(str(err).splitlines()[0]) from None
+        line = str(err).splitlines()[0]
+        raise UsageError(line if where in line else f"{where}: {line}") from None
 
 
 def _printable(text: str) -> str:

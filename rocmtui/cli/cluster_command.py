@@ -86,6 +86,8 @@ def _targets(args: argparse.Namespace) -> list[Target]:
             raise UsageError(f"--hostfile {args.hostfile}: no such file") from None
         except OSError as err:
             raise UsageError(f"--hostfile {args.hostfile}: {err.strerror or err}") from None
+        except UsageError as err:  # a FIFO, a device, a folder, too large: the line names the option too
+            raise UsageError(f"--hostfile {err}") from None
     try:
         targets = parse_targets(texts)
     except TargetError as err:

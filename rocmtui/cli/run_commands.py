@@ -439,10 +439,20 @@ def _write_card(run_dir: Path, where: str) -> int:
 
 def _write_whole(path: Path, data: bytes) -> None:
     """``data`` into ``path``, whole or not at all; a one-line error when it cannot be written."""
-    from rocmtui.base.files import atomic_write
+    import stat
+
+    from rocmtui.base.files import atomic_write, file_kind
 
     try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None  # not there yet (or not reachable: the write below says why)
+    if mode is not None and not stat.S_ISREG(mode):  # a rename would put a file in place of a FIFO or a device
+        raise UsageError(f"cannot write {plain(path)}: not a regular file ({file_kind(mode)})")
+    try:
         atomic_write(path, data)
+    except ValueError:  # a path without a file name: "", ".", "/"
+        raise UsageError(f"cannot write {plain(path)}: give a file name") from None
     except OSError as err:
         raise UsageError(f"cannot write {plain(path)}: {err.strerror or err}") from None
 

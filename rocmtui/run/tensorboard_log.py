@@ -14,6 +14,8 @@ read; without it, one line says so.
 from __future__ import annotations
 
 import math
+import os
+import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -96,12 +98,53 @@ class Scalar:
 
 
 @dataclass
+class RecordFrames:
+    """How far an event file's records are whole: TensorBoard's loader stops quietly at a record whose checksum
+    fails, as at one still being written, so a damaged file would read as a short one. Its records' frames (a
+    length and the length's checksum) are walked here, their data skipped: a frame whose checksum fails, or fewer
+    records loaded than were whole before the load, is damage."""
+
+    offset: int = 0
+    whole: int = 0
+    loaded: int = 0
+
+    def walk(self, path: Path) -> None:
+        """Count the records whole in ``path`` from where the last walk stopped; UsageError at a bad frame."""
+        from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            f.seek(self.offset)
+            while True:
+                frame = f.read(12)
+                if len(frame) < 12:
+                    return  # the end, or a record still being written
+                length, checksum = struct.unpack("<QI", frame)
+                if masked_crc32c(frame[:8]) != checksum:
+                    raise UsageError(f"{path}: not a readable TensorBoard event file (a record at byte "
+                                     f"{self.offset:,} is damaged)")  # fmt: skip
+                if self.offset + 12 + length + 4 > size:
+                    return
+                self.offset += 12 + length + 4
+                self.whole += 1
+                f.seek(self.offset)
+
+    def check(self, path: Path) -> None:
+        if self.loaded < self.whole:
+            raise UsageError(
+                f"{path}: not a readable TensorBoard event file (record {self.loaded + 1:,} of {self.whole:,} "
+                "fails its checksum)"
+            )
+
+
+@dataclass
 class LogReader:
     """The scalars of one TensorBoard run, read incrementally: each ``poll`` returns those written since the last
     (every event file of the folder, new files included, each read from where it stopped)."""
 
     run_dir: Path
     loaders: dict[Path, Any] = field(default_factory=dict)
+    frames: dict[Path, RecordFrames] = field(default_factory=dict)
     first_wall: float | None = None
 
     def poll(self) -> list[Scalar]:
@@ -115,11 +158,17 @@ class LogReader:
             loader = self.loaders.get(path)
             if loader is None:
                 loader = self.loaders[path] = event_file_loader.LegacyEventFileLoader(str(path))
+            frames = self.frames.setdefault(path, RecordFrames())
             try:
+                frames.walk(path)  # before the load: what a writer appends since is only ever more
                 for event in loader.Load():
+                    frames.loaded += 1
                     scalars += _scalars(event, tensor_util)
+            except UsageError:
+                raise
             except Exception as err:  # a damaged file: TensorBoard's reader raises its own kinds; the rest reads
                 raise UsageError(f"{path}: not a readable TensorBoard event file ({type(err).__name__})") from None
+            frames.check(path)
         if scalars and self.first_wall is None:
             self.first_wall = min(scalar.wall for scalar in scalars)
         return scalars

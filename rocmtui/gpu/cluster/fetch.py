@@ -101,6 +101,8 @@ def read_token(path: str) -> str:
         raise UsageError(f"--token-file {path}: no such file") from None
     except OSError as err:
         raise UsageError(f"--token-file {path}: {err.strerror or err}") from None
+    except UsageError as err:  # a FIFO, a device, a folder, too large: the line names the option too
+        raise UsageError(f"--token-file {err}") from None
     token = data.strip()
     if not token or b"\n" in token or not all(0x21 <= byte <= 0x7E for byte in token):
         raise UsageError(f"--token-file {path}: not one line of printable ASCII (a bearer token)")

@@ -27,8 +27,11 @@ def parse_target(text: str) -> Target:
     """``text`` as a Target; TargetError when it is not ``HOST:PORT`` or an http(s) URL with a host."""
     given = text.strip()
     url = given if "://" in given else f"http://{given}"
-    parts = urllib.parse.urlsplit(url)
-    problem = _problem(parts, given)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        problem = _problem(parts, given)
+    except ValueError:  # an unclosed "[", or brackets around what is not an IPv6 address
+        problem = "not a host name or address"
     if problem:
         raise TargetError(f"{plain(given, limit=200)!r}: {problem}")
     path = parts.path or "/metrics"
