@@ -11,7 +11,6 @@ formula is written with a ``'`` before it (``neutral``).
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
@@ -66,13 +65,14 @@ def write_csv(out: TextIO, events: Iterable[TrainEvent], *, terminal: bool = Fal
 
 def write_rows(out: TextIO, series: Iterable[Row], *, terminal: bool = False) -> int:
     """Write the header and every row (a run's, or a TensorBoard log's); returns the rows written. Non-finite
-    values are written as ``nan``; names that start like a formula are neutralised (``neutral``). ``terminal``:
-    the rows go to stdout, so names cross the text boundary too (escapes and control characters made visible)."""
+    values as ``nan``, ``inf`` and ``-inf``; names that start like a formula are neutralised (``neutral``).
+    ``terminal``: the rows go to stdout, so names cross the text boundary too (escapes and control characters made
+    visible)."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(HEADER)
     count = 0
     for step, time_s, name, value in series:
         cell = neutral(plain(name, limit=SHOWN_NAME_LIMIT) if terminal else name)
-        writer.writerow((step, f"{time_s:.6g}", cell, repr(value) if math.isfinite(value) else "nan"))
+        writer.writerow((step, f"{time_s:.6g}", cell, repr(value)))  # nan, inf and -inf as Python writes them
         count += 1
     return count

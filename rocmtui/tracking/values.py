@@ -8,9 +8,11 @@ copy per device.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Protocol, Union, runtime_checkable
 
 from rocmtui.base.float_bytes import as_run, pack_floats
@@ -186,8 +188,10 @@ class Drained:
 
     def written(self) -> dict[str, Any]:
         """The window's fields of its ``MetricsLogged``: as lists for a short window (a slow script's lines stay
-        readable), packed from ``PACK_FROM`` calls on (format 5: a viewer opens millions of them in one copy)."""
-        if len(self.steps) < PACK_FROM:
+        readable), packed from ``PACK_FROM`` calls on (format 5: a viewer opens millions of them in one copy), and
+        packed whatever its length when it holds an infinity, which JSON cannot write (as text it would come back
+        as NaN; packed, every value comes back bit for bit)."""
+        if len(self.steps) < PACK_FROM and not any(map(math.isinf, chain.from_iterable(self.logged.values()))):
             return {"steps": self.steps, "logged": self.logged, "logged_at": self.logged_at}
         run = as_run(self.steps)
         return {

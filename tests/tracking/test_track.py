@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import math
 import threading
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from rocmtui.events import EpochMetrics, MetricsLogged, RunFailed, RunFinished, 
 from rocmtui.run.control import send_command
 from rocmtui.run.listing import list_runs
 from rocmtui.run.lock import is_locked
+from rocmtui.run.series_csv import write_csv
 from rocmtui.run.status import read_status
 from rocmtui.run.stream import read_events
 from rocmtui.tracking import env
@@ -245,3 +248,19 @@ def test_a_save_reaches_the_scripts_own_save_and_a_script_without_one_says_so(tm
         plain.log(step=1, loss=1.0)
     first = read_events(plain.run_dir)[0]
     assert isinstance(first, TrackStarted) and not first.saves
+
+
+def test_infinities_in_a_short_window_come_back_as_logged_through_the_reader_and_the_csv(tmp_path: Path) -> None:
+    """JSON cannot write an infinity: a window holding one is written packed whatever its length."""
+    logged = [1.5, math.inf, -math.inf, math.nan, 2.5]
+    with rocmtui.track("edges", runs_dir=tmp_path) as run:
+        for step, value in enumerate(logged, start=1):
+            run.log(step=step, loss=value)
+    values: list[float] = []
+    for event in read_events(run.run_dir):
+        if isinstance(event, MetricsLogged):
+            values += event.points()["loss"][1]
+    assert np.array_equal(np.array(values), np.array(logged), equal_nan=True)
+    out = io.StringIO()
+    write_csv(out, read_events(run.run_dir))
+    assert [line.split(",")[-1] for line in out.getvalue().splitlines()[1:]] == ["1.5", "inf", "-inf", "nan", "2.5"]
