@@ -252,3 +252,19 @@ def test_a_malformed_line_is_counted_at_every_page_not_only_the_first() -> None:
     second = parse_page(text.replace("} 3", "} 4"), names.wanted, None, first.lines)
     assert (first.malformed, second.malformed) == (1, 1)
     assert [s.value for s in second.samples] == [4.0]
+
+
+def test_fold_works_out_a_samples_fields_once_for_the_same_labels_and_again_for_others() -> None:
+    from rocmtui.gpu.cluster.exposition import Sample
+
+    labels = {"gpu": "0", "UUID": "GPU-1", "modelName": "T4"}
+    names = Names()
+    first = fold([Sample("DCGM_FI_DEV_GPU_UTIL", labels, 5.0)], 1.0, names)
+    assert names.steps("DCGM_FI_DEV_GPU_UTIL", labels) is names.steps("DCGM_FI_DEV_GPU_UTIL", labels)
+    second = fold([Sample("DCGM_FI_DEV_GPU_UTIL", labels, 6.0)], 2.0, names)
+    other = fold([Sample("DCGM_FI_DEV_GPU_UTIL", {**labels, "gpu": "1"}, 7.0)], 3.0, names)
+    assert [(g.index, g.name, g.utilization_pct) for g in first.gpus + second.gpus + other.gpus] == [
+        (0, "T4", 5.0), (0, "T4", 6.0), (1, "T4", 7.0)
+    ]  # fmt: skip
+    unkept = Names(labels_reused=False)
+    assert unkept.steps("DCGM_FI_DEV_GPU_UTIL", labels) is not unkept.steps("DCGM_FI_DEV_GPU_UTIL", labels)

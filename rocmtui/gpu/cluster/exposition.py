@@ -13,8 +13,9 @@ Label values stay as the exporter wrote them: untrusted text for the caller to c
 
 Why ``Page.lines``: between two scrapes of one exporter most lines are the very same text (a GPU's name, clocks,
 memory; often all but the utilisation). Given the host's last ``lines``, a line seen there is taken as it was read
-then, without being split or its value parsed again: reading 256 pages of 8 GPUs where one value of each GPU
-changed went from about 0.3 ms a page to a dict lookup a line.
+then, without being split or its value parsed again (a changed dcgm-exporter page of 8 GPUs, one value a GPU
+changed: about 0.6 ms a page read and mapped before, 0.45 ms with this, 0.26 ms with the mapping's ``Names.steps``
+too, on the 2-core CPU box).
 """
 
 from __future__ import annotations

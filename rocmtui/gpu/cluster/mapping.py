@@ -129,13 +129,33 @@ _PREFIXABLE = {row.metric for row in TABLE if row.exporter.prefixable}
 _INT_FIELDS = {"memory_used_bytes", "memory_total_bytes", "gtt_used_bytes", "gtt_total_bytes"}
 _HOST_INT_FIELDS = {"cpu_count", "ram_used_bytes", "ram_total_bytes"}
 MAX_NAME_CACHE = 4096
+MAX_STEPS = 100_000
+"""Samples' steps kept by a Names (256 hosts of 8 GPUs read about 23,000 heads); past it, it starts again empty."""
 
 
 class Names:
     """Which table rows a metric name stands for, a configured prefix allowed where the exporter has one."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, labels_reused: bool = True) -> None:
         self._cache: dict[str, tuple[tuple[int, Row], ...]] = {}
+        self._labels_reused = labels_reused
+        self._steps: dict[tuple[str, int], tuple[Mapping[str, str], tuple[_Step, ...]]] = {}
+        """(name, id of its labels) -> (those labels, their steps): the labels are held, so their id is not reused."""
+
+    def steps(self, name: str, labels: Mapping[str, str]) -> tuple[_Step, ...]:
+        """What a sample of ``name`` with ``labels`` fills; kept for the same labels object when ``labels_reused``
+        (a page's heads come from a LabelCache, one dict per ``name{labels}`` at every scrape: working this out
+        again for every sample of 256 hosts was most of a round's reading)."""
+        if not self._labels_reused:
+            return _steps(self.rows(name), labels)
+        held = self._steps.get((name, id(labels)))
+        if held is not None and held[0] is labels:
+            return held[1]
+        found = _steps(self.rows(name), labels)
+        if len(self._steps) >= MAX_STEPS:
+            self._steps.clear()
+        self._steps[(name, id(labels))] = (labels, found)
+        return found
 
     def rows(self, name: str) -> tuple[tuple[int, Row], ...]:
         found = self._cache.get(name)
@@ -199,6 +219,40 @@ def _index(text: str | None) -> int | None:
     return int(text)
 
 
+@dataclass(frozen=True)
+class _Step:
+    """One row a sample fills, worked out from its name and labels alone (not its value)."""
+
+    order: int
+    row: Row
+    field: str
+    """The HostSample field (``host``), the sensor (``temperature``) or the GpuSample field."""
+    kind: str
+    """``host``, ``temperature`` or ``gpu``."""
+    hostname: str | None
+    gpu: tuple[tuple[str, int, str | None], Exporter, int, str | None, str, str | None, str | None] | None = None
+    """(key, exporter, index, uuid, name, pci, host) of the GPU it is about."""
+
+
+def _steps(rows: tuple[tuple[int, Row], ...], labels: Mapping[str, str]) -> tuple[_Step, ...]:
+    steps = []
+    for order, row in rows:
+        if any(labels.get(k) != v for k, v in row.where):
+            continue
+        if row.target.startswith("host:"):
+            steps.append(_Step(order, row, row.target[5:], "host", _first(labels, row.exporter.hostname)))
+            continue
+        gpu = _gpu_identity(row.exporter, labels)
+        if gpu is None:
+            continue
+        if row.target.startswith("temperature:"):
+            sensor = row.target[12:].format(sensor=labels.get("sensor", "gpu"))
+            steps.append(_Step(order, row, sensor, "temperature", gpu[6], gpu))
+        else:
+            steps.append(_Step(order, row, row.target, "gpu", gpu[6], gpu))
+    return tuple(steps)
+
+
 def fold(samples: Iterable[Sample], timestamp: float, names: Names | None = None) -> HostGpus:
     """The GPUs (ordered by exporter, then index) and host readings that ``samples`` describe."""
     names = names or Names()
@@ -206,26 +260,19 @@ def fold(samples: Iterable[Sample], timestamp: float, names: Names | None = None
     host: dict[str, tuple[int, float]] = {}
     hostname: str | None = None
     for sample in samples:
-        for order, row in names.rows(sample.name):
-            if any(sample.labels.get(k) != v for k, v in row.where):
-                continue
+        for step in names.steps(sample.name, sample.labels):
             value = sample.value
             if abs(value) >= BLANK:
                 continue
-            value *= row.scale
-            if row.target.startswith("host:"):
-                _keep(host, row.target[5:], order, value)
-                hostname = hostname or _first(sample.labels, row.exporter.hostname)
+            value *= step.row.scale
+            hostname = hostname or step.hostname
+            if step.gpu is None:
+                _keep(host, step.field, step.order, value)
                 continue
-            gpu = _gpu_of(gpus, row.exporter, sample.labels)
+            gpu = gpus.get(step.gpu[0])
             if gpu is None:
-                continue
-            hostname = hostname or gpu.host
-            if row.target.startswith("temperature:"):
-                sensor = row.target[12:].format(sensor=sample.labels.get("sensor", "gpu"))
-                _keep(gpu.temps, sensor, order, value)
-            else:
-                _keep(gpu.values, row.target, order, value)
+                gpu = gpus[step.gpu[0]] = _Gpu(*step.gpu[1:])
+            _keep(gpu.temps if step.kind == "temperature" else gpu.values, step.field, step.order, value)
     ordered = sorted(gpus.values(), key=lambda g: (g.exporter.name, g.index, g.uuid or ""))
     exporter = ordered[0].exporter.name if ordered else ("rocmtui-export" if host else None)
     return HostGpus(
@@ -239,20 +286,17 @@ def _keep(into: dict[str, tuple[int, float]], key: str, order: int, value: float
         into[key] = (order, value)
 
 
-def _gpu_of(
-    gpus: dict[tuple[str, int, str | None], _Gpu], exporter: Exporter, labels: Mapping[str, str]
-) -> _Gpu | None:
+def _gpu_identity(
+    exporter: Exporter, labels: Mapping[str, str]
+) -> tuple[tuple[str, int, str | None], Exporter, int, str | None, str, str | None, str | None] | None:
+    """(key, exporter, index, uuid, name, pci, host) of the GPU ``labels`` speak of; None without an index."""
     index = _index(_first(labels, exporter.index))
     if index is None:
         return None
     uuid = _first(labels, exporter.uuid)
-    key = (exporter.name, index, uuid)
-    gpu = gpus.get(key)
-    if gpu is None:
-        name = _first(labels, exporter.model) or f"GPU {index}"
-        gpu = _Gpu(exporter, index, uuid, name, _first(labels, exporter.pci), _first(labels, exporter.hostname))
-        gpus[key] = gpu
-    return gpu
+    name = _first(labels, exporter.model) or f"GPU {index}"
+    pci, host = _first(labels, exporter.pci), _first(labels, exporter.hostname)
+    return (exporter.name, index, uuid), exporter, index, uuid, name, pci, host
 
 
 def _sample(gpu: _Gpu, timestamp: float) -> GpuSample:
