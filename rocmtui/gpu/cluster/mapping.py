@@ -17,7 +17,7 @@ the row listed first wins. A value the exporter marks as blank (DCGM's blank sen
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from rocmtui.gpu.cluster.exposition import Sample
@@ -219,19 +219,18 @@ def _index(text: str | None) -> int | None:
     return int(text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Step:
     """One row a sample fills, worked out from its name and labels alone (not its value)."""
 
     order: int
-    row: Row
+    scale: float
     field: str
-    """The HostSample field (``host``), the sensor (``temperature``) or the GpuSample field."""
-    kind: str
-    """``host``, ``temperature`` or ``gpu``."""
+    """The HostSample field (host rows), the sensor (temperatures) or the GpuSample field."""
+    temperature: bool
     hostname: str | None
     gpu: tuple[tuple[str, int, str | None], Exporter, int, str | None, str, str | None, str | None] | None = None
-    """(key, exporter, index, uuid, name, pci, host) of the GPU it is about."""
+    """(key, exporter, index, uuid, name, pci, host) of the GPU it is about; None for a host row."""
 
 
 def _steps(rows: tuple[tuple[int, Row], ...], labels: Mapping[str, str]) -> tuple[_Step, ...]:
@@ -240,16 +239,16 @@ def _steps(rows: tuple[tuple[int, Row], ...], labels: Mapping[str, str]) -> tupl
         if any(labels.get(k) != v for k, v in row.where):
             continue
         if row.target.startswith("host:"):
-            steps.append(_Step(order, row, row.target[5:], "host", _first(labels, row.exporter.hostname)))
+            steps.append(_Step(order, row.scale, row.target[5:], False, _first(labels, row.exporter.hostname)))
             continue
         gpu = _gpu_identity(row.exporter, labels)
         if gpu is None:
             continue
         if row.target.startswith("temperature:"):
             sensor = row.target[12:].format(sensor=labels.get("sensor", "gpu"))
-            steps.append(_Step(order, row, sensor, "temperature", gpu[6], gpu))
+            steps.append(_Step(order, row.scale, sensor, True, gpu[6], gpu))
         else:
-            steps.append(_Step(order, row, row.target, "gpu", gpu[6], gpu))
+            steps.append(_Step(order, row.scale, row.target, False, gpu[6], gpu))
     return tuple(steps)
 
 
@@ -259,31 +258,29 @@ def fold(samples: Iterable[Sample], timestamp: float, names: Names | None = None
     gpus: dict[tuple[str, int, str | None], _Gpu] = {}
     host: dict[str, tuple[int, float]] = {}
     hostname: str | None = None
+    steps_of = names.steps
     for sample in samples:
-        for step in names.steps(sample.name, sample.labels):
-            value = sample.value
-            if abs(value) >= BLANK:
-                continue
-            value *= step.row.scale
+        read = sample.value
+        if abs(read) >= BLANK:
+            continue
+        for step in steps_of(sample.name, sample.labels):
+            value = read * step.scale
             hostname = hostname or step.hostname
             if step.gpu is None:
-                _keep(host, step.field, step.order, value)
-                continue
-            gpu = gpus.get(step.gpu[0])
-            if gpu is None:
-                gpu = gpus[step.gpu[0]] = _Gpu(*step.gpu[1:])
-            _keep(gpu.temps if step.kind == "temperature" else gpu.values, step.field, step.order, value)
+                into = host
+            else:
+                gpu = gpus.get(step.gpu[0])
+                if gpu is None:
+                    gpu = gpus[step.gpu[0]] = _Gpu(*step.gpu[1:])
+                into = gpu.temps if step.temperature else gpu.values
+            held = into.get(step.field)
+            if held is None or step.order < held[0]:  # the row listed first wins
+                into[step.field] = (step.order, value)
     ordered = sorted(gpus.values(), key=lambda g: (g.exporter.name, g.index, g.uuid or ""))
     exporter = ordered[0].exporter.name if ordered else ("rocmtui-export" if host else None)
     return HostGpus(
         tuple(_sample(g, timestamp) for g in ordered), _host(host, timestamp) if host else None, exporter, hostname
     )
-
-
-def _keep(into: dict[str, tuple[int, float]], key: str, order: int, value: float) -> None:
-    held = into.get(key)
-    if held is None or order < held[0]:
-        into[key] = (order, value)
 
 
 def _gpu_identity(
@@ -310,18 +307,16 @@ def _sample(gpu: _Gpu, timestamp: float) -> GpuSample:
     if "memory_total_bytes" not in fields and used is not None and free is not None:
         fields["memory_total_bytes"] = int(used + free + values.get("memory_reserved_bytes", 0.0))
     temps = tuple(sorted((sensor, value) for sensor, (_, value) in gpu.temps.items()))
-    sample = GpuSample(
+    return GpuSample(
         index=gpu.index,
         name=gpu.name,
         timestamp=timestamp,
         uuid=gpu.uuid,
         pci_bus_id=gpu.pci,
         temperatures_c=temps,
+        error="not read by its exporter at its last sample" if values.get("up") == 0.0 else None,
         **fields,
     )
-    if values.get("up") == 0.0:
-        return replace(sample, error="not read by its exporter at its last sample")
-    return sample
 
 
 def _host(values: dict[str, tuple[int, float]], timestamp: float) -> HostSample:
