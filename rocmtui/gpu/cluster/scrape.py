@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 
 from rocmtui.gpu.cluster.exposition import LabelCache, Sample, parse_page
-from rocmtui.gpu.cluster.fetch import Answer, FetchError, get
+from rocmtui.gpu.cluster.fetch import Answer, Connection, FetchError
 from rocmtui.gpu.cluster.mapping import Names, fold
 from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
 from rocmtui.gpu.retry import Retry
@@ -48,6 +48,8 @@ class Scraper:
         self.token = token
         self.timeout_s = timeout_s
         self._retries = {t.address: Retry() for t in self.targets}
+        self._connections = {t.address: Connection(t.url, token=token, accept=ACCEPT) for t in self.targets}
+        """Each host's connection, kept open between rounds: one fetch at a time each (a round asks a host once)."""
         self._names = Names()
         self._labels = LabelCache()
         self._last: dict[str, tuple[bytes, HostReading, Mapping[str, Sample | None]]] = {}
@@ -88,9 +90,7 @@ class Scraper:
         if not retry.ready(time.monotonic()):
             return retry.error or ""
         try:
-            answer = get(
-                target.url, timeout_s=self.timeout_s, max_bytes=MAX_PAGE_BYTES, token=self.token, accept=ACCEPT
-            )
+            answer = self._connections[target.address].get(timeout_s=self.timeout_s, max_bytes=MAX_PAGE_BYTES)
         except FetchError as err:
             retry.failed(str(err), time.monotonic())
             return retry.error or ""
