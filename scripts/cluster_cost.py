@@ -49,24 +49,27 @@ def page(host: int, gpus: int, tick: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-async def serve(hosts: int, gpus: int, base: int, ready: Path, sample_every: float) -> None:
+async def serve(hosts: int, gpus: int, base: int, ready: Path, sample_every: float, *, close: bool) -> None:
     cache: dict[tuple[int, int], bytes] = {}
 
     def handler_for(host: int):  # noqa: ANN202
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
-                await reader.readuntil(b"\r\n\r\n")
-                tick = int(time.time() / sample_every)
-                body = cache.get((host, tick))
-                if body is None:
-                    body = cache[(host, tick)] = page(host, gpus, tick)
-                    cache.pop((host, tick - 2), None)
-                head = (
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
-                    f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-                )
-                writer.write(head.encode() + body)
-                await writer.drain()
+                while True:  # keep-alive, as the exporters' Go servers answer (--close: a connection a request)
+                    await reader.readuntil(b"\r\n\r\n")
+                    tick = int(time.time() / sample_every)
+                    body = cache.get((host, tick))
+                    if body is None:
+                        body = cache[(host, tick)] = page(host, gpus, tick)
+                        cache.pop((host, tick - 2), None)
+                    head = (
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+                        f"Content-Length: {len(body)}\r\nConnection: {'close' if close else 'keep-alive'}\r\n\r\n"
+                    )
+                    writer.write(head.encode() + body)
+                    await writer.drain()
+                    if close:
+                        break
             except (asyncio.IncompleteReadError, ConnectionError):
                 pass
             finally:
@@ -106,16 +109,22 @@ def main() -> int:
         help="seconds between the fake exporters' new values (default 2: every round, the worst case; "
         "dcgm-exporter's own default is 30)",
     )  # fmt: skip
+    parser.add_argument("--close", action="store_true",
+                        help="the fake exporters close each connection after one answer (default: keep-alive, "
+                        "as dcgm-exporter's and the AMD exporter's Go servers do)")  # fmt: skip
     parser.add_argument("--json-rounds", type=int, default=0, help="instead: time N rounds of --json, no screen")
     parser.add_argument("--serve", nargs=2, metavar=("BASE", "READY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(serve(args.hosts, args.gpus, int(args.serve[0]), Path(args.serve[1]), args.sample_every))
+        asyncio.run(
+            serve(args.hosts, args.gpus, int(args.serve[0]), Path(args.serve[1]), args.sample_every, close=args.close)
+        )
         return 0
     base = free_base(args.hosts)
     with tempfile.TemporaryDirectory() as tmp:
         ready = Path(tmp) / "ready"
-        serve_args = ["--hosts", str(args.hosts), "--gpus", str(args.gpus), "--sample-every", str(args.sample_every)]
+        serve_args = ["--hosts", str(args.hosts), "--gpus", str(args.gpus), "--sample-every", str(args.sample_every),
+                      *(["--close"] if args.close else [])]  # fmt: skip
         server = subprocess.Popen([sys.executable, __file__, *serve_args, "--serve", str(base), str(ready)])
         try:
             while not ready.exists():
@@ -127,7 +136,8 @@ def main() -> int:
             extra = ["--hostfile", str(hostfile), "--interval", f"{args.interval:g}"]
             print(f"{os.uname().nodename}, {psutil.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M %Z')}")
             print(f"{args.hosts} hosts x {args.gpus} GPUs on 127.0.0.1:{base}-{base + args.hosts - 1}, "
-                  f"new values every {args.sample_every:g} s")  # fmt: skip
+                  f"new values every {args.sample_every:g} s, "
+              f"{'a connection a request' if args.close else 'connections kept alive'}")  # fmt: skip
             if args.json_rounds:
                 return json_rounds(extra, args.json_rounds)
             cols, rows = (int(v) for v in args.size.split("x"))

@@ -22,11 +22,34 @@ class Page:
         self.status = status
         self.headers = headers or {}
         self.requests: list[dict[str, str]] = []
+        self.connections = 0
+        """Connections the server accepted (with ``keep_alive``, one serves many requests)."""
+        self.closed = 0
 
 
 @contextmanager
-def serving(page: Page, port: int = 0, tls: ssl.SSLContext | None = None) -> Iterator[str]:
+def serving(
+    page: Page,
+    port: int = 0,
+    tls: ssl.SSLContext | None = None,
+    *,
+    keep_alive: bool = False,
+    idle_s: float | None = None,
+) -> Iterator[str]:
+    """``keep_alive``: HTTP/1.1, a connection kept for more requests (closed by the server after ``idle_s``)."""
+
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+        timeout = idle_s
+
+        def setup(self) -> None:
+            page.connections += 1
+            super().setup()
+
+        def finish(self) -> None:
+            super().finish()
+            page.closed += 1
+
         def do_GET(self) -> None:
             page.requests.append(dict(self.headers))
             self.send_response(page.status)

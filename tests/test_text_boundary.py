@@ -251,3 +251,25 @@ def test_a_windows_names_are_cleaned_and_its_numbers_left_as_they_are() -> None:
     assert out.steps is steps and out.logged[plain("loss\x1b")] is values
     clean = msgspec.structs.replace(dirty, values={"loss": 1.0}, logged={"loss": values})
     assert cleaned(clean) is clean
+
+
+def test_strings_cleaned_again_come_out_the_same_and_the_kept_ones_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmtui.ui.look import safe_text as module
+
+    monkeypatch.setattr(module, "_MEMO_ENTRIES", 8)
+    monkeypatch.setattr(module, "_CLEANED", {})
+    hostile = "GPU\x1b[31m\x07"
+    first, second = cleaned((hostile, "clean")), cleaned((hostile, "clean"))
+    assert first == second == (plain(hostile, lines=True), "clean")
+    for i in range(50):
+        assert cleaned(f"name {i}\x1b") == plain(f"name {i}\x1b", lines=True)
+    assert len(module._CLEANED) <= 8
+    long = "x\x1b" * 200  # longer than the strings kept: cleaned, not kept
+    assert cleaned(long) == plain(long, lines=True) and long not in module._CLEANED
+
+
+def test_a_dataclass_field_typed_as_a_number_that_holds_text_is_still_cleaned() -> None:
+    from rocmtui.gpu.sample import GpuSample
+
+    sample = GpuSample(index=0, name="ok", timestamp=1.0, utilization_pct="[red]\x1b")  # type: ignore[arg-type]
+    assert cleaned(sample).utilization_pct == plain("[red]\x1b", lines=True)

@@ -221,3 +221,50 @@ def test_the_label_cache_reads_what_the_official_parser_reads(name: str) -> None
 def test_values_and_labels_the_official_parser_refuses_are_malformed(line: str) -> None:
     page = parse_page(line + "\n", lambda _: True)
     assert (page.samples, page.malformed) == ((), 1)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXPORTERS.glob("*.prom")))
+def test_a_page_read_with_the_last_ones_lines_reads_the_same_and_reads_only_changed_lines(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rocmtui.gpu.cluster import exposition
+
+    text, names = page_of(name), Names()
+    first = parse_page(text, names.wanted, exposition.LabelCache())
+    first_line = next(line for line in text.splitlines() if first.lines.get(line) is not None)
+    changed = text.replace(first_line, first_line.rsplit(" ", 1)[0] + " 7", 1)
+    fresh = read(changed)[0]
+    read_lines: list[str] = []
+    real = exposition._read_line
+    monkeypatch.setattr(exposition, "_read_line", lambda raw, *rest: read_lines.append(raw) or real(raw, *rest))
+    again = parse_page(changed, names.wanted, exposition.LabelCache(), first.lines)
+    assert [(s.name, s.labels, s.value) for s in again.samples] == [(s.name, s.labels, s.value) for s in fresh.samples]
+    assert again.malformed == fresh.malformed
+    assert read_lines == [first_line.rsplit(" ", 1)[0] + " 7"]  # the one changed line, no other
+    kept = [s for s in again.samples if s in first.samples]
+    assert len(kept) == len(again.samples) - 1 and all(any(s is f for f in first.samples) for s in kept)
+
+
+def test_a_malformed_line_is_counted_at_every_page_not_only_the_first() -> None:
+    names = Names()
+    text = 'DCGM_FI_DEV_GPU_UTIL{gpu="0"} 3\nDCGM_FI_DEV_GPU_TEMP{gpu="0" 40\n'
+    first = parse_page(text, names.wanted)
+    second = parse_page(text.replace("} 3", "} 4"), names.wanted, None, first.lines)
+    assert (first.malformed, second.malformed) == (1, 1)
+    assert [s.value for s in second.samples] == [4.0]
+
+
+def test_fold_works_out_a_samples_fields_once_for_the_same_labels_and_again_for_others() -> None:
+    from rocmtui.gpu.cluster.exposition import Sample
+
+    labels = {"gpu": "0", "UUID": "GPU-1", "modelName": "T4"}
+    names = Names()
+    first = fold([Sample("DCGM_FI_DEV_GPU_UTIL", labels, 5.0)], 1.0, names)
+    assert names.steps("DCGM_FI_DEV_GPU_UTIL", labels) is names.steps("DCGM_FI_DEV_GPU_UTIL", labels)
+    second = fold([Sample("DCGM_FI_DEV_GPU_UTIL", labels, 6.0)], 2.0, names)
+    other = fold([Sample("DCGM_FI_DEV_GPU_UTIL", {**labels, "gpu": "1"}, 7.0)], 3.0, names)
+    assert [(g.index, g.name, g.utilization_pct) for g in first.gpus + second.gpus + other.gpus] == [
+        (0, "T4", 5.0), (0, "T4", 6.0), (1, "T4", 7.0)
+    ]  # fmt: skip
+    unkept = Names(labels_reused=False)
+    assert unkept.steps("DCGM_FI_DEV_GPU_UTIL", labels) is not unkept.steps("DCGM_FI_DEV_GPU_UTIL", labels)

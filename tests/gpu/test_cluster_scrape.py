@@ -235,3 +235,34 @@ def test_closing_cancels_the_fetches_not_yet_started() -> None:
     first, second = rounds[0].hosts
     assert first.error is not None and first.error.startswith("no answer within 1 s")
     assert second.error == "not read: stopping"
+
+
+def test_a_host_is_asked_again_on_its_kept_connection_and_on_a_new_one_once_the_server_closed_it() -> None:
+    page = Page(b'DCGM_FI_DEV_GPU_UTIL{gpu="0"} 3\n')
+    with serving(page, keep_alive=True, idle_s=2.0) as address:
+        scraper = Scraper(parse_targets([address]))
+        try:
+            first, second = scraper.round(), scraper.round()
+            assert (len(page.requests), page.connections) == (2, 1)  # one connection, two requests
+            wait_for(lambda: page.closed == 1, what="the server to close the idle connection")
+            third = scraper.round()
+        finally:
+            scraper.close()
+    assert all(r.hosts[0].up and r.hosts[0].gpus[0].utilization_pct == 3.0 for r in (first, second, third))
+    assert (len(page.requests), page.connections) == (3, 2)
+
+
+def test_a_kept_connection_refuses_a_redirect_and_an_error_as_a_new_one_does() -> None:
+    from rocmtui.gpu.cluster.fetch import Connection
+
+    moved = Page(b"", status=302, headers={"Location": "/elsewhere"})
+    with serving(moved, keep_alive=True) as address:
+        connection = Connection(f"http://{address}/metrics", token="t")
+        with pytest.raises(FetchError, match=rf"HTTP 302: redirected to http://{address}/elsewhere \(not followed\)"):
+            connection.get(timeout_s=5, max_bytes=100)
+    big = Page(b"x" * 5000)
+    with serving(big, keep_alive=True) as address, pytest.raises(FetchError, match="larger than 4,096 bytes"):
+        Connection(f"http://{address}/metrics").get(timeout_s=5, max_bytes=4096)
+    down = Page(b"", status=503)
+    with serving(down, keep_alive=True) as address, pytest.raises(FetchError, match="HTTP 503 Service Unavailable"):
+        Connection(f"http://{address}/metrics").get(timeout_s=5, max_bytes=4096)

@@ -17,7 +17,7 @@ the row listed first wins. A value the exporter marks as blank (DCGM's blank sen
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from rocmtui.gpu.cluster.exposition import Sample
@@ -129,13 +129,33 @@ _PREFIXABLE = {row.metric for row in TABLE if row.exporter.prefixable}
 _INT_FIELDS = {"memory_used_bytes", "memory_total_bytes", "gtt_used_bytes", "gtt_total_bytes"}
 _HOST_INT_FIELDS = {"cpu_count", "ram_used_bytes", "ram_total_bytes"}
 MAX_NAME_CACHE = 4096
+MAX_STEPS = 100_000
+"""Samples' steps kept by a Names (256 hosts of 8 GPUs read about 23,000 heads); past it, it starts again empty."""
 
 
 class Names:
     """Which table rows a metric name stands for, a configured prefix allowed where the exporter has one."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, labels_reused: bool = True) -> None:
         self._cache: dict[str, tuple[tuple[int, Row], ...]] = {}
+        self._labels_reused = labels_reused
+        self._steps: dict[tuple[str, int], tuple[Mapping[str, str], tuple[_Step, ...]]] = {}
+        """(name, id of its labels) -> (those labels, their steps): the labels are held, so their id is not reused."""
+
+    def steps(self, name: str, labels: Mapping[str, str]) -> tuple[_Step, ...]:
+        """What a sample of ``name`` with ``labels`` fills; kept for the same labels object when ``labels_reused``
+        (a page's heads come from a LabelCache, one dict per ``name{labels}`` at every scrape: working this out
+        again for every sample of 256 hosts was most of a round's reading)."""
+        if not self._labels_reused:
+            return _steps(self.rows(name), labels)
+        held = self._steps.get((name, id(labels)))
+        if held is not None and held[0] is labels:
+            return held[1]
+        found = _steps(self.rows(name), labels)
+        if len(self._steps) >= MAX_STEPS:
+            self._steps.clear()
+        self._steps[(name, id(labels))] = (labels, found)
+        return found
 
     def rows(self, name: str) -> tuple[tuple[int, Row], ...]:
         found = self._cache.get(name)
@@ -199,33 +219,63 @@ def _index(text: str | None) -> int | None:
     return int(text)
 
 
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """One row a sample fills, worked out from its name and labels alone (not its value)."""
+
+    order: int
+    scale: float
+    field: str
+    """The HostSample field (host rows), the sensor (temperatures) or the GpuSample field."""
+    temperature: bool
+    hostname: str | None
+    gpu: tuple[tuple[str, int, str | None], Exporter, int, str | None, str, str | None, str | None] | None = None
+    """(key, exporter, index, uuid, name, pci, host) of the GPU it is about; None for a host row."""
+
+
+def _steps(rows: tuple[tuple[int, Row], ...], labels: Mapping[str, str]) -> tuple[_Step, ...]:
+    steps = []
+    for order, row in rows:
+        if any(labels.get(k) != v for k, v in row.where):
+            continue
+        if row.target.startswith("host:"):
+            steps.append(_Step(order, row.scale, row.target[5:], False, _first(labels, row.exporter.hostname)))
+            continue
+        gpu = _gpu_identity(row.exporter, labels)
+        if gpu is None:
+            continue
+        if row.target.startswith("temperature:"):
+            sensor = row.target[12:].format(sensor=labels.get("sensor", "gpu"))
+            steps.append(_Step(order, row.scale, sensor, True, gpu[6], gpu))
+        else:
+            steps.append(_Step(order, row.scale, row.target, False, gpu[6], gpu))
+    return tuple(steps)
+
+
 def fold(samples: Iterable[Sample], timestamp: float, names: Names | None = None) -> HostGpus:
     """The GPUs (ordered by exporter, then index) and host readings that ``samples`` describe."""
     names = names or Names()
     gpus: dict[tuple[str, int, str | None], _Gpu] = {}
     host: dict[str, tuple[int, float]] = {}
     hostname: str | None = None
+    steps_of = names.steps
     for sample in samples:
-        for order, row in names.rows(sample.name):
-            if any(sample.labels.get(k) != v for k, v in row.where):
-                continue
-            value = sample.value
-            if abs(value) >= BLANK:
-                continue
-            value *= row.scale
-            if row.target.startswith("host:"):
-                _keep(host, row.target[5:], order, value)
-                hostname = hostname or _first(sample.labels, row.exporter.hostname)
-                continue
-            gpu = _gpu_of(gpus, row.exporter, sample.labels)
-            if gpu is None:
-                continue
-            hostname = hostname or gpu.host
-            if row.target.startswith("temperature:"):
-                sensor = row.target[12:].format(sensor=sample.labels.get("sensor", "gpu"))
-                _keep(gpu.temps, sensor, order, value)
+        read = sample.value
+        if abs(read) >= BLANK:
+            continue
+        for step in steps_of(sample.name, sample.labels):
+            value = read * step.scale
+            hostname = hostname or step.hostname
+            if step.gpu is None:
+                into = host
             else:
-                _keep(gpu.values, row.target, order, value)
+                gpu = gpus.get(step.gpu[0])
+                if gpu is None:
+                    gpu = gpus[step.gpu[0]] = _Gpu(*step.gpu[1:])
+                into = gpu.temps if step.temperature else gpu.values
+            held = into.get(step.field)
+            if held is None or step.order < held[0]:  # the row listed first wins
+                into[step.field] = (step.order, value)
     ordered = sorted(gpus.values(), key=lambda g: (g.exporter.name, g.index, g.uuid or ""))
     exporter = ordered[0].exporter.name if ordered else ("rocmtui-export" if host else None)
     return HostGpus(
@@ -233,26 +283,17 @@ def fold(samples: Iterable[Sample], timestamp: float, names: Names | None = None
     )
 
 
-def _keep(into: dict[str, tuple[int, float]], key: str, order: int, value: float) -> None:
-    held = into.get(key)
-    if held is None or order < held[0]:
-        into[key] = (order, value)
-
-
-def _gpu_of(
-    gpus: dict[tuple[str, int, str | None], _Gpu], exporter: Exporter, labels: Mapping[str, str]
-) -> _Gpu | None:
+def _gpu_identity(
+    exporter: Exporter, labels: Mapping[str, str]
+) -> tuple[tuple[str, int, str | None], Exporter, int, str | None, str, str | None, str | None] | None:
+    """(key, exporter, index, uuid, name, pci, host) of the GPU ``labels`` speak of; None without an index."""
     index = _index(_first(labels, exporter.index))
     if index is None:
         return None
     uuid = _first(labels, exporter.uuid)
-    key = (exporter.name, index, uuid)
-    gpu = gpus.get(key)
-    if gpu is None:
-        name = _first(labels, exporter.model) or f"GPU {index}"
-        gpu = _Gpu(exporter, index, uuid, name, _first(labels, exporter.pci), _first(labels, exporter.hostname))
-        gpus[key] = gpu
-    return gpu
+    name = _first(labels, exporter.model) or f"GPU {index}"
+    pci, host = _first(labels, exporter.pci), _first(labels, exporter.hostname)
+    return (exporter.name, index, uuid), exporter, index, uuid, name, pci, host
 
 
 def _sample(gpu: _Gpu, timestamp: float) -> GpuSample:
@@ -266,18 +307,16 @@ def _sample(gpu: _Gpu, timestamp: float) -> GpuSample:
     if "memory_total_bytes" not in fields and used is not None and free is not None:
         fields["memory_total_bytes"] = int(used + free + values.get("memory_reserved_bytes", 0.0))
     temps = tuple(sorted((sensor, value) for sensor, (_, value) in gpu.temps.items()))
-    sample = GpuSample(
+    return GpuSample(
         index=gpu.index,
         name=gpu.name,
         timestamp=timestamp,
         uuid=gpu.uuid,
         pci_bus_id=gpu.pci,
         temperatures_c=temps,
+        error="not read by its exporter at its last sample" if values.get("up") == 0.0 else None,
         **fields,
     )
-    if values.get("up") == 0.0:
-        return replace(sample, error="not read by its exporter at its last sample")
-    return sample
 
 
 def _host(values: dict[str, tuple[int, float]], timestamp: float) -> HostSample:

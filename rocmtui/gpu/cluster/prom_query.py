@@ -58,7 +58,7 @@ class PrometheusReader:
         self.token = token
         self.timeout_s = timeout_s
         self._query_url = f"{self.url}/api/v1/query?" + urllib.parse.urlencode({"query": selector()})
-        self._names = Names()
+        self._names = Names(labels_reused=False)  # each answer's labels are new objects
         self._retry = Retry()
 
     def round(self) -> ClusterRound:
