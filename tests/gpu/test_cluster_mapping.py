@@ -4,6 +4,7 @@ exporter round-tripped through its collector, and pages that are not well formed
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -236,7 +237,12 @@ def test_a_page_read_with_the_last_ones_lines_reads_the_same_and_reads_only_chan
     fresh = read(changed)[0]
     read_lines: list[str] = []
     real = exposition._read_line
-    monkeypatch.setattr(exposition, "_read_line", lambda raw, *rest: read_lines.append(raw) or real(raw, *rest))
+
+    def counted(raw: str, *rest: Any) -> Any:
+        read_lines.append(raw)
+        return real(raw, *rest)
+
+    monkeypatch.setattr(exposition, "_read_line", counted)
     again = parse_page(changed, names.wanted, exposition.LabelCache(), first.lines)
     assert [(s.name, s.labels, s.value) for s in again.samples] == [(s.name, s.labels, s.value) for s in fresh.samples]
     assert again.malformed == fresh.malformed
