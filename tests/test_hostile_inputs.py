@@ -1182,6 +1182,6 @@ def test_hostile_input_in_a_real_process(name: str, world: Path, tmp_path: Path)
     assert "Traceback" not in result.stdout + result.stderr
     assert result.returncode == case.code, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert case.expect in result.stderr
+    assert case.expect.format(w=world) in result.stderr
     assert not list(world.rglob(f"{MARKER}*"))
     assert _snapshot(world) == before

@@ -144,7 +144,7 @@ def test_plain_runs_output_in_a_pty_holds_no_escape(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs" / f"20261201-080000-{CLIPBOARD}"
     run_dir.mkdir(parents=True)
     (run_dir / "status.json").write_text(json.dumps({"state": "finished", "name": TITLE}))
-    pid, master = _spawn(["runs", "--runs-dir", str(tmp_path / "runs")])
+    pid, master = _spawn(["runs", "--plain", "--runs-dir", str(tmp_path / "runs")])  # the listing, not the table
     seen = bytearray()
     _read_until(master, b"\0never", 10, seen)
     os.waitpid(pid, 0)

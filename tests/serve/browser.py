@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 CHROMIUM = Path("/usr/bin/chromium")
 
 
@@ -98,16 +100,16 @@ def showing(page: Any, shots: Path, wanted: str, timeout: float = 30) -> str:
 
 
 def served_apps(serve_pid: int) -> list[int]:
-    """The app processes (one a tab) that the serve of ``serve_pid`` started: in its session, running the entry
-    (textual-serve starts each through a shell, whose command line names the entry too: that one is left out)."""
+    """The app processes (one a tab) that the serve of ``serve_pid`` started: each tab's shell leads a session of
+    its own (so that its whole group can be ended with its tab), started by serve; the app is the process in that
+    session running the entry (the shell's own command line names the entry too: it is left out)."""
     return [int(name) for name in os.listdir("/proc") if name.isdigit() and _is_served_app(int(name), serve_pid)]
 
 
 def _is_served_app(pid: int, serve_pid: int) -> bool:
     try:
-        return (
-            os.getsid(pid) == serve_pid
-            and b"\0-m\0rocmtui.serve.tab_process\0" in Path(f"/proc/{pid}/cmdline").read_bytes()
-        )
-    except OSError:
+        leader = os.getsid(pid)
+        started_by_serve = psutil.Process(leader).ppid() == serve_pid
+        return started_by_serve and b"\0-m\0rocmtui.serve.tab_process\0" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, psutil.Error):
         return False
