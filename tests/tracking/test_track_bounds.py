@@ -50,27 +50,21 @@ def _longest_line(run_dir: Path) -> int:
 
 
 @pytest.mark.slow
-def test_thirty_names_logged_fast_reach_the_csv_value_for_value(tmp_path: Path, no_timed_flush: None) -> None:
-    rng = random.Random(0)
-    names = [f"metric/{i:02d}" for i in range(30)]
+@pytest.mark.parametrize(
+    ("names", "steps", "seed"),
+    [
+        ([f"metric/{i:02d}" for i in range(30)], 4500, 0),  # thirty names logged fast
+        ([f"layer{i:05d}.grad_norm" for i in range(10_000)], 6, 2),  # ten thousand names a call
+    ],
+    ids=["thirty-names-fast", "ten-thousand-names"],
+)
+def test_every_name_reaches_the_csv_value_for_value(
+    tmp_path: Path, no_timed_flush: None, names: list[str], steps: int, seed: int
+) -> None:
+    rng = random.Random(seed)
     logged: dict[str, dict[int, float]] = {name: {} for name in names}
-    with rocmtui.track("fast", runs_dir=tmp_path) as run:
-        for step in range(1, 4500):
-            values = {name: rng.random() for name in names}
-            run.log(step, **values)
-            for name, value in values.items():
-                logged[name][step] = value
-    assert _longest_line(run.run_dir) <= MAX_LINE_BYTES
-    assert _csv_values(run.run_dir, tmp_path) == logged
-
-
-@pytest.mark.slow
-def test_ten_thousand_names_reach_the_csv_value_for_value(tmp_path: Path, no_timed_flush: None) -> None:
-    rng = random.Random(2)
-    names = [f"layer{i:05d}.grad_norm" for i in range(10_000)]
-    logged: dict[str, dict[int, float]] = {name: {} for name in names}
-    with rocmtui.track("wide", runs_dir=tmp_path) as run:
-        for step in range(1, 6):
+    with rocmtui.track("names", runs_dir=tmp_path) as run:
+        for step in range(1, steps):
             values = {name: rng.random() for name in names}
             run.log(step, **values)
             for name, value in values.items():
