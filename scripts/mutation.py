@@ -60,13 +60,15 @@ GROUPS: dict[str, Group] = {
         ("tests/run/test_run_folder.py", "tests/run/test_run_commands.py", "tests/run/test_run_hostile_folders.py"),
     ),
     "text": Group(("rocmtui/base/text.py",), ("tests/test_text_boundary.py",)),
-    "track": Group(("rocmtui/tracking/values.py",), ("tests/track/test_track_misuse.py", "tests/track/test_track.py")),
+    "track": Group(
+        ("rocmtui/tracking/values.py",), ("tests/tracking/test_track_misuse.py", "tests/tracking/test_track.py")
+    ),
     "serve": Group(
-        ("rocmtui/cli/served.py", "rocmtui/cli/web_server.py"),
-        ("tests/web/test_serve_guard.py", "tests/web/test_serve_cli.py"),
+        ("rocmtui/serve/tab_process.py", "rocmtui/serve/guarded_server.py"),
+        ("tests/serve/test_serve_guard.py", "tests/serve/test_serve_cli.py", "tests/serve/test_serve_bounds.py"),
     ),
     "export": Group(
-        ("rocmtui/export/server.py", "rocmtui/export/run_metrics.py"),
+        ("rocmtui/export/metrics_server.py", "rocmtui/export/run_metrics.py"),
         ("tests/export/test_export.py", "tests/export/test_export_limits.py", "tests/export/test_export_source.py"),
     ),
 }
