@@ -243,11 +243,11 @@ def run_runs(args: argparse.Namespace) -> int:
     if not args.json and not args.plain and can_draw():
         return _runs_table(args)
     runs = list_runs(args.runs_dir) if args.filter is None else _filtered(args.runs_dir, args.filter)
-    _print_listing(runs, as_json=args.json, where=args.runs_dir)
+    _print_listing(runs, as_json=args.json, where=args.runs_dir, filtered=args.filter is not None)
     return 0
 
 
-def _print_listing(runs: list[Any], *, as_json: bool, where: Path) -> None:
+def _print_listing(runs: list[Any], *, as_json: bool, where: Path, filtered: bool = False) -> None:
     """The plain listing (a header, then a line a run, its columns aligned, the folder last), or one JSON array."""
     from rocmtui.run.listing import listing_cells
 
@@ -257,7 +257,7 @@ def _print_listing(runs: list[Any], *, as_json: bool, where: Path) -> None:
         print(encode_json([info.to_dict() for info in runs], indent=1).decode())
         return
     if not runs:
-        print(f"no runs under {plain(where)}")
+        print(f"no runs under {plain(where)}" + (" match the filter" if filtered else ""))
         return
 
     rows: list[tuple[str, ...]] = [("STATE", "STARTED", "WHAT", "PROGRESS", "RESULT", "TIME", "DEVICE", "FOLDER")]
