@@ -273,3 +273,14 @@ def test_a_dataclass_field_typed_as_a_number_that_holds_text_is_still_cleaned() 
 
     sample = GpuSample(index=0, name="ok", timestamp=1.0, utilization_pct="[red]\x1b")  # type: ignore[arg-type]
     assert cleaned(sample).utilization_pct == plain("[red]\x1b", lines=True)
+
+
+def test_a_clean_string_equal_to_one_seen_before_comes_back_as_itself() -> None:
+    first = "".join(["lo", "ss"])
+    second = "".join(["l", "oss"])
+    assert first == second and first is not second
+    assert cleaned(first) is first
+    assert cleaned(second) is second
+    logged = {second: (1.0,)}
+    event = MetricsLogged(1, {second: 1.0}, 1.0, 1, steps=(1,), logged=logged)
+    assert cleaned(event) is event

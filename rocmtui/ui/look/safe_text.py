@@ -40,7 +40,7 @@ def _clean(value: object) -> object:
         text = cast(str, value)
         known = _CLEANED.get(text)
         if known is not None:
-            return known
+            return text if known == text else known  # an equal string kept earlier is another object
         clean = plain(text, lines=True)
         clean = text if clean == text else clean
         if len(text) <= _MEMO_CHARS:
