@@ -189,6 +189,16 @@ class RankStarted(_RankEvent, frozen=True):
     uuid: str | None = None
     """The GPU's UUID as the SMI tools print it; how a viewer matches a rank to a GPU sample, never by index."""
     pci_bus_id: str | None = None
+    local_rank: int = 0
+    node_rank: int = 0
+    """The node's place in the job (torchrun's ``GROUP_RANK``, Slurm's ``SLURM_NODEID``), given by the rendezvous."""
+    nodes: int = 1
+    restart: int = 0
+    """How often the launcher had restarted the ranks (``TORCHELASTIC_RESTART_COUNT``)."""
+    job_id: str = ""
+    """The rendezvous id (``TORCHELASTIC_RUN_ID``) or Slurm job id: what joins the folders of one job's nodes."""
+    wall: float = 0.0
+    """time.time() on the rank's host when it was written."""
 
 
 class RankProgress(_RankEvent, frozen=True):
@@ -200,10 +210,24 @@ class RankProgress(_RankEvent, frozen=True):
     """0 when the rank does not count images (a tracked script): then ``steps_per_s`` says its speed."""
     elapsed_s: float
     steps_per_s: float = 0.0
+    step_s: float = 0.0
+    """Mean wall seconds a step since the rank's last report (0: not known)."""
+    busy_s: float = 0.0
+    """Of ``step_s``, the seconds the rank spent on its own work, not waiting for the other ranks in a collective
+    (0: not measured). A straggler is busy longest; the ranks it holds up wait for it."""
+    wall: float = 0.0
 
     @property
     def speed(self) -> float:
         return self.images_per_s or self.steps_per_s
+
+
+class RankBeat(_RankEvent, frozen=True):
+    """The rank is alive (written when it has reported nothing else for a while: waiting in a collective,
+    testing, saving); a rank whose lines stop has stopped answering."""
+
+    step: int
+    wall: float
 
 
 class RankFailed(_RankEvent, frozen=True):
@@ -211,9 +235,10 @@ class RankFailed(_RankEvent, frozen=True):
 
     message: str
     kind: FailureKind = "error"
+    wall: float = 0.0
 
 
-RankEvent = RankStarted | RankProgress | RankFailed
+RankEvent = RankStarted | RankProgress | RankBeat | RankFailed
 
 
 def encode_line(record: Any) -> bytes:

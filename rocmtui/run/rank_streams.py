@@ -8,24 +8,38 @@ cannot read is skipped. Torch-free, like the rest of ``rocmtui.run``.
 
 from __future__ import annotations
 
+import contextlib
 import re
-import statistics
+import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocmtui.base.errors import UsageError
 from rocmtui.codec import CodecError, decode_json
-from rocmtui.run.format import RANKS, RankEvent, RankFailed, RankProgress, RankStarted, encode_line
+from rocmtui.run.format import RANKS, RankBeat, RankEvent, RankFailed, RankProgress, RankStarted, encode_line
 from rocmtui.run.lines import LineTailer, LineWriter
 
-__all__ = ["RankEvent", "RankFailed", "RankProgress", "RankStarted", "RankTail", "RankWriter", "rank_path"]
-_NAME = re.compile(r"rank-(\d+)\.jsonl")
+__all__ = [
+    "RankBeat",
+    "RankEvent",
+    "RankFailed",
+    "RankProgress",
+    "RankStarted",
+    "RankTail",
+    "RankView",
+    "RankWriter",
+    "rank_path",
+]
+_NAME = re.compile(r"rank-([0-9]{1,7})\.jsonl")
 
-STRAGGLER_RATIO = 0.9
-"""A rank slower than this fraction of the ranks' median speed is flagged as a straggler."""
-SPEED_REPORTS = 8
-"""Reports a rank's speed is averaged over: one report is a fraction of a second, and noisy."""
+BEAT_S = 2.0
+"""A rank that has written nothing for this long writes a RankBeat: its lines never stop while it lives."""
+KEPT_REPORTS = 64
+"""The latest reports of a rank a viewer keeps (step times for the strip, the straggler's window)."""
+MAX_RANKS = 4096
+"""Rank files past this many are not read: a folder cannot make a viewer open files without end."""
 
 
 def rank_path(run_dir: Path, rank: int) -> Path:
@@ -33,34 +47,86 @@ def rank_path(run_dir: Path, rank: int) -> Path:
 
 
 class RankWriter:
-    """Appends one rank's events to its own file (made on first use)."""
+    """Appends one rank's events to its own file (made on first use); with ``beat_s``, a thread writes a RankBeat
+    whenever the rank has written nothing for that long (the rank waits in a collective, tests, saves)."""
 
-    def __init__(self, run_dir: Path, rank: int) -> None:
+    def __init__(self, run_dir: Path, rank: int, *, beat_s: float | None = None) -> None:
         path = rank_path(run_dir, rank)
         path.parent.mkdir(mode=0o755, exist_ok=True)  # never writable by the group, whatever the umask
+        self.rank = rank
         self._lines = LineWriter(path)
+        self._lock = threading.Lock()
+        self._written = time.monotonic()
+        self._step = 0
+        self._closed = threading.Event()
+        self._beats: threading.Thread | None = None
+        if beat_s is not None:
+            self._beats = threading.Thread(target=self._beat, args=(beat_s,), name="rocmtui-beat", daemon=True)
+            self._beats.start()
 
     def write(self, event: RankEvent) -> None:
-        self._lines.append(encode_line(event))
+        line = encode_line(event)
+        with self._lock:
+            if self._closed.is_set():
+                return
+            self._lines.append(line)
+            self._written = time.monotonic()
+            if isinstance(event, RankProgress | RankBeat):
+                self._step = event.step
+
+    def _beat(self, every_s: float) -> None:
+        while not self._closed.wait(every_s / 4):
+            if time.monotonic() - self._written >= every_s:
+                with contextlib.suppress(OSError):  # a full disk: the next beat tries again
+                    self.write(RankBeat(self.rank, self._step, time.time()))
 
     def close(self) -> None:
-        self._lines.close()
+        with self._lock:
+            self._closed.set()
+            self._lines.close()
+        if self._beats is not None and self._beats is not threading.current_thread():
+            self._beats.join()
 
 
 @dataclass
 class RankView:
-    """What a viewer knows of one rank: its start and its latest progress."""
+    """What a viewer knows of one rank: its start, its latest progress, its recent step times, its last line."""
 
     rank: int
     started: RankStarted | None = None
     progress: RankProgress | None = None
     failed: RankFailed | None = None
-    speeds: deque[float] = field(default_factory=lambda: deque(maxlen=SPEED_REPORTS))
+    speeds: deque[float] = field(default_factory=lambda: deque(maxlen=KEPT_REPORTS))
     """The speed of the latest reports (images/s, else steps/s)."""
+    step_times: deque[float] = field(default_factory=lambda: deque(maxlen=KEPT_REPORTS))
+    """Seconds a step of the latest reports that said (``RankProgress.step_s``)."""
+    busy_times: deque[float] = field(default_factory=lambda: deque(maxlen=KEPT_REPORTS))
+    """Of those, the seconds the rank was busy with its own work (``RankProgress.busy_s``), where measured."""
+    step: int = 0
+    """The last step it reported (progress or beat)."""
+    last_wall: float = 0.0
+    """time.time() (the rank's host) of its newest line: how old its heartbeat is."""
 
     @property
     def mean_speed(self) -> float | None:
         return sum(self.speeds) / len(self.speeds) if self.speeds else None
+
+    def take(self, event: RankEvent) -> None:
+        if isinstance(event, RankStarted):
+            self.started = event
+        elif isinstance(event, RankFailed):
+            self.failed = event
+        elif isinstance(event, RankBeat):
+            self.step = max(self.step, event.step)
+        else:
+            self.progress = event
+            self.step = max(self.step, event.step)
+            self.speeds.append(event.speed)
+            if event.step_s > 0:
+                self.step_times.append(event.step_s)
+            if event.busy_s > 0:
+                self.busy_times.append(event.busy_s)
+        self.last_wall = max(self.last_wall, event.wall)
 
 
 class RankTail:
@@ -84,26 +150,21 @@ class RankTail:
                     event = decode_json(line, RankEvent)
                 except CodecError:
                     continue
-                view = self.views.setdefault(rank, RankView(rank))
-                if isinstance(event, RankStarted):
-                    view.started = event
-                elif isinstance(event, RankFailed):
-                    view.failed = event
-                else:
-                    view.progress = event
-                    view.speeds.append(event.speed)
+                if event.rank != rank:  # a line that names another rank than its file: not this rank's
+                    continue
+                self.views.setdefault(rank, RankView(rank)).take(event)
                 changed = True
         return changed
 
     def _discover(self) -> bool:
         try:
             names = [entry.name for entry in self.folder.iterdir()]
-        except (FileNotFoundError, NotADirectoryError):
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
             return False
         found = False
         for name in names:
             match = _NAME.fullmatch(name)
-            if match and int(match[1]) not in self._tails:
+            if match and int(match[1]) not in self._tails and len(self._tails) < MAX_RANKS:
                 self._tails[int(match[1])] = LineTailer(self.folder / name)
                 found = True
         return found
@@ -111,16 +172,3 @@ class RankTail:
     def close(self) -> None:
         for tail in self._tails.values():
             tail.close()
-
-
-def stragglers(views: list[RankView]) -> set[int]:
-    """Ranks whose mean speed over their latest reports is below ``STRAGGLER_RATIO`` of the ranks' median.
-
-    Not by step: ranks step together (each step all-reduces), and a rank's line may land a moment after
-    another's. With fewer than two reporting ranks there is nothing to compare.
-    """
-    speeds = {v.rank: v.mean_speed for v in views if v.mean_speed is not None}
-    if len(speeds) < 2:
-        return set()
-    median = statistics.median(speeds.values())
-    return {rank for rank, speed in speeds.items() if speed < STRAGGLER_RATIO * median}

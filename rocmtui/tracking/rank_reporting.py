@@ -17,7 +17,8 @@ from pathlib import Path
 
 from rocmtui.base.errors import UsageError
 from rocmtui.events import RunControl, TrainEvent
-from rocmtui.run.rank_streams import RankProgress, RankStarted, RankWriter
+from rocmtui.run.rank_place import rank_place
+from rocmtui.run.rank_streams import BEAT_S, RankProgress, RankStarted, RankWriter
 from rocmtui.run.status import read_status
 
 STATUS_EVERY_S = 0.5
@@ -25,13 +26,10 @@ STATUS_EVERY_S = 0.5
 
 
 def place(rank: int | None, world_size: int | None, env: Mapping[str, str] = os.environ) -> tuple[int, int]:
-    """(rank, world size): as given, else as the launcher set them (``RANK``, ``WORLD_SIZE``), else (0, 1)."""
-    try:
-        rank = int(env.get("RANK", "0")) if rank is None else rank
-        world_size = int(env.get("WORLD_SIZE", "1")) if world_size is None else world_size
-    except ValueError:
-        return 0, 1
-    return rank, world_size
+    """(rank, world size): as given, else as the launcher set them (torchrun's ``RANK``/``WORLD_SIZE``, Slurm's
+    ``SLURM_PROCID``/``SLURM_NTASKS``), else (0, 1)."""
+    found = rank_place(env)
+    return (found.rank if rank is None else rank), (found.world if world_size is None else world_size)
 
 
 def shared_folder(rank: int, folder: Path | None) -> Path:
@@ -66,20 +64,43 @@ def _device() -> tuple[str, str, str | None, str | None]:
 
 
 class RankReporter:
-    """One rank's line in ``ranks/``: where it runs, then its step and speed at each of the run's flushes."""
+    """One rank's line in ``ranks/``: where it runs, then its step and step time at each of the run's flushes, and
+    a heartbeat while it reports nothing else (``RankWriter``)."""
 
     def __init__(self, run_dir: Path, rank: int, world_size: int) -> None:
         self.rank = rank
-        self._writer = RankWriter(run_dir, rank)
+        self._writer = RankWriter(run_dir, rank, beat_s=BEAT_S)
         device, name, uuid, pci = _device()
-        self._writer.write(RankStarted(rank, world_size, os.getpid(), socket.gethostname(), device, name, uuid, pci))
+        where = rank_place()
+        self._writer.write(
+            RankStarted(
+                rank,
+                world_size,
+                os.getpid(),
+                socket.gethostname(),
+                device,
+                name,
+                uuid,
+                pci,
+                local_rank=where.local_rank,
+                node_rank=where.node_rank,
+                nodes=where.nodes,
+                restart=where.restart,
+                job_id=where.job_id,
+                wall=time.time(),
+            )
+        )
         self._last = (time.perf_counter(), 0)
 
     def progress(self, epoch: int, step: int, elapsed_s: float) -> None:
         now, before = time.perf_counter(), self._last
-        rate = (step - before[1]) / (now - before[0]) if now > before[0] else 0.0
+        steps, seconds = step - before[1], now - before[0]
+        rate = steps / seconds if seconds > 0 else 0.0
         self._last = (now, step)
-        self._writer.write(RankProgress(self.rank, epoch, step, 0.0, elapsed_s, steps_per_s=rate))
+        step_s = seconds / steps if steps > 0 else 0.0
+        self._writer.write(
+            RankProgress(self.rank, epoch, step, 0.0, elapsed_s, steps_per_s=rate, step_s=step_s, wall=time.time())
+        )
 
     def close(self) -> None:
         self._writer.close()

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -83,22 +85,62 @@ def shard(perm: torch.Tensor, ranks: Ranks) -> torch.Tensor:
     return perm[ranks.rank : total : ranks.world]
 
 
-def wrap(model: nn.Module, device: torch.device) -> nn.Module:
-    """The model as DistributedDataParallel: gradients are averaged across ranks during backward."""
+class Waits:
+    """Seconds this rank spent waiting for the others in collectives, since last taken: what tells a straggler
+    (busy the whole step) from the ranks it holds up (``rocmtui.run.rank_health``). Measured on the CPU (gloo),
+    where a collective's future completes when its data has arrived; 0 on GPUs, whose collectives the host only
+    queues."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def take(self) -> float:
+        seconds, self.seconds = self.seconds, 0.0
+        return seconds
+
+
+def wrap(model: nn.Module, device: torch.device, waits: Waits | None = None) -> nn.Module:
+    """The model as DistributedDataParallel: gradients are averaged across ranks during backward. With ``waits``
+    (on the CPU), the gradient all-reduce is DDP's own, timed from this rank's last bucket to its completion."""
     from torch.nn.parallel import DistributedDataParallel
 
     ids = [device.index] if device.type == "cuda" else None
-    return DistributedDataParallel(model, device_ids=ids)
+    ddp = DistributedDataParallel(model, device_ids=ids)
+    if waits is not None and device.type != "cuda":
+        ddp.register_comm_hook(waits, _timed_allreduce)
+    return ddp
 
 
-def agree(flags: Sequence[int], device: torch.device) -> list[int]:
+def _timed_allreduce(waits: Waits, bucket: Any) -> Any:
+    """DDP's default all-reduce of ``bucket``; the last bucket of a step (this rank's backward is done) timed
+    until every rank's share has arrived."""
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+
+    future = allreduce_hook(None, bucket)  # type: ignore[arg-type]  # None: the default process group
+    if not bucket.is_last():
+        return future
+    start = time.perf_counter()
+
+    def arrived(done: Any) -> Any:
+        waits.seconds += time.perf_counter() - start
+        return done.value()
+
+    return future.then(arrived)
+
+
+def agree(flags: Sequence[int], device: torch.device, waits: Waits | None = None) -> list[int]:
     """Each flag's maximum over all ranks: how the ranks decide together to stop, pause, save or report.
 
-    One small all-reduce and one sync; the loop calls it every few steps, never more than once a step.
+    One small all-reduce and one sync; the loop calls it every few steps, never more than once a step. Its
+    time is added to ``waits`` (on the CPU: on a GPU the sync also waits for the rank's own queued work).
     """
+    start = time.perf_counter()
     values = torch.tensor(list(flags), dtype=torch.int64, device=device)
     dist.all_reduce(values, op=dist.ReduceOp.MAX)
-    return [int(v) for v in values.tolist()]
+    out = [int(v) for v in values.tolist()]
+    if waits is not None and device.type != "cuda":
+        waits.seconds += time.perf_counter() - start
+    return out
 
 
 def sum_all(values: Sequence[float], device: torch.device) -> list[float]:

@@ -7,7 +7,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -16,7 +16,7 @@ from torch import nn
 from rocmtui.config import TrainConfig
 from rocmtui.train import fused, models, tta
 from rocmtui.train.dataset import Arrays
-from rocmtui.train.distributed import SINGLE, Ranks, shard_size, wrap
+from rocmtui.train.distributed import SINGLE, Ranks, Waits, shard_size, wrap
 from rocmtui.train.fused import OFF as FUSED_OFF
 from rocmtui.train.fused import Plan as FusedPlan
 from rocmtui.train.gpudata import (
@@ -145,6 +145,8 @@ class Engine:
     """The data's fingerprint for checkpoints (``state.data_fingerprint``), once taken."""
     fused: FusedPlan = FUSED_OFF
     """Whether the step runs compiled kernels from the cache (``train.fused``), and the run's line about it."""
+    waits: Waits = field(default_factory=Waits)
+    """Seconds this rank waited for the others in collectives (a run of several ranks)."""
 
     @property
     def model(self) -> nn.Module:
@@ -207,7 +209,8 @@ def build_engine(
         out = normalizer(x)
         return out.contiguous(memory_format=torch.channels_last) if config.channels_last else out
 
-    trained: nn.Module = wrap(model, device) if ranks.several else model
+    waits = Waits()
+    trained: nn.Module = wrap(model, device, waits) if ranks.several else model
     shape = (data.channels, data.size, data.size)
     counts = len(data.classes), int(data.train_y.shape[0]), int(data.test_y.shape[0])
     count = shard_size(int(data.train_y.shape[0]), ranks.world)
@@ -253,6 +256,7 @@ def build_engine(
         stats=Stats(device),
         ranks=ranks,
         fused=fused_plan,
+        waits=waits,
     )
 
 

@@ -15,7 +15,7 @@ from rocmtui.events import Emit, RunControl, TrainEvent
 from rocmtui.gpu.run_recorder import GpuRecorder
 from rocmtui.run.format import write_config
 from rocmtui.run.layout import create_run_dir, run_name
-from rocmtui.run.rank_streams import RankWriter
+from rocmtui.run.rank_streams import BEAT_S, RankWriter
 from rocmtui.run.samples import SampleLog
 from rocmtui.run.session import RunSession
 from rocmtui.train.data import DataSource, load_arrays, wait_for_cache
@@ -135,7 +135,7 @@ class _Run:
         config, device, ranks = plan.config, plan.device, plan.ranks
         if ranks.several:
             join_group(ranks, device)
-            self.rank_log = RankWriter(run_dir, ranks.rank)
+            self.rank_log = RankWriter(run_dir, ranks.rank, beat_s=BEAT_S)
         engine = build_engine(config, self.setup.arrays, device, ranks)
         resume = plan.resume
         if resume.state is not None and resume.checkpoint is not None:

@@ -18,6 +18,7 @@ import torch
 from rocmtui.base.clock import RunClock
 from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, EpochCompleted, LogMessage, RunStarted, StepsCompleted
+from rocmtui.run.rank_place import rank_place
 from rocmtui.run.rank_streams import RankProgress, RankStarted, RankWriter
 from rocmtui.train.data import DataSource
 from rocmtui.train.device import describe_device
@@ -58,9 +59,7 @@ def send_started(
         )
     )
     if rank_log is not None:
-        uuid, bus = gpu_identity(device)
-        pid, host = os.getpid(), socket.gethostname()
-        rank_log.write(RankStarted(ranks.rank, ranks.world, pid, host, str(device), name, uuid, bus))
+        rank_log.write(rank_started(ranks.rank, ranks.world, device, name))
     if source.notice:
         send(LogMessage(source.notice, "warning"))
     few = few_steps_notice(cfg.batch_size, engine.batching.train_count, engine.batching.steps_per_epoch, cfg)
@@ -70,6 +69,28 @@ def send_started(
         send(LogMessage(engine.fused.notice))
     if progress.global_step:
         send(LogMessage(f"Resumed at epoch {progress.epoch + 1}, step {progress.global_step}"))
+
+
+def rank_started(rank: int, world: int, device: torch.device, device_name: str) -> RankStarted:
+    """Where this rank runs: its host, process and GPU, and its node's place in the job as the launcher set it."""
+    uuid, bus = gpu_identity(device)
+    place = rank_place()
+    return RankStarted(
+        rank,
+        world,
+        os.getpid(),
+        socket.gethostname(),
+        str(device),
+        device_name,
+        uuid,
+        bus,
+        local_rank=place.local_rank,
+        node_rank=place.node_rank,
+        nodes=place.nodes,
+        restart=place.restart,
+        job_id=place.job_id,
+        wall=time.time(),
+    )
 
 
 FEW_STEPS = 10
@@ -145,11 +166,26 @@ class Reporter:
                 raise NonFiniteLoss(first + offset)
         now = self.clock.now()
         images = p.images - self.last_images
-        rate = images / (now - self.last_s) if now > self.last_s else 0.0
+        seconds = now - self.last_s
+        rate = images / seconds if seconds > 0 else 0.0
         self.last_s, self.last_images = now, p.images
         ranks = engine.ranks
+        waited = engine.waits.take()
         if self.rank_log is not None:
-            self.rank_log.write(RankProgress(ranks.rank, p.epoch, p.global_step, rate / ranks.world, now))
+            step_s = seconds / count if seconds > 0 else 0.0
+            busy_s = max(step_s - waited / count, 1e-9) if waited else 0.0
+            self.rank_log.write(
+                RankProgress(
+                    ranks.rank,
+                    p.epoch,
+                    p.global_step,
+                    rate / ranks.world,
+                    now,
+                    step_s=step_s,
+                    busy_s=busy_s,
+                    wall=time.time(),
+                )
+            )
         return StepsCompleted(
             epoch=p.epoch,
             step=p.global_step,

@@ -55,7 +55,9 @@ class Boundary:
             return True
         control = self.control
         stop, pause, save, report = agree(
-            [control.stop.is_set(), control.paused, control.take_save_request(), self.reporter.due()], self.device
+            [control.stop.is_set(), control.paused, control.take_save_request(), self.reporter.due()],
+            self.device,
+            self.reporter.engine.waits,
         )
         if report:
             self.reporter.flush()

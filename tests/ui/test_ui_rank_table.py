@@ -3,6 +3,8 @@ straggler and a failure marked."""
 
 from __future__ import annotations
 
+import msgspec
+
 from rocmtui.gpu.sample import GpuSample
 from rocmtui.run.rank_streams import RankFailed, RankProgress, RankStarted, RankView
 from rocmtui.ui.widgets.rank_table import gpu_of, rank_lines
@@ -30,17 +32,48 @@ def test_without_a_uuid_the_pci_address_matches_in_any_spelling() -> None:
     assert gpu_of(started(0, uuid="GPU-cccc", pci="0000:99:00.0"), GPUS) is None
 
 
-def view(rank: int, speed: float) -> RankView:
-    out = RankView(rank, started(rank, uuid=GPUS[rank].uuid), RankProgress(rank, 0, 500, speed, 2.0))
-    out.speeds.append(speed)
+NOW = 1_790_000_000.0
+
+
+def view(rank: int, speed: float, node: int = 0) -> RankView:
+    out = RankView(rank)
+    out.take(msgspec.structs.replace(started(rank, uuid=GPUS[rank % 2].uuid), node_rank=node, host=f"h{node}"))
+    out.take(RankProgress(rank, 0, 500, speed, 2.0, step_s=0.05, busy_s=0.05 * 50_000 / speed, wall=NOW))
     return out
 
 
 def test_lines_name_the_gpu_and_mark_a_straggler_and_a_failure() -> None:
-    text = rank_lines([view(0, 50_000.0), view(1, 30_000.0)], GPUS).plain.splitlines()
-    assert text[0].split() == ["rank", "0", "GPU", "0", "step", "500", "50,000", "img/s"]
-    assert text[1].endswith("slow") and "GPU 1" in text[1]
+    text = rank_lines([view(0, 50_000.0), view(1, 30_000.0)], GPUS, now=NOW, live=True).plain.splitlines()
+    assert text[0] == "1 node, 2 ranks; straggler: rank 1 (node 0, h0, step 500)"
+    assert text[1].split()[:6] == ["rank", "0", "GPU", "0", "step", "500"] and "50,000/s" in text[1]
+    assert "straggler: 67% slower than the median rank" in text[2] and "GPU 1" in text[2]
     failed = RankView(1, started(1, uuid="GPU-bbbb"), None, RankFailed(1, "out of GPU memory", "oom"))
-    assert "failed: out of GPU memory" in rank_lines([view(0, 1.0), failed], GPUS).plain
+    assert "failed: out of GPU memory" in rank_lines([view(0, 1.0), failed], GPUS, now=NOW, live=True).plain
     starting = RankView(1, started(1, device="cpu"))
-    assert rank_lines([starting], []).plain.split() == ["rank", "1", "cpu", "starting"]
+    assert rank_lines([starting], [], now=NOW, live=True).plain.splitlines()[1].split() == [
+        "rank",
+        "1",
+        "cpu",
+        "step",
+        "0",
+        "-/-",
+        "-",
+        "-",
+        "starting",
+    ]
+
+
+def test_several_nodes_are_headed_by_their_host_and_a_finished_run_names_no_one() -> None:
+    views = [view(2, 30_000.0, node=1), view(0, 50_000.0), view(1, 50_000.0), view(3, 50_000.0, node=1)]
+    lines = rank_lines(views, GPUS, now=NOW, live=True).plain.splitlines()
+    assert lines[0].startswith("2 nodes, 4 ranks; straggler: rank 2 (node 1, h1")
+    assert [line.split()[:2] for line in lines[1:]] == [
+        ["node", "0"],
+        ["rank", "0"],
+        ["rank", "1"],
+        ["node", "1"],
+        ["rank", "2"],
+        ["rank", "3"],
+    ]
+    ended = rank_lines(views, GPUS, now=NOW + 3600, live=False).plain
+    assert ended.splitlines()[0] == "2 nodes, 4 ranks" and "straggler" not in ended and "stalled" not in ended

@@ -183,6 +183,8 @@ class TrainScreen(CursorActions, Screen[None]):
         if isinstance(event, RunStarted | TrackStarted) and event.run_dir:
             folder = self.folder or Path(event.run_dir)
             self.follow_ranks(folder, isinstance(event, RunStarted) and event.world_size > 1)
+        if isinstance(event, RunStarted | RunFinished | RunFailed):
+            self.rank_table.set_live(isinstance(event, RunStarted))
         if isinstance(event, RunStarted):
             self.info.show(event)
             self.note(f"started on {event.device_name}; data: {event.data_source}")

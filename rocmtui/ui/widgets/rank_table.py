@@ -7,7 +7,10 @@ never by index: ``CUDA_VISIBLE_DEVICES`` or ``ROCR_VISIBLE_DEVICES`` renumber th
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,11 +19,21 @@ from textual.widgets import Static
 
 from rocmtui.base.text import plain
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.run.rank_streams import RankStarted, RankTail, RankView, stragglers
+from rocmtui.run.rank_health import (
+    HealthRules,
+    node_line,
+    nodes_summary,
+    rank_line,
+    rank_rows,
+    step_strip,
+    strip_scale,
+)
+from rocmtui.run.rank_streams import RankStarted, RankTail, RankView
 
 SLOW = "bold yellow"
 FAILED = "bold red"
 """The log panel's warning and error colours."""
+RULES = HealthRules()
 _PCI = re.compile(r"(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])")
 
 
@@ -52,31 +65,33 @@ def gpu_of(started: RankStarted, gpus: Sequence[GpuSample]) -> GpuSample | None:
     return None
 
 
-def rank_lines(views: Sequence[RankView], gpus: Sequence[GpuSample]) -> Text:
-    """One line per rank: ``rank 1  GPU 1  step 1,240  5,120 img/s``, with a straggler or a failure marked."""
-    slow = stragglers(list(views))
-    out = Text(no_wrap=True, overflow="ellipsis")
-    for n, view in enumerate(sorted(views, key=lambda v: v.rank)):
-        if n:
+def rank_lines(
+    views: Sequence[RankView], gpus: Sequence[GpuSample], *, now: float, live: bool, rules: HealthRules = RULES
+) -> Text:
+    """The job at a glance, then one line per rank grouped by node (a node's host heading its ranks when there are
+    several nodes): GPU, step, step time median/worst, speed, heartbeat age, a strip of recent step times, and the
+    straggler, stalled or failed rank marked."""
+    rows = rank_rows(views, now, rules, live=live)
+    by_rank = {v.rank: v for v in views}
+    scale = strip_scale(views, rules.window)
+    out = Text(nodes_summary(rows), no_wrap=True, overflow="ellipsis", style="bold")
+    several_nodes = len({r.node for r in rows}) > 1
+    for _node, members in itertools.groupby(rows, key=lambda r: r.node):
+        group = list(members)
+        if several_nodes:
             out.append("\n")
-        out.append(f"rank {view.rank:<2} ", style="bold")
-        out.append(f"{_where(view, gpus):<8} ")
-        progress = view.progress
-        if view.failed is not None:
-            out.append(f"failed: {plain(view.failed.message)}", style=FAILED)  # read from the rank's file
-        elif progress is None:
-            out.append("starting", style="dim")
-        else:
-            out.append(f"step {progress.step:>7,}  ")
-            speed = (
-                f"{progress.images_per_s:>9,.0f} img/s"
-                if progress.images_per_s
-                else f"{progress.steps_per_s:>7,.1f} it/s"
-            )
-            out.append(speed, style=SLOW if view.rank in slow else "")
-            if view.rank in slow:
-                out.append("  slow", style=SLOW)
+            out.append(node_line(group), style="dim")
+        for row in group:
+            out.append("\n")
+            view = by_rank[row.rank]
+            strip = step_strip(view, rules.window, scale)
+            out.append(rank_line(row, _where(view, gpus), strip), style=_STYLES.get(row.state, ""))
     return out
+
+
+_STYLES = {"straggler": SLOW, "stalled": FAILED, "failed": FAILED, "starting": "dim"}
+REDRAW_S = 1.0
+"""How often the table is drawn again with nothing new read: the heartbeat ages move on, a silent rank shows."""
 
 
 def _where(view: RankView, gpus: Sequence[GpuSample]) -> str:
@@ -93,15 +108,18 @@ class RankTable(Static):
     """Shown once a run reports several ranks; ``refresh_ranks`` reads their new lines."""
 
     DEFAULT_CSS = """
-    RankTable { height: auto; max-height: 9; border-top: solid $primary; padding: 0 1; display: none; }
+    RankTable { height: auto; max-height: 12; border-top: solid $primary; padding: 0 1; display: none; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, rules: HealthRules = RULES) -> None:
         super().__init__(id=id)
         self.border_title = "Ranks"
+        self.rules = rules
+        self.live = True
+        """Whether the run still trains: a finished run's ranks are quiet, not stalled."""
         self._tail: RankTail | None = None
         self._gpus: Sequence[GpuSample] = ()
-        self._drawn = False
+        self._drawn_at = -math.inf
 
     def follow(self, run_dir: Path) -> None:
         """Start reading the ranks of the run in ``run_dir`` (a run of several ranks has begun)."""
@@ -114,15 +132,22 @@ class RankTable(Static):
     def set_gpus(self, gpus: Sequence[GpuSample]) -> None:
         """The newest GPU samples, to name each rank's GPU (drawn with the next change)."""
         if [g.uuid for g in gpus] != [g.uuid for g in self._gpus]:
-            self._drawn = False
+            self._drawn_at = -math.inf
         self._gpus = gpus
+
+    def set_live(self, live: bool) -> None:
+        if live != self.live:
+            self.live, self._drawn_at = live, -math.inf
+            self.refresh_ranks()
 
     def refresh_ranks(self) -> None:
         if self._tail is None:
             return
-        if self._tail.poll() or not self._drawn:
-            self.update(rank_lines(list(self._tail.views.values()), self._gpus))
-            self._drawn = True
+        now = time.monotonic()
+        if self._tail.poll() or now - self._drawn_at >= REDRAW_S:
+            views = list(self._tail.views.values())
+            self.update(rank_lines(views, self._gpus, now=time.time(), live=self.live, rules=self.rules))
+            self._drawn_at = now
 
     def on_unmount(self) -> None:
         if self._tail is not None:
