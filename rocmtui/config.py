@@ -48,6 +48,9 @@ ParseAs = Literal[
     "share",
     "crop_sizes",
     "newton_schulz_steps",
+    "endpoint",
+    "job_id",
+    "node_rank",
 ]
 """How the CLI reads an option: a function of ``rocmtui.cli.argtypes`` by name, ``choice`` (the field's
 ``Literal`` values), or ``switch`` (a flag without a value)."""
@@ -323,6 +326,46 @@ class TrainConfig:
         ),
     )
     """Ranks of a data-parallel run, started by torch.distributed's elastic launcher; 1 trains in one process."""
+    nnodes: int = field(
+        default=1,
+        metadata=option(
+            "positive_int",
+            "nodes of the job: start the same command on each, with the same --rdzv-endpoint and --rdzv-id; "
+            "each runs --nproc ranks (default: {default}; under Slurm: SLURM_NNODES)",
+            "keep",
+            metavar="N",
+        ),
+    )
+    """Machines the job spans, joined by torch.distributed's c10d rendezvous; world size is ``nproc * nnodes``."""
+    rdzv_endpoint: str | None = field(
+        default=None,
+        metadata=option(
+            "endpoint",
+            "HOST:PORT of the rendezvous every node joins (torchrun's c10d store, hosted by the node whose "
+            "address it is); needed with --nnodes above 1",
+            "may change",
+            metavar="HOST:PORT",
+        ),
+    )
+    rdzv_id: str | None = field(
+        default=None,
+        metadata=option(
+            "job_id",
+            "the job's id, the same on every node: names the run folder they share (under Slurm: SLURM_JOB_ID)",
+            "may change",
+            metavar="ID",
+        ),
+    )
+    node_rank: int | None = field(
+        default=None,
+        metadata=option(
+            "node_rank",
+            "this node's place, where a scheduler fixes it (a static rendezvous: node 0 hosts it at "
+            "--rdzv-endpoint); default: the c10d rendezvous gives each node its place (under Slurm: SLURM_NODEID)",
+            "may change",
+            metavar="N",
+        ),
+    )
     emit_interval_s: float = 0.25
     """Seconds between StepsCompleted events (the only moments the loop syncs with the GPU)."""
     checkpoint_every_epoch: bool = True
@@ -333,6 +376,11 @@ class TrainConfig:
     given: tuple[str, ...] = ()
     """Names of the options given explicitly (on the command line); on resume, a ``keep`` option named here
     that differs from the saved run's is refused, and one not named takes the saved run's value."""
+
+    @property
+    def several_ranks(self) -> bool:
+        """Whether the run trains through torch.distributed's launcher: several ranks here, or several nodes."""
+        return self.nproc > 1 or self.nnodes > 1
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy: paths as strings."""

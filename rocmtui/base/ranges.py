@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -23,10 +24,30 @@ def _crops_ok(sides: Any) -> bool:
     return len(sides) <= high and all(isinstance(s, int) and low <= s <= high for s in sides)
 
 
+_HOST = re.compile(r"(?:\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)")
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def endpoint_ok(value: Any) -> bool:
+    """``HOST:PORT`` (a host name, an IPv4 address or a bracketed IPv6 address; a port 1 to 65535)."""
+    if not isinstance(value, str):
+        return False
+    host, _, port = value.rpartition(":")
+    return bool(_HOST.fullmatch(host)) and port.isascii() and port.isdigit() and 0 < int(port) < 65536
+
+
+def job_id_ok(value: Any) -> bool:
+    """A job id that names a folder: letters, digits, ``.``, ``_`` and ``-``, at most 64, not starting with a dot."""
+    return isinstance(value, str) and bool(_JOB_ID.fullmatch(value))
+
+
 Range = tuple[Callable[[Any], bool], str]
 RANGES: dict[str, Range] = {
     "positive_int": (lambda v: 0 < v < INT_LIMIT, "it must be a positive integer (1 or more)"),
     "non_negative_int": (lambda v: 0 <= v < INT_LIMIT, "give a whole number, 0 or more (below 2**63)"),
+    "endpoint": (lambda v: v is None or endpoint_ok(v), "give HOST:PORT, such as node0:29500 or [::1]:29500"),
+    "job_id": (lambda v: v is None or job_id_ok(v), "give letters, digits, '.', '_' or '-' (at most 64)"),
+    "node_rank": (lambda v: v is None or 0 <= v < INT_LIMIT, "give a whole number, 0 or more (below 2**63)"),
     "positive_float": (lambda v: math.isfinite(v) and v > 0, "give a positive finite number, such as 1e-3"),
     "non_negative_float": (lambda v: math.isfinite(v) and v >= 0, "give a finite number, 0 or more"),
     "fraction": (lambda v: 0.0 <= v < 1.0, "it must be at least 0 and below 1"),

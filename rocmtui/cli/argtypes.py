@@ -139,3 +139,19 @@ def output_dir(text: str) -> Path:
                 raise argparse.ArgumentTypeError(f"{str(folder)!r} is a file, not a folder")
             break
     return path
+
+
+def endpoint(text: str) -> str:
+    """``--rdzv-endpoint HOST:PORT``."""
+    rule, why = RANGES["endpoint"]
+    if not rule(text):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} is not HOST:PORT; {why}")
+    return text
+
+
+def job_id(text: str) -> str:
+    """``--rdzv-id ID``: it names the job's run folder."""
+    rule, why = RANGES["job_id"]
+    if not rule(text):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} cannot name a job; {why}")
+    return text

@@ -32,6 +32,9 @@ PARSERS: dict[ParseAs, Callable[[str], Any]] = {
     "newton_schulz_steps": argtypes.newton_schulz_steps,
     "share": argtypes.share,
     "crop_sizes": argtypes.crop_sizes,
+    "endpoint": argtypes.endpoint,
+    "job_id": argtypes.job_id,
+    "node_rank": argtypes.non_negative_int,
 }
 """The argparse type function for each way of reading a value (``choice`` and ``dataset`` are built)."""
 

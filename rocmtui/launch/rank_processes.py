@@ -21,6 +21,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -76,10 +77,10 @@ def launch_ranks(
     starts_before = sum(isinstance(e, RunStarted) for e in read_events(run_dir)) if history else 0
     group = _Group(plan, telemetry, run_dir, (interrupt_stops, hangup_stops))
     group.start()
-    while group.alive() and not is_locked(run_dir) and not control.stop.is_set():
+    while group.alive() and not _written(run_dir, history) and not control.stop.is_set():
         group.wait(POLL_S)
     final: TrainEvent | None = None
-    if is_locked(run_dir) or last_seq(run_dir) > history:
+    if _written(run_dir, history):
         if on_folder is not None:
             on_folder(run_dir)
         relay = _AfterHistory(emit, starts_before)
@@ -96,6 +97,12 @@ def launch_ranks(
     failed = RunFailed(failed.message, failed.kind, run_dir=str(kept) if kept else None)
     emit(failed)
     return RunSummary(failed, kept)
+
+
+def _written(run_dir: Path, history: int) -> bool:
+    """Whether rank 0 holds the folder or has written to it: on a folder shared by several hosts (NFS) the lock
+    is not seen from another node, the events are."""
+    return is_locked(run_dir) or last_seq(run_dir) > history
 
 
 class _AfterHistory:
@@ -124,33 +131,22 @@ class _Group:
             str(run_dir),
             *stops,
         )
-        self.nproc = plan.config.nproc
+        self.config = plan.config
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="rocmtui-ranks", daemon=True)
 
     def start(self) -> None:
-        per_rank = max(1, (os.cpu_count() or 1) // self.nproc)
+        per_rank = max(1, (os.cpu_count() or 1) // self.config.nproc)
         os.environ.setdefault("OMP_NUM_THREADS", str(per_rank))  # as torchrun does: ranks share the cores
         logging.getLogger("torch.distributed.elastic").setLevel(logging.ERROR)
         self._thread.start()
 
     def _run(self) -> None:
         from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
-        from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+        from torch.distributed.launcher.api import elastic_launch
 
         with tempfile.TemporaryDirectory(prefix="rocmtui-ranks-") as logs:
-            launch = LaunchConfig(
-                min_nodes=1,
-                max_nodes=1,
-                nproc_per_node=self.nproc,
-                run_id=uuid.uuid4().hex,
-                rdzv_backend="c10d",
-                rdzv_endpoint="127.0.0.1:0",
-                max_restarts=0,
-                monitor_interval=0.1,
-                start_method="spawn",
-                logs_specs=DefaultLogsSpecs(log_dir=logs),
-            )
+            launch = launch_config(self.config, DefaultLogsSpecs(log_dir=logs))
             try:
                 elastic_launch(launch, rank_main)(*self.args)
             except BaseException as err:  # a rank that failed or was killed: reported from the folder
@@ -172,6 +168,33 @@ class _Group:
         for child in children:
             with contextlib.suppress(psutil.Error):
                 child.kill()
+
+
+JOIN_TIMEOUT_S = 900
+"""How long a node waits at the rendezvous for the job's other nodes (torchrun's default)."""
+
+
+def launch_config(config: TrainConfig, logs: Any) -> Any:
+    """torchrun's settings for ``config``: this node's ``nproc`` ranks, no restarts. One node: a c10d rendezvous
+    on a free port of this host (``--standalone``). Several: every node joins the c10d rendezvous at
+    ``--rdzv-endpoint`` under ``--rdzv-id`` and is given its place, or, with ``--node-rank``, a static one."""
+    from torch.distributed.launcher.api import LaunchConfig
+
+    several = config.nnodes > 1 or config.rdzv_endpoint is not None
+    static = several and config.node_rank is not None
+    return LaunchConfig(
+        min_nodes=config.nnodes,
+        max_nodes=config.nnodes,
+        nproc_per_node=config.nproc,
+        run_id=config.rdzv_id or uuid.uuid4().hex,
+        rdzv_backend="static" if static else "c10d",
+        rdzv_endpoint=config.rdzv_endpoint if several and config.rdzv_endpoint else "127.0.0.1:0",
+        rdzv_configs={"rank": config.node_rank, "timeout": JOIN_TIMEOUT_S} if static else {"timeout": JOIN_TIMEOUT_S},
+        max_restarts=0,
+        monitor_interval=0.1,
+        start_method="spawn",
+        logs_specs=logs,
+    )
 
 
 def _group_failure(run_dir: Path, error: BaseException | None) -> RunFailed:
@@ -225,7 +248,7 @@ def rank_main(  # noqa: PLR0917 - the launcher's arguments, plain values through
     if isinstance(summary.event, RunFailed):
         with contextlib.suppress(OSError):
             writer = RankWriter(folder, ranks.rank)
-            writer.write(RankFailed(ranks.rank, summary.event.message, summary.event.kind))
+            writer.write(RankFailed(ranks.rank, summary.event.message, summary.event.kind, time.time()))
             writer.close()
         print(f"rank {ranks.rank}: {summary.event.message}", file=sys.stderr, flush=True)
         os._exit(code)

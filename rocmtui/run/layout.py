@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import time
 from pathlib import Path
 
@@ -47,16 +48,7 @@ def create_run_dir(runs_dir: Path, name: str, *, shared: bool | None = None) -> 
     0700 (0750 when shared), whatever the umask. The path returned is absolute: a script's later ``chdir``
     cannot redirect its files."""
     shared = shared_by_default() if shared is None else shared
-    runs_dir = Path(os.path.abspath(runs_dir))
-    try:
-        make_dirs(runs_dir, RUNS_DIR_MODE)
-    except FileExistsError:
-        raise UsageError(f"--runs-dir {runs_dir} is a file, not a folder") from None
-    if not runs_dir.is_dir():
-        raise UsageError(f"--runs-dir {runs_dir} is not a folder")
-    problem = runs_dir_problem(runs_dir, shared=shared)
-    if problem:
-        raise UsageError(problem)
+    runs_dir = _checked_runs_dir(runs_dir, shared)
     mode = SHARED_RUN_MODE if shared else RUN_MODE
     for _ in range(MAX_TRIES):
         path = runs_dir / f"{name}-{secrets.token_hex(SUFFIX_BYTES)}"
@@ -67,6 +59,45 @@ def create_run_dir(runs_dir: Path, name: str, *, shared: bool | None = None) -> 
         path.chmod(mode)  # whatever the umask
         return path
     raise UsageError(f"{runs_dir}: {MAX_TRIES} random names for {name} were all taken; is something making folders?")
+
+
+def _checked_runs_dir(runs_dir: Path, shared: bool) -> Path:
+    """The runs folder as an absolute path, made 0755 where missing; UsageError for one that is not a folder, or
+    that another user owns or others can write (unless ``shared``)."""
+    runs_dir = Path(os.path.abspath(runs_dir))
+    try:
+        make_dirs(runs_dir, RUNS_DIR_MODE)
+    except FileExistsError:
+        raise UsageError(f"--runs-dir {runs_dir} is a file, not a folder") from None
+    if not runs_dir.is_dir():
+        raise UsageError(f"--runs-dir {runs_dir} is not a folder")
+    problem = runs_dir_problem(runs_dir, shared=shared)
+    if problem:
+        raise UsageError(problem)
+    return runs_dir
+
+
+def job_run_dir(runs_dir: Path, job_id: str, *, shared: bool | None = None) -> Path:
+    """``runs_dir/job-<job_id>``: the one folder of a job of several nodes, which every node's launcher makes or
+    opens (the first ``mkdir`` wins; the others find it). One that is a link, is not a folder, belongs to another
+    user or others can write is refused in one line: every node trusts what it finds there."""
+    shared = shared_by_default() if shared is None else shared
+    runs_dir = _checked_runs_dir(runs_dir, shared)
+    path = runs_dir / f"job-{job_id}"
+    mode = SHARED_RUN_MODE if shared else RUN_MODE
+    try:
+        path.mkdir(mode)
+        path.chmod(mode)  # whatever the umask
+        return path
+    except FileExistsError:
+        pass
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        raise UsageError(
+            f"{path} is not a private folder of yours (a link, a file, another user's or writable by others); "
+            "give the job another --rdzv-id"
+        )
+    return path
 
 
 def is_run_dir(path: Path) -> bool:

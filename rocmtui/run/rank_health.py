@@ -9,15 +9,18 @@ measured (a script's ``track()``), the ranks' speeds are compared instead.
 
 from __future__ import annotations
 
+import itertools
 import statistics
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import msgspec
 
 from rocmtui.base.text import plain
-from rocmtui.run.rank_streams import RankView
+from rocmtui.run.rank_streams import RankTail, RankView
 
 RankState = Literal["starting", "running", "straggler", "stalled", "failed", "ended"]
 
@@ -193,3 +196,45 @@ def node_line(rows: Sequence[RankRow]) -> str:
     """The header of one node's ranks: ``node 1  host-b  2 ranks``."""
     first = rows[0]
     return f"node {first.node}  {_host(first)}  {len(rows)} rank{'s' if len(rows) != 1 else ''}"
+
+
+def _ranks_text(ranks: Sequence[int]) -> str:
+    return f"rank{'s' if len(ranks) != 1 else ''} {', '.join(str(r) for r in ranks)}"
+
+
+def job_failure(run_dir: Path, node: int, *, wait_s: float, poll_s: float = 0.1) -> str | None:
+    """Who ended a job whose collective failed on this node, as the ranks' files tell: the nodes none of whose
+    ranks wrote a failure within ``wait_s`` (killed, cut off: ``node 1 (b, ranks 2, 3) stopped answering after
+    step 120``), else the other rank that failed first and why; None when the files name no one."""
+    deadline = time.monotonic() + wait_s
+    tail = RankTail(run_dir)
+    try:
+        while True:
+            tail.poll()
+            views = sorted(tail.views.values(), key=lambda v: (_node(v), v.rank))
+            others = [v for v in views if v.started is not None and _node(v) != node]
+            nodes = [list(group) for _, group in itertools.groupby(others, key=_node)]
+            silent = [group for group in nodes if not any(v.failed is not None for v in group)]
+            if not silent or time.monotonic() >= deadline:
+                break
+            time.sleep(poll_s)
+    finally:
+        tail.close()
+    if silent:
+        return "; ".join(_silent_node(group) for group in silent)
+    failed = sorted((v for v in others if v.failed is not None), key=lambda v: v.failed.wall if v.failed else 0)
+    if failed and failed[0].failed is not None:
+        first = failed[0]
+        return f"rank {first.rank} (node {_node(first)}, {_view_host(first)}) failed: {plain(first.failed.message)}"
+    return None
+
+
+def _silent_node(group: Sequence[RankView]) -> str:
+    step = max(v.step for v in group)
+    ranks = _ranks_text([v.rank for v in group])
+    return f"node {_node(group[0])} ({_view_host(group[0])}, {ranks}) stopped answering after step {step:,}"
+
+
+def _view_host(view: RankView) -> str:
+    host = view.started.host if view.started is not None else ""
+    return plain(host, limit=64) if host else "host unknown"

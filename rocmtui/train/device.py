@@ -41,7 +41,7 @@ def resolve_device(config: TrainConfig) -> torch.device:
         raise UsageError("choose one of --cuda-graph and --compile")
     _check_crops(config)
     _check_newton_schulz(config)
-    if config.nproc > 1:
+    if config.several_ranks:
         _check_ranks(config, device)
     return device
 
@@ -69,7 +69,9 @@ def _check_newton_schulz(config: TrainConfig) -> None:
 
 def _check_ranks(config: TrainConfig, device: torch.device) -> None:
     if config.cuda_graph and "cuda_graph" in config.given:
-        raise UsageError("--cuda-graph cannot run with --nproc above 1 (DDP's all-reduce is not captured); drop one")
+        raise UsageError(
+            "--cuda-graph cannot run with --nproc or --nnodes above 1 (DDP's all-reduce is not captured); drop one"
+        )
     if device.type == "cuda":
         if device.index is not None:
             raise UsageError(
@@ -84,7 +86,7 @@ def fit_to_device(config: TrainConfig, device: torch.device) -> TrainConfig:
     ranks: the run trains without it (typed on the command line, it is refused by ``resolve_device`` instead).
     Mixed precision on a CPU without bf16 instructions, where autocast is emulated (fastnet's forward pass
     about 25 times slower than in fp32): the run trains in fp32 (typed, it is kept)."""
-    if config.cuda_graph and (device.type != "cuda" or config.nproc > 1):
+    if config.cuda_graph and (device.type != "cuda" or config.several_ranks):
         config = replace(config, cuda_graph=False)
     if device.type == "cpu" and config.amp != "off" and "amp" not in config.given and not cpu_has_bf16():
         config = replace(config, amp="off")

@@ -107,7 +107,8 @@ def wrap(model: nn.Module, device: torch.device, waits: Waits | None = None) -> 
     ids = [device.index] if device.type == "cuda" else None
     ddp = DistributedDataParallel(model, device_ids=ids)
     if waits is not None and device.type != "cuda":
-        ddp.register_comm_hook(waits, _timed_allreduce)
+        # DDP checks a hook's ``bucket`` annotation against the class itself; ours is a string (PEP 563)
+        ddp.register_comm_hook(waits, lambda state, bucket: _timed_allreduce(state, bucket))  # noqa: PLW0108
     return ddp
 
 

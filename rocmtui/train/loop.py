@@ -10,11 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.events import Emit, RunControl, TrainEvent
+from rocmtui.events import Emit, RunControl, RunFailed, TrainEvent
 from rocmtui.gpu.run_recorder import GpuRecorder
 from rocmtui.run.format import write_config
-from rocmtui.run.layout import create_run_dir, run_name
+from rocmtui.run.layout import create_run_dir, job_run_dir, run_name
+from rocmtui.run.rank_health import job_failure
+from rocmtui.run.rank_place import rank_place
 from rocmtui.run.rank_streams import BEAT_S, RankWriter
 from rocmtui.run.samples import SampleLog
 from rocmtui.run.session import RunSession
@@ -81,9 +85,16 @@ def train(
         wait_for_cache()  # a first run's data cache, written behind it: whole before the process leaves
 
 
+LOST_NODE_WAIT_S = 2 * BEAT_S
+"""How long rank 0 waits, after a failed collective, for the other nodes' ranks to say why before it names the
+nodes that said nothing as the ones that stopped answering."""
+
+
 def new_run_dir(config: TrainConfig) -> Path:
-    """``runs/<YYYYmmdd-HHMMSS>-<dataset>-<model>/``, made atomically (a suffix when the name is taken)."""
+    """``runs/<YYYYmmdd-HHMMSS>-<dataset>-<model>-<suffix>/``, made atomically; a job's ``runs/job-<rdzv-id>/``."""
     shared = config.shared_runs_dir or None  # None: $ROCMTUI_SHARED_RUNS_DIR decides
+    if config.rdzv_id is not None:  # a job of several nodes: every node's launcher finds the same folder
+        return job_run_dir(config.runs_dir, config.rdzv_id, shared=shared)
     return create_run_dir(config.runs_dir, run_name(config.dataset, config.model), shared=shared)
 
 
@@ -124,10 +135,21 @@ class _Run:
             return self._prepared().run()
         except Exception as err:  # the contract: a failed run is an event, never an exception out of train()
             failed = training_failure(err, self.progress.global_step, self.progress.epoch)
-            return end_failed(failed, self.saver, self.send)
+            return end_failed(self._named(failed), self.saver, self.send)
         finally:
             if self.rank_log is not None:
                 self.rank_log.close()
+
+    def _named(self, failed: RunFailed) -> RunFailed:
+        """Rank 0's failure of a job of several nodes with the node or rank that caused it, as their files tell
+        (a node killed or cut off leaves its peers a broken connection, which names no one)."""
+        ranks = self.setup.plan.ranks
+        if not (ranks.leader and ranks.several and self.rank_log is not None):
+            return failed
+        cause = job_failure(self.setup.run_dir, rank_place().node_rank, wait_s=LOST_NODE_WAIT_S)
+        if cause is None:
+            return failed
+        return msgspec.structs.replace(failed, message=f"{cause}; rank 0: {failed.message}")
 
     def _prepared(self) -> EpochLoop:
         """The engine built (and restored, and its graph captured), the settings written, the start sent."""

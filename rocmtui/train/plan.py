@@ -39,8 +39,8 @@ class RunPlan:
 
     @property
     def launches_ranks(self) -> bool:
-        """Whether this plan trains through ``config.nproc`` processes, started by ``launch.rank_processes``."""
-        return self.config.nproc > 1 and not self.ranks.several
+        """Whether this plan trains through ranks started by ``launch.rank_processes`` (``--nproc``, ``--nnodes``)."""
+        return self.config.several_ranks and not self.ranks.several
 
 
 def plan_run(config: TrainConfig) -> RunPlan:
