@@ -19,6 +19,7 @@ from rocmtui.base.errors import UsageError
 from rocmtui.base.text import plain
 from rocmtui.base.units import fmt_acc
 from rocmtui.cli.notify_option import add_notify_flag
+from rocmtui.cli.rank_rules import add_rank_rules, rank_rules
 from rocmtui.cli.terminal import can_draw
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.run.layout import default_runs_dir
@@ -110,6 +111,12 @@ def add_run_parsers(sub: Any) -> None:
         "--csv", metavar="FILE", nargs="?", const="-", default=None,
         help="every series of RUN as CSV (step, time_s, name, value) to FILE, or to stdout",
     )  # fmt: skip
+    runs.add_argument(
+        "--ranks", action="store_true",
+        help="every rank of RUN (a run of several ranks or nodes): node, host, step, step time, heartbeat, and the "
+        "straggler or stalled rank named; with --json, one array",
+    )  # fmt: skip
+    add_rank_rules(runs)
     runs.add_argument(
         "--card", metavar="FILE", nargs="?", const="", default=None,
         help="a run card of RUN (one SVG image: curves, best result, recipe, GPU) to FILE "
@@ -234,16 +241,54 @@ def run_runs(args: argparse.Namespace) -> int:
     log = _tensorboard_log(args.run)
     if log is not None:
         return _tensorboard_runs(log, args)
+    if args.ranks:
+        return _print_ranks(find_run(args.run, args.runs_dir), args)
     if args.csv is not None:
         return _write_csv(find_run(args.run, args.runs_dir), args.csv)
     if args.card is not None:
         return _write_card(find_run(args.run, args.runs_dir), args.card)
     if args.run is not None:
-        raise UsageError("a run is named with --csv or --card only; 'rocmtui runs' alone lists them all")
+        raise UsageError("a run is named with --csv, --card or --ranks only; 'rocmtui runs' alone lists them all")
     if not args.json and not args.plain and can_draw():
         return _runs_table(args)
     runs = list_runs(args.runs_dir) if args.filter is None else _filtered(args.runs_dir, args.filter)
     _print_listing(runs, as_json=args.json, where=args.runs_dir, filtered=args.filter is not None)
+    return 0
+
+
+def _print_ranks(run_dir: Path, args: argparse.Namespace) -> int:
+    """``runs RUN --ranks``: the job's summary line, then its ranks grouped by node (or one JSON array)."""
+    import itertools
+
+    from rocmtui.run.rank_health import node_line, nodes_summary, rank_line, rank_rows, step_strip, strip_scale
+    from rocmtui.run.rank_streams import RankTail
+    from rocmtui.run.status import effective, read_status
+
+    tail = RankTail(run_dir)
+    try:
+        tail.poll()
+    finally:
+        tail.close()
+    status = read_status(run_dir)
+    live = status is not None and effective(run_dir, status).live
+    rules = rank_rules(args)
+    views = list(tail.views.values())
+    rows = rank_rows(views, time.time(), rules, live=live)
+    if args.json:
+        from rocmtui.codec import encode_json
+
+        print(encode_json(rows, indent=1).decode())
+        return 0
+    if not rows:
+        print(f"{plain(run_dir)}: no ranks (a run of one process writes none)")
+        return 0
+    print(nodes_summary(rows))
+    by_rank, scale = {v.rank: v for v in views}, strip_scale(views, rules.window)
+    for _node, members in itertools.groupby(rows, key=lambda r: r.node):
+        group = list(members)
+        print(node_line(group))
+        for row in group:
+            print("  " + rank_line(row, row.device, step_strip(by_rank[row.rank], rules.window, scale)))
     return 0
 
 
