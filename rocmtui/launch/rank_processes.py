@@ -138,7 +138,11 @@ class _Group:
     def start(self) -> None:
         per_rank = max(1, (os.cpu_count() or 1) // self.config.nproc)
         os.environ.setdefault("OMP_NUM_THREADS", str(per_rank))  # as torchrun does: ranks share the cores
-        logging.getLogger("torch.distributed.elastic").setLevel(logging.ERROR)
+        # a rank's failure is told from the run folder, in one line; the launcher's own account is a traceback
+        logging.getLogger("torch.distributed.elastic").setLevel(logging.CRITICAL)
+        # the resource tracker (started with these options) frees what killed ranks held, and says so: not news
+        if _TRACKER_NOTE not in sys.warnoptions:
+            sys.warnoptions.append(_TRACKER_NOTE)
         self._thread.start()
 
     def _run(self) -> None:
@@ -170,6 +174,7 @@ class _Group:
                 child.kill()
 
 
+_TRACKER_NOTE = "ignore::UserWarning:multiprocessing.resource_tracker"
 JOIN_TIMEOUT_S = 900
 """How long a node waits at the rendezvous for the job's other nodes (torchrun's default)."""
 

@@ -67,19 +67,23 @@ def rank_rows(views: Iterable[RankView], now: float, rules: HealthRules, *, live
     """The rows of ``views`` in (node, rank) order; ``now``: time.time(); ``live``: whether the run is still
     going (a finished run's ranks are quiet, not stalled)."""
     views = sorted(views, key=lambda v: (_node(v), v.rank))
-    costs = {v.rank: c for v in views if v.failed is None and (c := _cost(v, rules.window)) is not None}
+    fresh = [v.rank for v in views if v.last_wall and now - v.last_wall <= rules.stall_s and v.failed is None]
+    ages = {v.rank: max(0.0, now - v.last_wall) if v.last_wall else None for v in views}
+    states = {
+        v.rank: _state(v, ages[v.rank], rules, live=live, others_alive=any(r != v.rank for r in fresh)) for v in views
+    }
+    # compared: the ranks still stepping (a stalled or failed rank's old step times say nothing of now)
+    costs = {v.rank: c for v in views if states[v.rank][0] == "running" and (c := _cost(v, rules.window)) is not None}
     # the median rank; of two, the faster (the median of two is their mean, and would halve the margin)
     median = None if len(costs) < 2 else min(costs.values()) if len(costs) == 2 else statistics.median(costs.values())
-    fresh = [v.rank for v in views if v.last_wall and now - v.last_wall <= rules.stall_s and v.failed is None]
     rows = []
     for view in views:
-        age = max(0.0, now - view.last_wall) if view.last_wall else None
-        state, message = _state(view, age, rules, live=live, others_alive=any(r != view.rank for r in fresh))
+        state, message = states[view.rank]
         if state == "running" and median is not None and view.rank in costs:
             over = costs[view.rank] / median - 1 if median > 0 else 0.0
             if over > rules.margin:
                 state, message = "straggler", f"{over:.0%} slower than the median rank"
-        rows.append(_row(view, age, state, message, rules.window))
+        rows.append(_row(view, ages[view.rank], state, message, rules.window))
     return rows
 
 
