@@ -13,7 +13,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from waiting import wait_for
@@ -42,16 +44,20 @@ def free_port() -> int:
 class Job:
     """``nodes`` launchers of one job, each in a process group of its own (a node to kill whole)."""
 
-    def __init__(self, tmp_path: Path, nodes: int, *args: str) -> None:
+    def __init__(
+        self, tmp_path: Path, nodes: int, *args: str, endpoint: str = "", within: Sequence[Sequence[str]] = ()
+    ) -> None:
+        """``within``: each node's command prefix (``ip netns exec NS ...``); none: all on this host's loopback."""
         self.runs = tmp_path / "runs"
         self.env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
-        endpoint = f"127.0.0.1:{free_port()}"
+        endpoint = endpoint or f"127.0.0.1:{free_port()}"
         command = [
             sys.executable, "-m", "rocmtui", "train", "cifar", "--headless", "--device", "cpu",
             "--runs-dir", str(self.runs), "--nnodes", str(nodes), "--rdzv-endpoint", endpoint,
             "--rdzv-id", "job7", "--batch-size", "64", *args,
         ]  # fmt: skip
-        self.nodes = [self._node(command) for _ in range(nodes)]
+        prefixes = list(within) or [[] for _ in range(nodes)]
+        self.nodes = [self._node([*prefix, *command]) for prefix in prefixes]
         self.folder = self.runs / "job-job7"
 
     def _node(self, command: list[str]) -> subprocess.Popen[str]:
@@ -94,8 +100,8 @@ class Job:
 def job(tmp_path: Path):
     jobs: list[Job] = []
 
-    def start(nodes: int, *args: str) -> Job:
-        jobs.append(Job(tmp_path, nodes, *args))
+    def start(nodes: int, *args: str, **where: Any) -> Job:
+        jobs.append(Job(tmp_path, nodes, *args, **where))
         return jobs[-1]
 
     yield start
@@ -187,3 +193,48 @@ def test_a_stopped_rank_is_named_stalled_and_a_killed_node_ends_the_job_named(jo
     assert (started.folder / EVENTS).read_bytes().startswith(written)  # nothing written before is lost
     status = read_status(started.folder)
     assert status is not None and status.state == "failed"
+
+
+@pytest.fixture
+def two_namespaces() -> Iterator[tuple[list[list[str]], str]]:
+    """Two network namespaces joined by a veth pair (10.77.N.1 and .2): each node's command prefix, and the
+    first's address. Skipped where the test cannot make them (not root, no ``ip``, no network namespaces)."""
+    tag = f"{os.getpid() % 100_000}"
+    names, links = [f"rt{tag}a", f"rt{tag}b"], [f"rt{tag}x", f"rt{tag}y"]
+    subnet = f"10.77.{os.getpid() % 250}"
+    steps = [
+        *(["ip", "netns", "add", name] for name in names),
+        ["ip", "link", "add", links[0], "type", "veth", "peer", "name", links[1]],
+    ]
+    for n, (name, link) in enumerate(zip(names, links, strict=True)):
+        steps += [
+            ["ip", "link", "set", link, "netns", name],
+            ["ip", "-n", name, "addr", "add", f"{subnet}.{n + 1}/24", "dev", link],
+            ["ip", "-n", name, "link", "set", link, "up"],
+            ["ip", "-n", name, "link", "set", "lo", "up"],
+        ]
+    try:
+        for step in steps:
+            made = subprocess.run(step, check=False, capture_output=True, text=True, timeout=30)
+            if made.returncode != 0:
+                pytest.skip(f"cannot make network namespaces here: {' '.join(step)}: {made.stderr.strip()}")
+        prefixes = [
+            ["ip", "netns", "exec", name, "env", f"GLOO_SOCKET_IFNAME={link}"]
+            for name, link in zip(names, links, strict=True)
+        ]
+        yield prefixes, f"{subnet}.1"
+    except FileNotFoundError:
+        pytest.skip("cannot make network namespaces here: no ip command")
+    finally:
+        for name in names:
+            subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True, timeout=30)
+
+
+def test_two_nodes_in_network_namespaces_of_their_own_rendezvous_across_a_veth_pair(job, two_namespaces) -> None:
+    prefixes, address = two_namespaces
+    started = job(2, "--epochs", "1", endpoint=f"{address}:{free_port()}", within=prefixes)
+    results = started.finish()
+    assert [code for code, _, _ in results] == [0, 0], results
+    ranks = runs_ranks(started)
+    assert [(r["rank"], r["node"], r["state"]) for r in ranks] == [(0, 0, "ended"), (1, 1, "ended")]
+    assert isinstance(read_events(started.folder)[-1], RunFinished)
