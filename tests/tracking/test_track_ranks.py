@@ -172,3 +172,37 @@ def test_hugging_face_trainer_ddp_on_two_cpu_processes_reports_every_rank(tmp_pa
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "completed"
     for view in two_ranks(run).values():
         assert view.progress is not None and view.progress.step == 6
+
+
+def test_a_torchrun_script_of_two_nodes_reports_every_rank_with_its_node(tmp_path: Path) -> None:
+    """Two torchrun launchers (two "nodes") on one c10d rendezvous port, two ranks each: one run folder, and
+    ``runs RUN --ranks --json`` lists all four ranks with their node and step."""
+    import json
+    import socket
+
+    script = tmp_path / "train_ddp.py"
+    script.write_text(TORCHRUN_SCRIPT)
+    runs = tmp_path / "runs"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    torchrun = [
+        sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "2",
+        "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "two-nodes",
+        str(script), str(runs),
+    ]  # fmt: skip
+    env_vars = {k: v for k, v in os.environ.items() if k not in (env.RUN_DIR, env.LINK, env.RUN_NAME)}
+    pipes: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    nodes = [subprocess.Popen(torchrun, cwd=tmp_path, env=env_vars, **pipes) for _ in range(2)]
+    said = [node.communicate(timeout=300) for node in nodes]
+    assert [node.returncode for node in nodes] == [0, 0], [err[-1500:] for _, err in said]
+    [run] = run_dirs(runs)
+    listed = subprocess.run(
+        [sys.executable, "-m", "rocmtui", "runs", str(run), "--ranks", "--json"],
+        check=True, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    ranks = json.loads(listed.stdout)
+    assert [r["rank"] for r in ranks] == [0, 1, 2, 3]
+    assert sorted((r["node"], r["local_rank"]) for r in ranks) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert all(r["node"] == r["rank"] // 2 for r in ranks)  # listed grouped by node
+    assert all(r["step"] == 60 and r["state"] == "ended" and r["step_s_median"] for r in ranks)
