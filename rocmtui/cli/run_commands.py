@@ -87,6 +87,7 @@ def add_run_parsers(sub: Any) -> None:
     watch.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     watch.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
     add_notify_flag(watch)
+    add_rank_rules(watch)
 
     runs = sub.add_parser(
         "runs", help="the runs under --runs-dir: a table to sort, filter, compare, tag and delete",
@@ -204,6 +205,7 @@ def run_watch(args: argparse.Namespace) -> int:
         notify=notify_watched(args.no_notify, run_dir),
         script=(names[0] or run_dir.name) if infos[0].kind == "script" else None,
     )
+    app.train_screen.rank_table.rules = rank_rules(args)
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))
     return code
@@ -260,7 +262,15 @@ def _print_ranks(run_dir: Path, args: argparse.Namespace) -> int:
     """``runs RUN --ranks``: the job's summary line, then its ranks grouped by node (or one JSON array)."""
     import itertools
 
-    from rocmtui.run.rank_health import node_line, nodes_summary, rank_line, rank_rows, step_strip, strip_scale
+    from rocmtui.run.rank_health import (
+        RANK_HEADER,
+        node_line,
+        nodes_summary,
+        rank_line,
+        rank_rows,
+        step_strip,
+        strip_scale,
+    )
     from rocmtui.run.rank_streams import RankTail
     from rocmtui.run.status import effective, read_status
 
@@ -283,6 +293,7 @@ def _print_ranks(run_dir: Path, args: argparse.Namespace) -> int:
         print(f"{plain(run_dir)}: no ranks (a run of one process writes none)")
         return 0
     print(nodes_summary(rows))
+    print("  " + RANK_HEADER)
     by_rank, scale = {v.rank: v for v in views}, strip_scale(views, rules.window)
     for _node, members in itertools.groupby(rows, key=lambda r: r.node):
         group = list(members)

@@ -179,21 +179,29 @@ def _host(row: RankRow) -> str:
     return plain(row.host, limit=64) if row.host else "host unknown"
 
 
-def _seconds(value: float | None) -> str:
-    if value is None:
+def _times(median: float | None, worst: float | None) -> str:
+    """``111/224ms`` or ``1.2/3.4s``: a step's median and worst seconds in one unit."""
+    if median is None or worst is None:
         return "-"
-    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.1f}s"
+    if worst < 1:
+        return f"{median * 1000:.0f}/{worst * 1000:.0f}ms"
+    return f"{median:.1f}/{worst:.1f}s"
+
+
+RANK_HEADER = f"{'rank':<8} {'device':<8} {'step':>7} {'step med/max':>12} {'speed':>8} {'beat':>4} {'recent':<8} state"
+"""The column names over ``rank_line``'s lines."""
 
 
 def rank_line(row: RankRow, device: str, strip: str) -> str:
-    """One rank as a line of text (the watch screen's rank table, ``runs RUN --ranks``): its device (a GPU named
-    by the caller), step, step time median/worst, speed, heartbeat age, strip of recent step times, state."""
+    """One rank as a line of text (the watch screen's rank table, ``runs RUN --ranks``), under ``RANK_HEADER``: its
+    device (a GPU named by the caller), step, step time median/worst, speed (images or steps a second), heartbeat
+    age, strip of recent step times, state. 79 columns before a message."""
     speed = "-" if row.speed is None else f"{row.speed:,.0f}/s" if row.speed >= 100 else f"{row.speed:,.1f}/s"
-    age = "-" if row.heartbeat_age_s is None else f"{row.heartbeat_age_s:.0f}s"
-    times = f"{_seconds(row.step_s_median)}/{_seconds(row.step_s_worst)}"
+    age = "-" if row.heartbeat_age_s is None else f"{min(row.heartbeat_age_s, 9999):.0f}s"
     state = f"{row.state}: {plain(row.message)}" if row.message else row.state
     where = plain(device, limit=8)
-    return f"rank {row.rank:<3} {where:<8} step {row.step:>7,}  {times:>13}  {speed:>10} {age:>5} {strip:<8} {state}"
+    times = _times(row.step_s_median, row.step_s_worst)
+    return f"rank {row.rank:<3} {where:<8} {row.step:>7,} {times:>12} {speed:>8} {age:>4} {strip:<8} {state}"
 
 
 def node_line(rows: Sequence[RankRow]) -> str:

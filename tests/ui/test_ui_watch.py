@@ -155,11 +155,13 @@ async def test_a_two_rank_run_shows_a_line_per_rank(tmp_path: Path) -> None:
         app.train_screen.rank_table.refresh_ranks()
         await pilot.pause()
         table = app.train_screen.rank_table
-        assert table.display and table.region.height >= 3  # its rule and one line per rank, at 80x24
-        lines = str(table.render()).splitlines()
-        steps = {line.split()[1]: line.split()[4] for line in lines}
+        assert table.display and table.region.height >= 5  # its rule, the job's line, the header, a line per rank
+        summary, header, *lines = str(table.render()).splitlines()
+        assert summary == "1 node, 2 ranks"  # a finished run: no rank named stalled or slow
+        assert header.split()[:3] == ["rank", "device", "step"]
+        steps = {line.split()[1]: line.split()[3] for line in lines}
         assert set(steps) == {"0", "1"} and steps["0"] == steps["1"]  # the ranks ended at the same step
-        assert all("cpu" in line and "img/s" in line for line in lines)
+        assert all("cpu" in line and "/s" in line and line.endswith("ended") for line in lines)
 
 
 @pytest.mark.parametrize("saves", [False, True])

@@ -20,6 +20,7 @@ from textual.widgets import Static
 from rocmtui.base.text import plain
 from rocmtui.gpu.sample import GpuSample
 from rocmtui.run.rank_health import (
+    RANK_HEADER,
     HealthRules,
     node_line,
     nodes_summary,
@@ -74,7 +75,9 @@ def rank_lines(
     rows = rank_rows(views, now, rules, live=live)
     by_rank = {v.rank: v for v in views}
     scale = strip_scale(views, rules.window)
-    out = Text(nodes_summary(rows), no_wrap=True, overflow="ellipsis", style="bold")
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(nodes_summary(rows), style="bold")
+    out.append("\n" + RANK_HEADER, style="dim")
     several_nodes = len({r.node for r in rows}) > 1
     for _node, members in itertools.groupby(rows, key=lambda r: r.node):
         group = list(members)
@@ -108,7 +111,10 @@ class RankTable(Static):
     """Shown once a run reports several ranks; ``refresh_ranks`` reads their new lines."""
 
     DEFAULT_CSS = """
-    RankTable { height: auto; max-height: 12; border-top: solid $primary; padding: 0 1; display: none; }
+    RankTable {
+        height: auto; max-height: 9; border-top: solid $primary; padding: 0 1; display: none;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     def __init__(self, *, id: str | None = None, rules: HealthRules = RULES) -> None:
