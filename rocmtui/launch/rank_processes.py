@@ -35,9 +35,9 @@ from rocmtui.base.errors import first_line
 from rocmtui.codec import decode_json, encode_json
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
-from rocmtui.launch.detached_output import write_output_to_folder
+from rocmtui.launch.detached_output import rank_log_name, write_output_to_folder
 from rocmtui.run.follow import follow
-from rocmtui.run.format import EVENTS, STDERR
+from rocmtui.run.format import EVENTS, RANKS, STDERR
 from rocmtui.run.lock import is_locked
 from rocmtui.run.outcome import exit_code
 from rocmtui.run.rank_streams import RankFailed, RankTail, RankWriter
@@ -269,7 +269,9 @@ def _group_failure(run_dir: Path, error: BaseException | None) -> RunFailed:
     if said:
         return RunFailed(said[0].message, said[0].kind)
     why = first_line(error, with_type=True) if error is not None else "they ended before training started"
-    return RunFailed(f"the training processes failed ({why}); see {run_dir / STDERR}", "error")
+    return RunFailed(
+        f"the training processes failed ({why}); see {run_dir / STDERR} and {run_dir / RANKS}/rank-N.log", "error"
+    )
 
 
 def rank_main(  # noqa: PLR0917 - the launcher's arguments, plain values through the spawn
@@ -289,7 +291,9 @@ def rank_main(  # noqa: PLR0917 - the launcher's arguments, plain values through
     """
     ranks = ranks_from_env()
     folder = Path(run_dir)
-    write_output_to_folder(folder)  # the terminal that started the run may go away
+    # the terminal that started the run may go away; one log a rank, one writer a file (NFS)
+    folder.joinpath(RANKS).mkdir(mode=0o755, exist_ok=True)
+    write_output_to_folder(folder, name=rank_log_name(ranks.rank))
     control = RunControl()
     signal.signal(signal.SIGTERM, lambda *_: control.request_stop())
     signal.signal(signal.SIGINT, (lambda *_: control.request_stop()) if interrupt_stops else signal.SIG_IGN)

@@ -15,7 +15,10 @@ SIGTERM stops the run with a checkpoint, as a viewer's stop does.
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
 import signal
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,18 +27,21 @@ from rocmtui.base import startup_gc
 from rocmtui.codec import decode_json
 from rocmtui.config import MonitorConfig, TrainConfig
 from rocmtui.events import RunControl, RunFailed, TrainEvent
-from rocmtui.launch.detached_output import write_output_to_folder
+from rocmtui.launch.detached_output import node_log_name, write_output_to_folder
+from rocmtui.run.format import STDERR
 from rocmtui.run.outcome import exit_code, leave
 
 
-def _announce(run_dir: Path) -> None:
-    """Tell the launcher where the run is, then let go of the pipes: the launcher may go away at any time."""
+def _announce(run_dir: Path, nodes: int) -> None:
+    """Tell the launcher where the run is, then let go of the pipes: the launcher may go away at any time. One
+    node of several writes a log of its own in the job's shared folder."""
     try:
         sys.stdout.write(f"{run_dir}\n")
         sys.stdout.flush()
     except OSError:  # the launcher is already gone: train on
         pass
-    write_output_to_folder(run_dir)
+    name = node_log_name(socket.gethostname(), os.getpid()) if nodes > 1 else STDERR
+    write_output_to_folder(run_dir, name=name)
 
 
 def main(argv: list[str]) -> int:
@@ -65,9 +71,10 @@ def main(argv: list[str]) -> int:
     if plan.launches_ranks:  # the ranks train; this process starts them and follows their folder
         from rocmtui.launch.rank_processes import launch_ranks
 
-        summary = launch_ranks(plan, emit, control, telemetry=telemetry, on_folder=_announce)
+        announce = functools.partial(_announce, nodes=plan.config.nnodes)
+        summary = launch_ranks(plan, emit, control, telemetry=telemetry, on_folder=announce)
     else:
-        summary = train(plan, emit, control, telemetry=telemetry, on_folder=_announce)
+        summary = train(plan, emit, control, telemetry=telemetry, on_folder=functools.partial(_announce, nodes=1))
     if early:
         _say(early[-1].message)
     return exit_code(summary.event)
