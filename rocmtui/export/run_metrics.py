@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,9 +18,12 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from rocmtui.base.errors import UsageError
+from rocmtui.base.text import plain
 from rocmtui.run.fold import RunFold
 from rocmtui.run.format import STATUS
 from rocmtui.run.layout import run_dirs
+from rocmtui.run.rank_health import HealthRules, RankRow, rank_rows
+from rocmtui.run.rank_streams import RankTail
 from rocmtui.run.status import LIVE_STATES, RunStatus, effective, read_status
 from rocmtui.run.stream import EventTail
 
@@ -35,6 +39,8 @@ class RunReader:
         self._stamp: tuple[int, int] | None = None
         self._status: RunStatus | None = None
         self.progress = RunFold()
+        self.ranks = RankTail(run_dir)
+        """The run's ranks (a run of several ranks or nodes); none for a run of one process."""
 
     def status(self) -> RunStatus | None:
         try:
@@ -54,10 +60,15 @@ class RunReader:
                 self.progress.apply(event)
         finally:
             self._tail.release()
+        try:
+            self.ranks.poll()
+        finally:
+            self.ranks.release()
         return self.progress
 
     def close(self) -> None:
         self._tail.close()
+        self.ranks.close()
 
 
 RUN_LABELS = ["run", "name", "hostname"]
@@ -95,7 +106,10 @@ class RunCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         with self._lock:
-            live = [(status, reader.run_dir, _progress(reader)) for status, reader in self._live()]
+            live = [
+                (status, reader.run_dir, _progress(reader), list(reader.ranks.views.values()))
+                for status, reader in self._live()
+            ]
         families = {
             name: GaugeMetricFamily(name, help_text, labels=RUN_LABELS)
             for name, help_text in (
@@ -111,7 +125,8 @@ class RunCollector(Collector):
             )
         }
         state = GaugeMetricFamily("rocmtui_run_state", "1 for the run's state", labels=[*RUN_LABELS, "state"])
-        for status, run_dir, progress in live:
+        ranks = RankFamilies()
+        for status, run_dir, progress, views in live:
             labels = [run_dir.name, status.name, status.host]
             values = {
                 "rocmtui_run_epochs_completed": status.epoch,
@@ -129,8 +144,55 @@ class RunCollector(Collector):
                     families[name].add_metric(labels, float(value))
             for name in STATES:
                 state.add_metric([*labels, name], 1.0 if status.state == name else 0.0)
+            if views:
+                ranks.add(labels, rank_rows(views, time.time(), HealthRules(), live=True))
         yield state
         yield from families.values()
+        yield from ranks.families()
+
+
+RANK_LABELS = [*RUN_LABELS, "node", "rank", "rank_host"]
+"""A rank's series: its run's labels, and its node, global rank and host (``rank_host``: the run's ``hostname``
+is the host of rank 0's writer); a Prometheus scraping every node sums or compares them."""
+RANK_STATES = ("starting", "running", "straggler", "stalled", "failed")
+
+
+class RankFamilies:
+    """The per-rank gauges of one scrape."""
+
+    def __init__(self) -> None:
+        self.step = GaugeMetricFamily("rocmtui_rank_step", "The rank's newest step", labels=RANK_LABELS)
+        self.step_seconds = GaugeMetricFamily(
+            "rocmtui_rank_step_seconds",
+            "Seconds a step of the rank, the median of its latest reports",
+            labels=RANK_LABELS,
+        )
+        self.busy_seconds = GaugeMetricFamily(
+            "rocmtui_rank_busy_seconds",
+            "Of a step, the seconds the rank spent on its own work, not waiting for the others",
+            labels=RANK_LABELS,
+        )
+        self.heartbeat = GaugeMetricFamily(
+            "rocmtui_rank_heartbeat_age_seconds", "Seconds since the rank's newest line", labels=RANK_LABELS
+        )
+        self.state = GaugeMetricFamily("rocmtui_rank_state", "1 for the rank's state", labels=[*RANK_LABELS, "state"])
+
+    def add(self, run_labels: list[str], rows: list[RankRow]) -> None:
+        for row in rows:
+            labels = [*run_labels, str(row.node), str(row.rank), plain(row.host, limit=64)]
+            self.step.add_metric(labels, float(row.step))
+            for family, value in (
+                (self.step_seconds, row.step_s_median),
+                (self.busy_seconds, row.busy_s_median),
+                (self.heartbeat, row.heartbeat_age_s),
+            ):
+                if value is not None:
+                    family.add_metric(labels, value)
+            for name in RANK_STATES:
+                self.state.add_metric([*labels, name], 1.0 if row.state == name else 0.0)
+
+    def families(self) -> Iterator[Metric]:
+        yield from (self.step, self.step_seconds, self.busy_seconds, self.heartbeat, self.state)
 
 
 def _stamp(run_dir: Path) -> tuple[int, int]:

@@ -169,6 +169,12 @@ class RankTail:
                 found = True
         return found
 
+    def release(self) -> None:
+        """Let go of the files until the next poll (where they are read again from where it stopped): a reader
+        of many runs holds no descriptor between reads."""
+        for tail in self._tails.values():
+            tail.release()
+
     def close(self) -> None:
         for tail in self._tails.values():
             tail.close()

@@ -158,3 +158,35 @@ def test_export_command_warns_beyond_localhost_and_refuses_a_taken_port(capsys, 
     assert export_command.run_export(args, stop) == 0
     err = capsys.readouterr().err
     assert "no authentication" in err.splitlines()[0]
+
+
+def test_a_live_run_of_several_nodes_exports_each_rank_labelled_with_its_node_and_host(h200, runs) -> None:
+    import time
+
+    from rocmtui.run.rank_streams import RankBeat, RankProgress, RankStarted, RankWriter
+
+    live = runs / "20261201-071828-cifar10-fastnet"
+    now = time.time()
+    for rank, (node, host, busy) in enumerate([(0, "a", 0.30), (0, "a", 0.31), (1, "b\x1b]52;c;x\x07", 0.50)]):
+        writer = RankWriter(live, rank)
+        writer.write(RankStarted(rank, 3, 100 + rank, host, "cuda:0", node_rank=node, nodes=2, wall=now))
+        for step in (10, 20, 30):
+            writer.write(RankProgress(rank, 0, step, 500.0, 1.0, step_s=0.5, busy_s=busy, wall=now))
+        writer.write(RankBeat(rank, 30, now))
+        writer.close()
+    endpoint = serve(lambda: h200.latest, host="127.0.0.1", port=0, runs_dir=runs, hostname="box")
+    try:
+        families = scrape(endpoint.port)
+    finally:
+        endpoint.close()
+    run = {"run": live.name, "name": "cifar10 fastnet"}
+    assert one(families, "rocmtui_rank_step", node="1", rank="2", **run) == 30
+    assert one(families, "rocmtui_rank_busy_seconds", node="0", rank="1", rank_host="a", **run) == pytest.approx(0.31)
+    assert one(families, "rocmtui_rank_step_seconds", node="0", rank="0", **run) == pytest.approx(0.5)
+    assert one(families, "rocmtui_rank_state", rank="2", state="straggler", **run) == 1.0
+    assert one(families, "rocmtui_rank_state", rank="0", state="running", **run) == 1.0
+    hosts = {s.labels["rank_host"] for s in families["rocmtui_rank_step"]}
+    assert hosts == {"a", "b\\x1b]52;c;x\\x07"}  # a host read from a rank's file, its escapes as text
+    assert 0 <= one(families, "rocmtui_rank_heartbeat_age_seconds", rank="2", **run) < 60
+    lost = {s.labels["run"] for s in families["rocmtui_rank_step"]}
+    assert lost == {live.name}  # the runs without ranks export none
