@@ -37,8 +37,9 @@ def _from_slurm(config: TrainConfig, env: Mapping[str, str]) -> TrainConfig:
     try:
         if "nnodes" not in config.given and "SLURM_NNODES" in env:
             changes["nnodes"] = max(1, int(env["SLURM_NNODES"]))
-        if "node_rank" not in config.given and "SLURM_NODEID" in env and config.rdzv_endpoint is not None:
-            changes["node_rank"] = max(0, int(env["SLURM_NODEID"]))
+            # the node's place in Slurm's allocation, where the job is the allocation's (not a part of it)
+            if "node_rank" not in config.given and "SLURM_NODEID" in env and config.rdzv_endpoint is not None:
+                changes["node_rank"] = max(0, int(env["SLURM_NODEID"]))
     except ValueError:
         raise UsageError("the Slurm job's SLURM_NNODES or SLURM_NODEID is not a number; give --nnodes") from None
     job = env["SLURM_JOB_ID"]

@@ -19,7 +19,6 @@ from rocmtui.base import startup_gc
 from rocmtui.base.errors import DataError, UsageError, first_line
 from rocmtui.base.ranges import cpu_cores
 from rocmtui.base.text import plain
-from rocmtui.cli.job_options import with_job_defaults
 from rocmtui.cli.lazy_command import deferred
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.telemetry_flags import interval_given
@@ -78,6 +77,8 @@ def prepare_data_dir(config: TrainConfig) -> None:
 
 
 def _run_train(args: argparse.Namespace) -> int:
+    from rocmtui.cli.job_options import with_job_defaults  # train's alone: the monitor's start loads less
+
     config = with_job_defaults(train_config(args))
     check_nproc(config.nproc, args.force)
     prepare_data_dir(config)
