@@ -281,6 +281,6 @@ def test_a_clean_string_equal_to_one_seen_before_comes_back_as_itself() -> None:
     assert first == second and first is not second
     assert cleaned(first) is first
     assert cleaned(second) is second
-    logged = {second: (1.0,)}
+    logged: dict[str, tuple[float, ...]] = {second: (1.0,)}
     event = MetricsLogged(1, {second: 1.0}, 1.0, 1, steps=(1,), logged=logged)
     assert cleaned(event) is event

@@ -234,11 +234,11 @@ def job_failure(run_dir: Path, node: int, *, wait_s: float, poll_s: float = 0.1)
         tail.close()
     if silent:
         return "; ".join(_silent_node(group) for group in silent)
-    failed = sorted((v for v in others if v.failed is not None), key=lambda v: v.failed.wall if v.failed else 0)
-    if failed and failed[0].failed is not None:
-        first = failed[0]
-        return f"rank {first.rank} (node {_node(first)}, {_view_host(first)}) failed: {plain(first.failed.message)}"
-    return None
+    said = sorted(((v.failed, v) for v in others if v.failed is not None), key=lambda pair: pair[0].wall)
+    if not said:
+        return None
+    failure, first = said[0]
+    return f"rank {first.rank} (node {_node(first)}, {_view_host(first)}) failed: {plain(failure.message)}"
 
 
 def _silent_node(group: Sequence[RankView]) -> str:

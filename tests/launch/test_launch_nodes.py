@@ -74,7 +74,9 @@ class Job:
 
     def pid_of(self, rank: int) -> int:
         wait_for(lambda: rank in self.rows() and self.rows()[rank].pid, 180, f"rank {rank}'s start", 0.5)
-        return int(self.rows()[rank].pid)
+        pid = self.rows()[rank].pid
+        assert pid is not None
+        return pid
 
     def training(self) -> None:
         """Until every rank has reported steps."""

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
 import msgspec
 
-from rocmtui.run.rank_health import HealthRules, nodes_summary, rank_rows, step_strip, strip_scale
+from rocmtui.run.rank_health import HealthRules, job_failure, nodes_summary, rank_rows, step_strip, strip_scale
 from rocmtui.run.rank_streams import (
     RankBeat,
+    RankEvent,
     RankFailed,
     RankProgress,
     RankStarted,
@@ -168,3 +170,47 @@ def test_a_strip_draws_every_rank_on_one_scale() -> None:
     scale = strip_scale(views, 8)
     assert scale == 0.4
     assert step_strip(views[1], 8, scale) == "██" and step_strip(views[0], 8, scale) == "▃▆"
+
+
+def write_rank(folder: Path, rank: int, node: int, *lines: RankEvent) -> None:
+    writer = RankWriter(folder, rank)
+    writer.write(msgspec.structs.replace(started(rank), node_rank=node, host=f"node{node}"))
+    for line in lines:
+        writer.write(line)
+    writer.close()
+
+
+def test_a_failed_job_names_the_node_none_of_whose_ranks_said_why(tmp_path: Path) -> None:
+    write_rank(tmp_path, 0, 0, progress(0, 120))
+    write_rank(tmp_path, 1, 0, progress(1, 120), RankFailed(1, "Connection reset by peer", wall=NOW))
+    write_rank(tmp_path, 2, 1, progress(2, 118))
+    write_rank(tmp_path, 3, 1, progress(3, 120))
+    said = job_failure(tmp_path, 0, wait_s=0.0)
+    assert said == "node 1 (node1, ranks 2, 3) stopped answering after step 120"
+
+
+def test_otherwise_the_rank_that_failed_first_is_named_with_its_message(tmp_path: Path) -> None:
+    write_rank(tmp_path, 0, 0)
+    write_rank(tmp_path, 1, 1, RankFailed(1, "Connection reset by peer", wall=NOW + 1))
+    write_rank(tmp_path, 2, 2, RankFailed(2, "out of GPU memory\x1b[2J", "oom", wall=NOW))
+    assert job_failure(tmp_path, 0, wait_s=0.0) == "rank 2 (node 2, node2) failed: out of GPU memory\\x1b[2J"
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    write_rank(alone, 0, 0)
+    assert job_failure(alone, 0, wait_s=0.0) is None  # one node: no one else to name
+
+
+def test_a_node_that_says_why_late_is_waited_for(tmp_path: Path) -> None:
+    write_rank(tmp_path, 0, 0)
+    write_rank(tmp_path, 1, 1)
+
+    def late() -> None:
+        time.sleep(0.3)
+        writer = RankWriter(tmp_path, 1)
+        writer.write(RankFailed(1, "NaN loss", "nan", wall=NOW))
+        writer.close()
+
+    thread = threading.Thread(target=late)
+    thread.start()
+    assert job_failure(tmp_path, 0, wait_s=10.0, poll_s=0.02) == "rank 1 (node 1, node1) failed: NaN loss"
+    thread.join()
