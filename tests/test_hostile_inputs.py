@@ -153,6 +153,9 @@ OUT_OF_RANGE_BY_KIND: dict[str, list[object]] = {  # each kind of numeric settin
     "newton_schulz_steps": [0, 11, -1, 2**63, 2.0, "5"],
     "non_negative_int": [-1, 2**63, 2**64, 1.0, "3"],
     "crop_sizes": [[8], [4097], [-24], [24.0], ["24"], [24] * 4097, 24],
+    "node_rank": [-1, 2**63, 1.5, "0"],
+    "endpoint": ["node0", "h:0", "h:65536", "a b:1", "h:1\x1b[2J", 29500],
+    "job_id": ["../up", ".hidden", "x" * 65, "a/b", 7],
 }
 
 
@@ -177,12 +180,20 @@ SETTINGS_FAMILY = _settings_family()
 
 
 def _wrong_type(field: str, value: object) -> bool:
-    """Whether ``value`` is refused by type (msgspec) rather than by range: not the field's JSON kind."""
-    whole = field in ("epochs", "batch_size", "nproc", "newton_schulz_steps", "seed", "max_steps_per_epoch")
+    """Whether ``value`` is refused by type (msgspec) rather than by range: not the field's JSON kind (from the
+    field's annotation: ``int``, ``int | None``, ``str | None``, a float, the crop sizes)."""
+    import typing
+
+    from rocmtui.config import TrainConfig
+
     if field == "crop_sizes":
         return not isinstance(value, list) or not all(type(side) is int for side in value)
-    if whole:
+    hint = typing.get_type_hints(TrainConfig)[field]
+    kinds = set(typing.get_args(hint) or (hint,)) - {type(None)}
+    if kinds == {int}:
         return type(value) is not int
+    if kinds == {str}:
+        return type(value) is not str
     return type(value) not in (int, float)
 
 
@@ -839,7 +850,7 @@ CASES: dict[str, Case] = {
         if not (kind == "card" and path == "")  # an empty --card is the default name
     },
     "runs --csv and --card": Case(("runs", "{run}", "--csv", "-", "--card", "x.svg"), "give one of them"),
-    "runs a run without --csv or --card": Case(("runs", "{run}"), "a run is named with --csv or --card only"),
+    "runs a run without --csv or --card": Case(("runs", "{run}"), "a run is named with --csv, --card or --ranks only"),
     "runs --card of a TensorBoard log": Case(
         ("runs", "{w}/tb", "--card", "{out}/c.svg"), "a TensorBoard log has --csv"
     ),

@@ -106,8 +106,9 @@ def add_run_parsers(sub: Any) -> None:
     )  # fmt: skip
     runs.add_argument("--plain", action="store_true", help="the plain listing even on a terminal")
     runs.add_argument(
-        "run", metavar="RUN", nargs="?", default=None, help="with --csv or --card: the run (default: the newest)"
-    )
+        "run", metavar="RUN", nargs="?", default=None,
+        help="with --csv, --card or --ranks: the run (default: the newest)",
+    )  # fmt: skip
     runs.add_argument(
         "--csv", metavar="FILE", nargs="?", const="-", default=None,
         help="every series of RUN as CSV (step, time_s, name, value) to FILE, or to stdout",

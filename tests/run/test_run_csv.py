@@ -57,7 +57,7 @@ def test_csv_to_stdout_and_a_run_named_without_it(tmp_path: Path, capsys: pytest
     assert main(["runs", "--runs-dir", str(tmp_path / "runs"), "--csv"]) == 0
     assert capsys.readouterr().out.splitlines() == ["step,time_s,name,value", f"1,{_time(run)},loss,0.5"]
     assert main(["runs", str(run.run_dir)]) == 2
-    assert "with --csv or --card only" in capsys.readouterr().err
+    assert "with --csv, --card or --ranks only" in capsys.readouterr().err
 
 
 def _time(run: rocmtui.Run) -> str:
