@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 import aiohttp_jinja2
 import jinja2
-from aiohttp import WSMsgType, web
+from aiohttp import WSCloseCode, WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
@@ -176,6 +176,8 @@ class GuardedServer(Server):
         self.max_sessions = max_sessions
         self.allow_origins = frozenset(o.rstrip("/") for o in allow_origins)
         self.sessions = 0
+        self._sockets: set[web.WebSocketResponse] = set()
+        """The open sessions' websockets: closed when the server stops, so that their apps quit at once."""
 
     @property
     def page_url(self) -> str:
@@ -258,6 +260,7 @@ class GuardedServer(Server):
     async def _session(self, request: web.Request) -> web.WebSocketResponse:
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=1 << 16)
         await websocket.prepare(request)
+        self._sockets.add(websocket)
         service = BoundedService(
             self.command,
             write_bytes=websocket.send_bytes,
@@ -270,9 +273,18 @@ class GuardedServer(Server):
         try:
             await self._messages(websocket, service)
         finally:
+            self._sockets.discard(websocket)
             await service.stop()
             await websocket.close()
         return websocket
+
+    async def on_shutdown(self, app: web.Application) -> None:
+        """Ctrl-C or SIGTERM: every session's websocket closed, so that each tab's app is asked to quit now (its
+        handler would otherwise wait for the browser's next message until aiohttp gives up on it)."""
+        await asyncio.gather(
+            *(socket.close(code=WSCloseCode.GOING_AWAY, message=b"server stopping") for socket in list(self._sockets)),
+            return_exceptions=True,
+        )
 
     async def _messages(self, websocket: web.WebSocketResponse, service: AppService) -> None:
         """The browser's messages; one that is not what the page sends is ignored, input beyond the tab's

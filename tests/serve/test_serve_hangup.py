@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from steady_run import COMMAND, first_steps, nothing_left, script_pid, steps_on
 from rocmtui.cli.main import main
 from rocmtui.run.lock import is_locked
 from rocmtui.run.status import read_status
+from rocmtui.serve.guarded_server import QUIT_GRACE_S
 
 pytestmark = [
     pytest.mark.slow,
@@ -60,6 +62,10 @@ def test_a_served_watcher_going_away_leaves_the_run_writing(
             os.kill(app, signal.SIGTERM)
         else:
             os.killpg(serve.pid, signal.SIGTERM)  # Ctrl-C's neighbour: the server and its tabs' apps
+            asked = time.monotonic()
+            serve.wait(timeout=30)
+            # the open tab's socket closed at once, its app asked to quit: no wait for the browser's next message
+            assert time.monotonic() - asked < QUIT_GRACE_S, "the server took its time to stop with a tab open"
         wait_until(lambda: app not in served_apps(serve.pid), 30, "the tab's app to exit")
     finally:
         if serve.poll() is None:
