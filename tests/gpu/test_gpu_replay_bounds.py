@@ -168,7 +168,7 @@ def test_a_sample_read_wrong_fails_the_check(monkeypatch: pytest.MonkeyPatch) ->
 
 
 @pytest.mark.slow
-@settings(max_examples=20000, deadline=None)
+@settings(max_examples=8000, deadline=None)
 @given(st.sampled_from(KEYS), JSON, st.binary(max_size=50))
 def test_the_sample_codec_under_many_more_examples(key: str, value: object, tail: bytes) -> None:
     base = sample_set_to_dict(sample_set())
