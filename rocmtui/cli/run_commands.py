@@ -82,7 +82,7 @@ def add_run_parsers(sub: Any) -> None:
         nargs="*",
         default=[],
         help="the run folder (default: the newest live run, else the newest run); several: compare them, "
-        "the first is the one followed (progress, GPU, keys)",
+        "the first is the one followed (progress, GPU, keys); a folder of only ranks: another node's of the job",
     )
     watch.add_argument("--runs-dir", type=Path, default=default_runs_dir(), help=RUNS_DIR_HELP)
     watch.add_argument("--theme", default=MonitorConfig().theme, help="Textual theme (default: %(default)s)")
@@ -106,8 +106,9 @@ def add_run_parsers(sub: Any) -> None:
     )  # fmt: skip
     runs.add_argument("--plain", action="store_true", help="the plain listing even on a terminal")
     runs.add_argument(
-        "run", metavar="RUN", nargs="?", default=None,
-        help="with --csv, --card or --ranks: the run (default: the newest)",
+        "run", metavar="RUN", nargs="*", default=[],
+        help="with --csv, --card or --ranks: the run (default: the newest); with --ranks, also the folders of the "
+        "job's other nodes where each node keeps its own",
     )  # fmt: skip
     runs.add_argument(
         "--csv", metavar="FILE", nargs="?", const="-", default=None,
@@ -156,7 +157,10 @@ def run_watch(args: argparse.Namespace) -> int:
     several = len(runs) > 1  # no run named and several of the user's own there: the user picks one
     logs: dict[Path, str] = {}
     """TensorBoard runs among those watched, and their names."""
-    run_dirs = [] if several else _watched(args.run or [None], args.runs_dir, logs)
+    specs, nodes = _node_folders(args.run, args.runs_dir)
+    run_dirs = [] if several else _watched(specs or [None], args.runs_dir, logs)
+    if nodes:
+        _job_folders([str(run_dirs[0]), *map(str, nodes)], args.runs_dir)  # one job's, or refused in one line
     if not can_draw():
         raise UsageError("watch draws in a terminal; for scripts use 'rocmtui runs --json'")
     if several:
@@ -207,9 +211,23 @@ def run_watch(args: argparse.Namespace) -> int:
         script=(names[0] or run_dir.name) if infos[0].kind == "script" else None,
     )
     app.train_screen.rank_table.rules = rank_rules(args)
+    app.train_screen.rank_table.more_folders = nodes
     code, lines = run_train_app(app)
     print_lines(lines, failed=code not in (0, 129))
     return code
+
+
+def _node_folders(specs: list[str], runs_dir: Path) -> tuple[list[str], list[Path]]:
+    """The runs named, and apart the folders that hold only ranks: the other nodes' of a job whose nodes keep
+    their own folders (watched as one job with the run named beside them)."""
+    from rocmtui.run.layout import is_run_dir
+    from rocmtui.run.rank_streams import is_rank_folder
+
+    nodes = [Path(spec) for spec in specs if is_rank_folder(Path(spec)) and not is_run_dir(Path(spec))]
+    runs = [spec for spec in specs if Path(spec) not in nodes]
+    if nodes and len(runs) > 1:
+        raise UsageError("watch one job with its nodes' folders, or compare runs, not both")
+    return runs, nodes
 
 
 def _watched(specs: list[str | None], runs_dir: Path, logs: dict[Path, str]) -> list[Path]:
@@ -241,11 +259,14 @@ def run_runs(args: argparse.Namespace) -> int:
 
     if args.csv is not None and args.card is not None:
         raise UsageError("--csv and --card write one thing each: give one of them")
+    if args.ranks:
+        return _print_ranks(_job_folders(args.run, args.runs_dir), args)
+    if len(args.run) > 1:
+        raise UsageError("one run at a time; several folders are one job's nodes, for --ranks")
+    args.run = args.run[0] if args.run else None
     log = _tensorboard_log(args.run)
     if log is not None:
         return _tensorboard_runs(log, args)
-    if args.ranks:
-        return _print_ranks(find_run(args.run, args.runs_dir), args)
     if args.csv is not None:
         return _write_csv(find_run(args.run, args.runs_dir), args.csv)
     if args.card is not None:
@@ -259,10 +280,25 @@ def run_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_ranks(run_dir: Path, args: argparse.Namespace) -> int:
+def _job_folders(specs: list[str], runs_dir: Path) -> list[Path]:
+    """The run named (or the newest) and the folders of the same job's other nodes: any folder with ranks in it,
+    refused in one line when its ranks are of another job."""
+    from rocmtui.run.listing import find_run
+    from rocmtui.run.rank_streams import is_rank_folder, job_of
+
+    folders = [Path(spec) if is_rank_folder(Path(spec)) else find_run(spec, runs_dir) for spec in specs or [None]]
+    jobs = {folder: job_of(folder) for folder in folders}
+    if len(folders) > 1 and (None in jobs.values() or len(set(jobs.values())) > 1):
+        named = ", ".join(f"{plain(folder)}: {plain(job) if job else 'no job id'}" for folder, job in jobs.items())
+        raise UsageError(f"the folders are not one job's ({named})")
+    return folders
+
+
+def _print_ranks(folders: list[Path], args: argparse.Namespace) -> int:
     """``runs RUN --ranks``: the job's summary line, then its ranks grouped by node (or one JSON array)."""
     import itertools
 
+    from rocmtui.run.format import STATUS
     from rocmtui.run.rank_health import (
         RANK_HEADER,
         node_line,
@@ -275,7 +311,8 @@ def _print_ranks(run_dir: Path, args: argparse.Namespace) -> int:
     from rocmtui.run.rank_streams import RankTail
     from rocmtui.run.status import effective, read_status
 
-    tail = RankTail(run_dir)
+    run_dir = next((folder for folder in folders if (folder / STATUS).is_file()), folders[0])
+    tail = RankTail(*folders)
     try:
         tail.poll()
     finally:

@@ -1,11 +1,11 @@
-"""``--nproc N``: the ranks of a data-parallel run, started by torch.distributed's elastic launcher.
+"""``--nproc N`` (and ``--nnodes``): the ranks of a data-parallel run, started by torch.distributed's elastic launcher.
 
-This is the programmatic form of ``torchrun --standalone --nproc-per-node N``: a c10d rendezvous on this
-host, one process per rank, no restarts. The process that calls ``launch_ranks`` (the detached trainer,
-or ``--headless``) makes the run folder first and gives it to every rank; rank 0 then holds it exactly as
-a single-process run does, so ``watch``, ``runs``, ``stop`` and ``--resume`` work unchanged. This process
-follows the folder like any viewer: it passes stops on through the control channel, and relays events
-to ``emit``.
+This is the programmatic form of ``torchrun --standalone --nproc-per-node N`` on one node, and of ``torchrun
+--nnodes M --rdzv-backend c10d`` on each of several (``launch.rendezvous``): one process per rank, no restarts. The
+process that calls ``launch_ranks`` (the detached trainer, or ``--headless``) makes the run folder first (a job's
+``job-ID`` folder, which every node finds) and gives it to every rank; global rank 0 then holds it exactly as a
+single-process run does, so ``watch``, ``runs``, ``stop`` and ``--resume`` work unchanged. This process follows the
+folder like any viewer: it passes stops on through the control channel, and relays events to ``emit``.
 
 The launcher runs on a thread of its own: on the main thread it would install its own signal handlers,
 and a hangup it was told to ignore would end the ranks.
@@ -14,33 +14,32 @@ and a hangup it was told to ignore would end the ranks.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 import os
 import shutil
 import signal
-import socket
 import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import psutil
 
 from rocmtui.base.errors import first_line
 from rocmtui.codec import decode_json, encode_json
 from rocmtui.config import MonitorConfig, TrainConfig
-from rocmtui.events import Emit, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
+from rocmtui.events import Emit, LogMessage, RunControl, RunFailed, RunFinished, RunStarted, TrainEvent
 from rocmtui.launch.detached_output import rank_log_name, write_output_to_folder
+from rocmtui.launch.rendezvous import launch_config
 from rocmtui.run.follow import follow
 from rocmtui.run.format import EVENTS, RANKS, STDERR
 from rocmtui.run.lock import is_locked
 from rocmtui.run.outcome import exit_code
-from rocmtui.run.rank_streams import RankFailed, RankTail, RankWriter
+from rocmtui.run.rank_streams import RankEnded, RankFailed, RankTail, RankWriter
 from rocmtui.run.stream import last_seq, read_events
 from rocmtui.train.distributed import ranks_from_env
 from rocmtui.train.failures import setup_failure
@@ -92,13 +91,37 @@ def launch_ranks(
     group.wait()
     if isinstance(final, RunFinished | RunFailed):
         return RunSummary(final, run_dir)
+    if final is None and group.error is None and (finished := _ended_here(run_dir)) is not None:
+        emit(LogMessage(ELSEWHERE))
+        emit(finished)
+        return RunSummary(finished, run_dir)
     failed = _group_failure(run_dir, group.error)
-    if plan.resume.run_dir is None and not (run_dir / EVENTS).exists():
+    if plan.resume.run_dir is None and not (run_dir / EVENTS).exists() and not (run_dir / RANKS).exists():
         shutil.rmtree(run_dir, ignore_errors=True)  # nothing was trained: leave no empty run behind
     kept = run_dir if run_dir.exists() else None
     failed = RunFailed(failed.message, failed.kind, run_dir=str(kept) if kept else None)
     emit(failed)
     return RunSummary(failed, kept)
+
+
+ELSEWHERE = (
+    "this node's ranks ended; the job's events are in rank 0's folder, on its node (this folder holds this "
+    "node's ranks: 'rocmtui watch' or 'runs --ranks' with both folders shows the whole job)"
+)
+
+
+def _ended_here(run_dir: Path) -> RunFinished | None:
+    """How the job ended as this node's ranks wrote it (``RankEnded``), where rank 0's stream is not in this
+    folder (each node keeps its own); None when no rank here wrote one."""
+    tail = RankTail(run_dir)
+    try:
+        tail.poll()
+    finally:
+        tail.close()
+    for _, view in sorted(tail.views.items()):
+        if view.ended is not None:
+            return msgspec.structs.replace(view.ended.finished, run_dir=str(run_dir))
+    return None
 
 
 def _written(run_dir: Path, history: int) -> bool:
@@ -177,85 +200,6 @@ class _Group:
 
 
 _TRACKER_NOTE = "ignore::UserWarning:multiprocessing.resource_tracker"
-JOIN_TIMEOUT_S = 900
-"""How long a node waits at the rendezvous for the job's other nodes (torchrun's default)."""
-
-
-def launch_config(config: TrainConfig, logs: Any) -> Any:
-    """torchrun's settings for ``config``: this node's ``nproc`` ranks, no restarts. One node: a c10d rendezvous
-    on a free port of this host (``--standalone``). Several: every node joins the c10d rendezvous at
-    ``--rdzv-endpoint`` under ``--rdzv-id`` and is given its place, or, with ``--node-rank``, a static one."""
-    from torch.distributed.launcher.api import LaunchConfig
-
-    several = config.nnodes > 1 or config.rdzv_endpoint is not None
-    static = several and config.node_rank is not None
-    rdzv: dict[str, Any] = {"timeout": JOIN_TIMEOUT_S}
-    if static:
-        rdzv["rank"] = config.node_rank
-    elif several and config.rdzv_endpoint and hosts_rendezvous(config.rdzv_endpoint):
-        rdzv["is_host"] = True
-    return LaunchConfig(
-        min_nodes=config.nnodes,
-        max_nodes=config.nnodes,
-        nproc_per_node=config.nproc,
-        run_id=config.rdzv_id or uuid.uuid4().hex,
-        rdzv_backend="static" if static else "c10d",
-        rdzv_endpoint=config.rdzv_endpoint if several and config.rdzv_endpoint else "127.0.0.1:0",
-        rdzv_configs=rdzv,
-        local_addr=address_toward(config.rdzv_endpoint) if several and config.rdzv_endpoint else None,
-        max_restarts=0,
-        monitor_interval=0.1,
-        start_method="spawn",
-        logs_specs=logs,
-    )
-
-
-def hosts_rendezvous(endpoint: str) -> bool:
-    """Whether this machine should host the c10d store at ``endpoint`` where torch's own test (the endpoint is
-    this host's name or one of the addresses its name resolves to) would miss it: an address of this machine
-    that its name does not resolve to (a second network card, a network namespace). Loopback and names are
-    left to torch, which lets every launcher on the machine try and the first to bind host."""
-    host = endpoint.rpartition(":")[0].strip("[]")
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    if address.is_loopback:
-        return False
-    try:
-        known = {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, proto=socket.IPPROTO_TCP)}
-    except (OSError, UnicodeError):
-        known = set()
-    if host in known:
-        return False
-    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
-    try:
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.bind((host, 0))
-    except OSError:
-        return False
-    return True
-
-
-def address_toward(endpoint: str) -> str | None:
-    """This machine's address on the route to the rendezvous endpoint: what the other nodes reach this node's
-    ranks at when it holds rank 0 (torch would otherwise take this host's name, which on a machine of several
-    networks may name the wrong one, or ``localhost``). None for a loopback endpoint or one that does not resolve."""
-    host, _, port = endpoint.rpartition(":")
-    try:
-        infos = socket.getaddrinfo(host.strip("[]"), int(port), proto=socket.IPPROTO_UDP)
-    except (OSError, UnicodeError, ValueError):
-        return None
-    for family, kind, proto, _, where in infos:
-        if ipaddress.ip_address(where[0]).is_loopback:
-            return None
-        try:
-            with socket.socket(family, kind, proto) as probe:
-                probe.connect(where)  # a UDP connect sends nothing: it only picks the route and the local address
-                return str(probe.getsockname()[0])
-        except OSError:
-            continue
-    return None
 
 
 def _group_failure(run_dir: Path, error: BaseException | None) -> RunFailed:
@@ -310,6 +254,11 @@ def rank_main(  # noqa: PLR0917 - the launcher's arguments, plain values through
         os._exit(exit_code(plan_failed))
     summary = train(plan, _ignore, control, telemetry=telemetry, run_dir=folder)
     code = exit_code(summary.event)
+    if isinstance(summary.event, RunFinished):
+        with contextlib.suppress(OSError):  # how the job ended, where this node's launcher finds it
+            writer = RankWriter(folder, ranks.rank)
+            writer.write(RankEnded(ranks.rank, summary.event, time.time()))
+            writer.close()
     if isinstance(summary.event, RunFailed):
         with contextlib.suppress(OSError):
             writer = RankWriter(folder, ranks.rank)

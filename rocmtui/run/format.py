@@ -238,7 +238,15 @@ class RankFailed(_RankEvent, frozen=True):
     wall: float = 0.0
 
 
-RankEvent = RankStarted | RankProgress | RankBeat | RankFailed
+class RankEnded(_RankEvent, frozen=True):
+    """A rank's training ended without error, with how it ended as every rank knows it (the test figures are the
+    ranks' together): what a node whose folder holds no event stream (rank 0's is on another node) reports."""
+
+    finished: RunFinished
+    wall: float = 0.0
+
+
+RankEvent = RankStarted | RankProgress | RankBeat | RankFailed | RankEnded
 
 
 def encode_line(record: Any) -> bytes:

@@ -109,7 +109,7 @@ def _state(
 ) -> tuple[RankState, str]:
     if view.failed is not None:
         return "failed", view.failed.message
-    if not live:
+    if not live or view.ended is not None:
         return "ended", ""
     if age is not None and age > rules.stall_s and others_alive:
         return "stalled", f"no heartbeat for {age:.0f} s, since step {view.step:,}"

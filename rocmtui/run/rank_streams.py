@@ -18,11 +18,21 @@ from pathlib import Path
 
 from rocmtui.base.errors import UsageError
 from rocmtui.codec import CodecError, decode_json
-from rocmtui.run.format import RANKS, RankBeat, RankEvent, RankFailed, RankProgress, RankStarted, encode_line
+from rocmtui.run.format import (
+    RANKS,
+    RankBeat,
+    RankEnded,
+    RankEvent,
+    RankFailed,
+    RankProgress,
+    RankStarted,
+    encode_line,
+)
 from rocmtui.run.lines import LineTailer, LineWriter
 
 __all__ = [
     "RankBeat",
+    "RankEnded",
     "RankEvent",
     "RankFailed",
     "RankProgress",
@@ -96,6 +106,7 @@ class RankView:
     started: RankStarted | None = None
     progress: RankProgress | None = None
     failed: RankFailed | None = None
+    ended: RankEnded | None = None
     speeds: deque[float] = field(default_factory=lambda: deque(maxlen=KEPT_REPORTS))
     """The speed of the latest reports (images/s, else steps/s)."""
     step_times: deque[float] = field(default_factory=lambda: deque(maxlen=KEPT_REPORTS))
@@ -116,6 +127,8 @@ class RankView:
             self.started = event
         elif isinstance(event, RankFailed):
             self.failed = event
+        elif isinstance(event, RankEnded):
+            self.ended = event
         elif isinstance(event, RankBeat):
             self.step = max(self.step, event.step)
         else:
@@ -130,10 +143,12 @@ class RankView:
 
 
 class RankTail:
-    """The latest state of every rank of a run folder, updated by ``poll()`` (new files are picked up)."""
+    """The latest state of every rank of a run, updated by ``poll()`` (new files are picked up). Several folders:
+    the ranks of one job whose nodes could not share a folder, each node's in its own (a rank found in two
+    folders is taken from the first)."""
 
-    def __init__(self, run_dir: Path) -> None:
-        self.folder = run_dir / RANKS
+    def __init__(self, run_dir: Path, *more: Path) -> None:
+        self.folders = [folder / RANKS for folder in (run_dir, *more)]
         self._tails: dict[int, LineTailer] = {}
         self.views: dict[int, RankView] = {}
 
@@ -157,16 +172,17 @@ class RankTail:
         return changed
 
     def _discover(self) -> bool:
-        try:
-            names = [entry.name for entry in self.folder.iterdir()]
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return False
         found = False
-        for name in names:
-            match = _NAME.fullmatch(name)
-            if match and int(match[1]) not in self._tails and len(self._tails) < MAX_RANKS:
-                self._tails[int(match[1])] = LineTailer(self.folder / name)
-                found = True
+        for folder in self.folders:
+            try:
+                names = [entry.name for entry in folder.iterdir()]
+            except (FileNotFoundError, NotADirectoryError, PermissionError):
+                continue
+            for name in names:
+                match = _NAME.fullmatch(name)
+                if match and int(match[1]) not in self._tails and len(self._tails) < MAX_RANKS:
+                    self._tails[int(match[1])] = LineTailer(folder / name)
+                    found = True
         return found
 
     def release(self) -> None:
@@ -178,3 +194,18 @@ class RankTail:
     def close(self) -> None:
         for tail in self._tails.values():
             tail.close()
+
+
+def job_of(folder: Path) -> str | None:
+    """The job id (``RankStarted.job_id``) the ranks of ``folder`` wrote; None when none of them did."""
+    tail = RankTail(folder)
+    try:
+        tail.poll()
+    finally:
+        tail.close()
+    return next((v.started.job_id for v in tail.views.values() if v.started is not None and v.started.job_id), None)
+
+
+def is_rank_folder(path: Path) -> bool:
+    """A folder with ranks in it (``ranks/``): a run's, or one node's of a job whose nodes keep their own."""
+    return path.is_dir() and (path / RANKS).is_dir()

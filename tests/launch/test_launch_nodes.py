@@ -45,7 +45,13 @@ class Job:
     """``nodes`` launchers of one job, each in a process group of its own (a node to kill whole)."""
 
     def __init__(
-        self, tmp_path: Path, nodes: int, *args: str, endpoint: str = "", within: Sequence[Sequence[str]] = ()
+        self,
+        tmp_path: Path,
+        nodes: int,
+        *args: str,
+        endpoint: str = "",
+        within: Sequence[Sequence[str]] = (),
+        apart: bool = False,
     ) -> None:
         """``within``: each node's command prefix (``ip netns exec NS ...``); none: all on this host's loopback."""
         self.runs = tmp_path / "runs"
@@ -57,7 +63,13 @@ class Job:
             "--rdzv-id", "job7", "--batch-size", "64", *args,
         ]  # fmt: skip
         prefixes = list(within) or [[] for _ in range(nodes)]
-        self.nodes = [self._node([*prefix, *command]) for prefix in prefixes]
+        if apart:  # each node its own runs folder, as nodes that share no file system
+            self.nodes = [
+                self._node([*prefix, *command, "--runs-dir", str(self.runs / f"node{n}")])
+                for n, prefix in enumerate(prefixes)
+            ]
+        else:
+            self.nodes = [self._node([*prefix, *command]) for prefix in prefixes]
         self.folder = self.runs / "job-job7"
 
     def _node(self, command: list[str]) -> subprocess.Popen[str]:
@@ -240,3 +252,22 @@ def test_two_nodes_in_network_namespaces_of_their_own_rendezvous_across_a_veth_p
     ranks = runs_ranks(started)
     assert [(r["rank"], r["node"], r["state"]) for r in ranks] == [(0, 0, "ended"), (1, 1, "ended")]
     assert isinstance(read_events(started.folder)[-1], RunFinished)
+
+
+def test_nodes_that_share_no_folder_keep_their_own_and_runs_ranks_joins_them(job) -> None:
+    started = job(2, "--epochs", "1", apart=True)
+    results = started.finish()
+    assert [code for code, _, _ in results] == [0, 0], results
+    folders = sorted(started.runs.glob("node*/job-job7"))
+    assert len(folders) == 2
+    with_stream = [f for f in folders if (f / EVENTS).exists()]
+    assert len(with_stream) == 1  # rank 0's node
+    [other] = [f for f in folders if f not in with_stream]
+    elsewhere = [out for _, out, _ in results if "events are in rank 0's folder" in out]
+    assert len(elsewhere) == 1 and "completed: 1 epoch(s)" in elsewhere[0]  # how the job ended, as its ranks know
+    listed = subprocess.run(
+        [sys.executable, "-m", "rocmtui", "runs", "--ranks", "--json", str(with_stream[0]), str(other)],
+        capture_output=True, text=True, cwd=REPO, env=started.env, timeout=60, check=True,
+    )  # fmt: skip
+    ranks = json.loads(listed.stdout)
+    assert [(r["rank"], r["node"], r["state"]) for r in ranks] == [(0, 0, "ended"), (1, 1, "ended")]

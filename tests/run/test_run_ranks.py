@@ -18,6 +18,8 @@ from rocmtui.run.rank_streams import (
     RankTail,
     RankView,
     RankWriter,
+    is_rank_folder,
+    job_of,
     rank_path,
 )
 
@@ -214,3 +216,24 @@ def test_a_node_that_says_why_late_is_waited_for(tmp_path: Path) -> None:
     thread.start()
     assert job_failure(tmp_path, 0, wait_s=10.0, poll_s=0.02) == "rank 1 (node 1, node1) failed: NaN loss"
     thread.join()
+
+
+def test_the_folders_of_a_jobs_nodes_are_read_as_one(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    write_rank(first, 0, 0, progress(0, 5))
+    write_rank(second, 1, 1, progress(1, 5))
+    write_rank(second, 0, 1, progress(0, 99))  # a rank both folders hold: the first folder's
+    tail = RankTail(first, second)
+    tail.poll()
+    assert sorted(tail.views) == [0, 1] and tail.views[0].step == 5
+    tail.close()
+    assert not is_rank_folder(tmp_path) and is_rank_folder(first)
+    assert job_of(first) is None  # its ranks named no job
+    job = tmp_path / "job"
+    job.mkdir()
+    writer = RankWriter(job, 3)
+    writer.write(msgspec.structs.replace(started(3), job_id="exp42"))
+    writer.close()
+    assert job_of(job) == "exp42"

@@ -123,6 +123,8 @@ class RankTable(Static):
         self.rules = rules
         self.live = True
         """Whether the run still trains: a finished run's ranks are quiet, not stalled."""
+        self.more_folders: list[Path] = []
+        """The folders of the job's other nodes, where each node keeps its own (``watch RUN NODE_FOLDER...``)."""
         self._tail: RankTail | None = None
         self._gpus: Sequence[GpuSample] = ()
         self._drawn_at = -math.inf
@@ -131,7 +133,7 @@ class RankTable(Static):
         """Start reading the ranks of the run in ``run_dir`` (a run of several ranks has begun)."""
         if self._tail is not None:
             self._tail.close()
-        self._tail = RankTail(run_dir)
+        self._tail = RankTail(run_dir, *self.more_folders)
         self.display = True
         self.refresh_ranks()
 
