@@ -1,7 +1,7 @@
 """Where a process stands in a job of several ranks, as its launcher told it through the environment.
 
 torchrun (and ``rocmtui train --nproc/--nnodes``) sets ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``GROUP_RANK``
-(the node), ``LOCAL_WORLD_SIZE``, ``TORCHELASTIC_RESTART_COUNT`` and ``TORCHELASTIC_RUN_ID``; Slurm's ``srun`` sets
+(the node; Lightning's own launcher: ``NODE_RANK``), ``LOCAL_WORLD_SIZE``, ``TORCHELASTIC_RESTART_COUNT`` and ``TORCHELASTIC_RUN_ID``; Slurm's ``srun`` sets
 ``SLURM_PROCID``, ``SLURM_NTASKS``, ``SLURM_LOCALID``, ``SLURM_NODEID``, ``SLURM_NNODES`` and ``SLURM_JOB_ID``.
 torchrun's names win where both are set (torchrun started under ``srun``: the ranks are torchrun's).
 Torch-free: a viewer and ``track()`` read it too.
@@ -53,7 +53,7 @@ def _place(env: Mapping[str, str], names: tuple[str, ...]) -> RankPlace:
     rank, world, local, node, nodes_or_per_node, job = names
     global_rank, size = int(env[rank]), int(env[world])
     local_rank = int(env.get(local, env[rank]))
-    node_rank = int(env.get(node, "0"))
+    node_rank = int(env.get(node, env.get("NODE_RANK", "0") if node == "GROUP_RANK" else "0"))
     if nodes_or_per_node == "LOCAL_WORLD_SIZE":  # torchrun gives the ranks of a node, not the node count
         per_node = int(env.get(nodes_or_per_node, env[world]))
         nodes = max(1, -(-size // max(1, per_node)))

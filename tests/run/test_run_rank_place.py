@@ -51,3 +51,9 @@ def test_a_missing_or_malformed_place_is_a_process_alone(env: dict[str, str]) ->
 
 def test_a_job_id_is_bounded() -> None:
     assert len(rank_place(TORCHRUN | {"TORCHELASTIC_RUN_ID": "x" * 1000}).job_id) == 128
+
+
+def test_lightnings_node_rank_names_the_node_where_torchrun_did_not() -> None:
+    lightning = {"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "NODE_RANK": "1", "LOCAL_WORLD_SIZE": "2"}
+    assert rank_place(lightning).node_rank == 1
+    assert rank_place(lightning | {"GROUP_RANK": "0"}).node_rank == 0  # torchrun's own name wins

@@ -70,3 +70,14 @@ def test_several_nodes_are_headed_by_their_host_and_a_finished_run_names_no_one(
     ]
     ended = rank_lines(views, GPUS, now=NOW + 3600, live=False).plain
     assert ended.splitlines()[0] == "2 nodes, 4 ranks" and "straggler" not in ended and "stalled" not in ended
+
+
+def test_a_ranks_host_device_and_message_are_drawn_as_text() -> None:
+    evil = "\x1b]52;c;ZXZpbA==\x07\x1b[2J[bold]x[/]"
+    view = RankView(0)
+    view.take(RankStarted(0, 2, 1, evil, f"cpu{evil}", node_rank=1, wall=NOW))
+    view.take(RankFailed(0, f"boom {evil}", wall=NOW))
+    shown = rank_lines([view], GPUS, now=NOW, live=True)
+    assert "\x1b" not in shown.plain and "\x07" not in shown.plain
+    assert "\\x1b]52;c;ZXZpbA==" in shown.plain and "[bold]x[/]" in shown.plain  # markup kept as text
+    assert all(span.style in ("bold", "dim", "bold red", "") for span in shown.spans)
