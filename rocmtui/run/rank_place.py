@@ -1,8 +1,9 @@
 """Where a process stands in a job of several ranks, as its launcher told it through the environment.
 
 torchrun (and ``rocmtui train --nproc/--nnodes``) sets ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``GROUP_RANK``
-(the node; Lightning's own launcher: ``NODE_RANK``), ``LOCAL_WORLD_SIZE``, ``TORCHELASTIC_RESTART_COUNT`` and ``TORCHELASTIC_RUN_ID``; Slurm's ``srun`` sets
-``SLURM_PROCID``, ``SLURM_NTASKS``, ``SLURM_LOCALID``, ``SLURM_NODEID``, ``SLURM_NNODES`` and ``SLURM_JOB_ID``.
+(the node; Lightning's own launcher: ``NODE_RANK``), ``LOCAL_WORLD_SIZE``, ``TORCHELASTIC_RESTART_COUNT`` and
+``TORCHELASTIC_RUN_ID``; Slurm's ``srun`` sets ``SLURM_PROCID``, ``SLURM_NTASKS``, ``SLURM_LOCALID``,
+``SLURM_NODEID``, ``SLURM_NNODES`` and ``SLURM_JOB_ID``.
 torchrun's names win where both are set (torchrun started under ``srun``: the ranks are torchrun's).
 Torch-free: a viewer and ``track()`` read it too.
 """
