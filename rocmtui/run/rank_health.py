@@ -67,10 +67,10 @@ def rank_rows(views: Iterable[RankView], now: float, rules: HealthRules, *, live
     """The rows of ``views`` in (node, rank) order; ``now``: time.time(); ``live``: whether the run is still
     going (a finished run's ranks are quiet, not stalled)."""
     views = sorted(views, key=lambda v: (_node(v), v.rank))
-    fresh = [v.rank for v in views if v.last_wall and now - v.last_wall <= rules.stall_s and v.failed is None]
+    fresh = {v.rank for v in views if v.last_wall and now - v.last_wall <= rules.stall_s and v.failed is None}
     ages = {v.rank: max(0.0, now - v.last_wall) if v.last_wall else None for v in views}
     states = {
-        v.rank: _state(v, ages[v.rank], rules, live=live, others_alive=any(r != v.rank for r in fresh)) for v in views
+        v.rank: _state(v, ages[v.rank], rules, live=live, others_alive=len(fresh) > (v.rank in fresh)) for v in views
     }
     # compared: the ranks still stepping (a stalled or failed rank's old step times say nothing of now)
     costs = {v.rank: c for v in views if states[v.rank][0] == "running" and (c := _cost(v, rules.window)) is not None}
