@@ -49,7 +49,7 @@ def build_registry(latest: Callable[[], SampleSet | None], runs_dir: Path | None
     registry.register(InfoCollector(latest, hostname))
     registry.register(SampleCollector(latest, hostname))
     if runs_dir is not None:
-        registry.register(RunCollector(runs_dir))
+        registry.register(RunCollector(runs_dir, latest, hostname))
     return registry
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -19,6 +19,8 @@ from prometheus_client.registry import Collector
 
 from rocmtui.base.errors import UsageError
 from rocmtui.base.text import plain
+from rocmtui.export.gpu_runs import gpu_run_family, run_processes, this_host
+from rocmtui.gpu.sample import SampleSet
 from rocmtui.run.fold import RunFold
 from rocmtui.run.format import STATUS
 from rocmtui.run.layout import run_dirs
@@ -77,8 +79,13 @@ RUN_LABELS = ["run", "name", "hostname"]
 class RunCollector(Collector):
     """The live (and lost) runs under ``runs_dir``; thread-safe (scrapes may overlap)."""
 
-    def __init__(self, runs_dir: Path) -> None:
+    def __init__(
+        self, runs_dir: Path, latest: Callable[[], SampleSet | None] | None = None, hostname: str = ""
+    ) -> None:
+        """``latest``: the GPU samples, to say which run uses which GPU (``rocmtui_gpu_run_info``)."""
         self.runs_dir = runs_dir
+        self._latest = latest
+        self._hostname = hostname
         self._readers: dict[Path, RunReader] = {}
         self._ended: dict[Path, tuple[int, int]] = {}
         """Runs seen ended, by their status file's stamp: not read again until it changes."""
@@ -149,6 +156,10 @@ class RunCollector(Collector):
         yield state
         yield from families.values()
         yield from ranks.families()
+        sample = self._latest() if self._latest is not None else None
+        if sample is not None:
+            users = run_processes(((d.name, status, views) for status, d, _, views in live), this_host())
+            yield gpu_run_family(sample, self._hostname, users)
 
 
 RANK_LABELS = [*RUN_LABELS, "node", "rank", "rank_host"]

@@ -190,3 +190,29 @@ def test_a_live_run_of_several_nodes_exports_each_rank_labelled_with_its_node_an
     assert 0 <= one(families, "rocmtui_rank_heartbeat_age_seconds", rank="2", **run) < 60
     lost = {s.labels["run"] for s in families["rocmtui_rank_step"]}
     assert lost == {live.name}  # the runs without ranks export none
+
+
+def test_the_gpu_a_runs_rank_uses_is_named_by_an_info_series(h200, runs) -> None:
+    import time
+
+    from rocmtui.gpu.sample import GpuProcess
+    from rocmtui.run.rank_streams import RankStarted, RankWriter
+
+    live = runs / "20261201-071828-cifar10-fastnet"
+    writer = RankWriter(live, 1)
+    writer.write(RankStarted(1, 2, 4242, socket.gethostname(), "cuda:1", node_rank=1, wall=time.time()))
+    writer.close()
+    elsewhere = RankWriter(live, 2)  # a rank of another host with the same pid: not this host's GPU
+    elsewhere.write(RankStarted(2, 2, 777, "another-host", "cuda:0", node_rank=2, wall=time.time()))
+    elsewhere.close()
+    sample = dataclasses.replace(h200.latest, processes=(GpuProcess(0, 4242), GpuProcess(0, 777)))
+    endpoint = serve(lambda: sample, host="127.0.0.1", port=0, runs_dir=runs, hostname="box")
+    try:
+        families = scrape(endpoint.port)
+    finally:
+        endpoint.close()
+    info = families["rocmtui_gpu_run_info"]
+    assert [(s.labels["gpu"], s.labels["run"], s.labels["rank"], s.labels["node"]) for s in info] == [
+        ("0", live.name, "1", "1")
+    ]
+    assert info[0].labels["run_name"] == "cifar10 fastnet" and info[0].labels["hostname"] == "box"
