@@ -158,7 +158,8 @@ def run_watch(args: argparse.Namespace) -> int:
     logs: dict[Path, str] = {}
     """TensorBoard runs among those watched, and their names."""
     specs, nodes = _node_folders(args.run, args.runs_dir)
-    run_dirs = [] if several else _watched(specs or [None], args.runs_dir, logs)
+    named: list[str | None] = list(specs) or [None]
+    run_dirs = [] if several else _watched(named, args.runs_dir, logs)
     if nodes:
         _job_folders([str(run_dirs[0]), *map(str, nodes)], args.runs_dir)  # one job's, or refused in one line
     if not can_draw():
@@ -286,7 +287,9 @@ def _job_folders(specs: list[str], runs_dir: Path) -> list[Path]:
     from rocmtui.run.listing import find_run
     from rocmtui.run.rank_streams import is_rank_folder, job_of
 
-    folders = [Path(spec) if is_rank_folder(Path(spec)) else find_run(spec, runs_dir) for spec in specs or [None]]
+    if not specs:
+        return [find_run(None, runs_dir)]
+    folders = [Path(spec) if is_rank_folder(Path(spec)) else find_run(spec, runs_dir) for spec in specs]
     jobs = {folder: job_of(folder) for folder in folders}
     if len(folders) > 1 and (None in jobs.values() or len(set(jobs.values())) > 1):
         named = ", ".join(f"{plain(folder)}: {plain(job) if job else 'no job id'}" for folder, job in jobs.items())

@@ -11,8 +11,12 @@ Torch-free: a viewer and ``track()`` read it too.
 from __future__ import annotations
 
 import os
+import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from rocmtui.run.format import RankStarted
 
 
 @dataclass(frozen=True)
@@ -62,3 +66,26 @@ def _place(env: Mapping[str, str], names: tuple[str, ...]) -> RankPlace:
         nodes = int(env.get(nodes_or_per_node, "1"))
     restart = int(env.get("TORCHELASTIC_RESTART_COUNT", "0"))
     return RankPlace(global_rank, size, local_rank, node_rank, nodes, restart, env.get(job, "")[:128])
+
+
+def started_here(
+    rank: int, world: int, device: str, device_name: str = "", *, uuid: str | None = None, pci: str | None = None
+) -> RankStarted:
+    """This process's ``RankStarted``: its rank and world, its device, and its host, pid and place in the job."""
+    place = rank_place()
+    return RankStarted(
+        rank,
+        world,
+        os.getpid(),
+        socket.gethostname(),
+        device,
+        device_name,
+        uuid,
+        pci,
+        local_rank=place.local_rank,
+        node_rank=place.node_rank,
+        nodes=place.nodes,
+        restart=place.restart,
+        job_id=place.job_id,
+        wall=time.time(),
+    )

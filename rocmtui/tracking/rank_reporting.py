@@ -9,7 +9,6 @@ collective: every rank calls it). Torch is never imported here: the script has l
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import time
 from collections.abc import Mapping
@@ -17,8 +16,8 @@ from pathlib import Path
 
 from rocmtui.base.errors import UsageError
 from rocmtui.events import RunControl, TrainEvent
-from rocmtui.run.rank_place import rank_place
-from rocmtui.run.rank_streams import BEAT_S, RankProgress, RankStarted, RankWriter
+from rocmtui.run.rank_place import rank_place, started_here
+from rocmtui.run.rank_streams import BEAT_S, RankProgress, RankWriter
 from rocmtui.run.status import read_status
 
 STATUS_EVERY_S = 0.5
@@ -71,25 +70,7 @@ class RankReporter:
         self.rank = rank
         self._writer = RankWriter(run_dir, rank, beat_s=BEAT_S)
         device, name, uuid, pci = _device()
-        where = rank_place()
-        self._writer.write(
-            RankStarted(
-                rank,
-                world_size,
-                os.getpid(),
-                socket.gethostname(),
-                device,
-                name,
-                uuid,
-                pci,
-                local_rank=where.local_rank,
-                node_rank=where.node_rank,
-                nodes=where.nodes,
-                restart=where.restart,
-                job_id=where.job_id,
-                wall=time.time(),
-            )
-        )
+        self._writer.write(started_here(rank, world_size, device, name, uuid=uuid, pci=pci))
         self._last = (time.perf_counter(), 0)
 
     def progress(self, epoch: int, step: int, elapsed_s: float) -> None:

@@ -7,8 +7,6 @@ Sync points: GPU values are read (``.tolist()``/``.item()``) only when the steps
 from __future__ import annotations
 
 import math
-import os
-import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +16,7 @@ import torch
 from rocmtui.base.clock import RunClock
 from rocmtui.config import TrainConfig
 from rocmtui.events import Emit, EpochCompleted, LogMessage, RunStarted, StepsCompleted
-from rocmtui.run.rank_place import rank_place
+from rocmtui.run.rank_place import started_here
 from rocmtui.run.rank_streams import RankProgress, RankStarted, RankWriter
 from rocmtui.train.data import DataSource
 from rocmtui.train.device import describe_device
@@ -74,23 +72,7 @@ def send_started(
 def rank_started(rank: int, world: int, device: torch.device, device_name: str) -> RankStarted:
     """Where this rank runs: its host, process and GPU, and its node's place in the job as the launcher set it."""
     uuid, bus = gpu_identity(device)
-    place = rank_place()
-    return RankStarted(
-        rank,
-        world,
-        os.getpid(),
-        socket.gethostname(),
-        str(device),
-        device_name,
-        uuid,
-        bus,
-        local_rank=place.local_rank,
-        node_rank=place.node_rank,
-        nodes=place.nodes,
-        restart=place.restart,
-        job_id=place.job_id,
-        wall=time.time(),
-    )
+    return started_here(rank, world, str(device), device_name, uuid=uuid, pci=bus)
 
 
 FEW_STEPS = 10
