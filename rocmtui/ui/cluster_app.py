@@ -26,6 +26,8 @@ from rocmtui.ui.screens.cluster import ClusterScreen, HostScreen
 from rocmtui.ui.screens.monitor import next_interval
 from rocmtui.ui.widgets.cluster_list import ClusterList
 
+_Cleaned = tuple[tuple[GpuSample, ...], HostSample | None, tuple[str | None, ...], HostReading]
+
 
 class ClusterApp(App[int]):
     """Every GPU of many hosts (``rocmtui monitor --hosts``, ``--hostfile``, ``--prometheus``)."""
@@ -46,8 +48,8 @@ class ClusterApp(App[int]):
         self.relay: Relay[ClusterRound] = Relay(self.post_message, ClusterRead)
         self.cluster_screen = ClusterScreen(source.interval_s)
         self.latest: ClusterRound | None = None
-        self._clean: dict[str, tuple[tuple[GpuSample, ...], HostSample | None, HostReading]] = {}
-        """Each host's GPUs and host readings as last received, and as cleaned."""
+        self._clean: dict[str, _Cleaned] = {}
+        """Each host's GPUs, host readings and own strings as last received, and the host as cleaned."""
 
     def get_default_screen(self) -> Screen[Any]:
         return self.cluster_screen
@@ -74,17 +76,25 @@ class ClusterApp(App[int]):
 
     def cleaned(self, cluster: ClusterRound) -> ClusterRound:
         """``cluster`` with its text through the boundary; a host whose GPUs are the very ones of the last round (a
-        page not read again) keeps the GPUs cleaned then: 2,048 samples are 30 ms to clean on the 2-core box."""
+        page not read again) and whose own strings are the same keeps what was cleaned then: 2,048 samples are
+        30 ms to clean on the 2-core box."""
         hosts = []
+        kept: dict[str, _Cleaned] = {}
         for host in cluster.hosts:
+            own = (host.hostname, host.exporter, host.error)
             held = self._clean.get(host.target)
-            if held is not None and held[0] is host.gpus and held[1] is host.host:
-                own = cleaned(replace(host, gpus=(), host=None))  # the host's own few strings
-                hosts.append(replace(own, gpus=held[2].gpus, host=held[2].host))
-                continue
-            clean = cleaned(host)
-            self._clean[host.target] = (host.gpus, host.host, clean)
+            if held is not None and held[0] is host.gpus and held[1] is host.host and held[2] == own:
+                was = held[3]
+                clean = HostReading(
+                    target=was.target, up=host.up, timestamp=host.timestamp, gpus=was.gpus, host=was.host,
+                    hostname=was.hostname, exporter=was.exporter, error=was.error, malformed=host.malformed,
+                    latency_s=host.latency_s,
+                )  # fmt: skip
+            else:
+                clean = cleaned(host)
+            kept[host.target] = (host.gpus, host.host, own, clean)
             hosts.append(clean)
+        self._clean = kept
         return replace(cluster, hosts=tuple(hosts))
 
     def on_cluster_list_opened(self, event: ClusterList.Opened) -> None:
