@@ -274,3 +274,48 @@ def test_fold_works_out_a_samples_fields_once_for_the_same_labels_and_again_for_
     ]  # fmt: skip
     unkept = Names(labels_reused=False)
     assert unkept.steps("DCGM_FI_DEV_GPU_UTIL", labels) is not unkept.steps("DCGM_FI_DEV_GPU_UTIL", labels)
+
+
+VALUES = st.sampled_from([0.0, 7.0, 91.0, 1e3, 9.3e18, -9.3e18, float("nan")]) | st.floats(-1e6, 1e6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.sampled_from(sorted(p.name for p in EXPORTERS.glob("*.prom"))),
+    rounds=st.lists(st.dictionaries(st.integers(0, 400), VALUES, max_size=12), min_size=1, max_size=4),
+)
+def test_folding_again_with_the_last_fold_at_hand_gives_what_a_fold_anew_gives(
+    name: str, rounds: list[dict[int, float]]
+) -> None:
+    """Pages of the same exporter, some values new (blank sentinels and NaN among them): folded with the last fold
+    at hand, they give the GPUs a fold from nothing gives; a GPU none of whose values changed is the same object."""
+    from rocmtui.gpu.cluster import exposition
+    from rocmtui.gpu.cluster.mapping import fold_again
+
+    names, labels = Names(), exposition.LabelCache()
+    lines = page_of(name).splitlines()
+    page = parse_page("\n".join(lines), names.wanted, labels)
+    found, folded = fold_again(page.samples, 1.0, names, None)
+    values = [i for i, line in enumerate(lines) if page.lines.get(line) is not None]
+    for changes in rounds:
+        for at, value in changes.items():
+            i = values[at % len(values)]
+            lines[i] = f"{lines[i].rsplit(' ', 1)[0]} {value!r}"
+        page = parse_page("\n".join(lines), names.wanted, labels, page.lines)
+        found, folded = fold_again(page.samples, 1.0, names, folded)
+        assert found == fold(page.samples, 1.0, Names())
+
+
+def test_folding_again_makes_only_the_gpu_whose_value_changed() -> None:
+    from rocmtui.gpu.cluster import exposition
+    from rocmtui.gpu.cluster.mapping import fold_again
+
+    names, labels = Names(), exposition.LabelCache()
+    text = page_of("amd-device-metrics-exporter-mi300x.prom")
+    page = parse_page(text, names.wanted, labels)
+    first, folded = fold_again(page.samples, 1.0, names, None)
+    line = next(x for x in text.splitlines() if x.startswith("gpu_gfx_activity{") and 'gpu_id="2"' in x)
+    again = parse_page(text.replace(line, line.rsplit(" ", 1)[0] + " 42"), names.wanted, labels, page.lines)
+    second, _ = fold_again(again.samples, 2.0, names, folded)
+    assert second.gpus[0] is first.gpus[0]
+    assert (second.gpus[1].utilization_pct, second.gpus[1].timestamp) == (42.0, 2.0)

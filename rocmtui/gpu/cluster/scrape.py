@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from rocmtui.gpu.cluster.exposition import LabelCache, Sample, parse_page
 from rocmtui.gpu.cluster.fetch import Connection, Fetcher, FetchError, Reply
-from rocmtui.gpu.cluster.mapping import Names, fold
+from rocmtui.gpu.cluster.mapping import Folded, Names, fold_again
 from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
 from rocmtui.gpu.retry import Retry
 
@@ -51,13 +51,14 @@ class Scraper:
         """Each host's connection, kept open between rounds: one fetch at a time each (a round asks a host once)."""
         self._names = Names()
         self._labels = LabelCache()
-        self._last: dict[str, tuple[bytes, HostReading, Mapping[str, Sample | None]]] = {}
+        self._last: dict[str, tuple[bytes, HostReading, Mapping[str, Sample | None], Folded | None]] = {}
         """Each host's last page and what it read: an exporter that has not sampled since (dcgm-exporter collects
         every 30 s by default) serves the same page, which is then not read again. The page itself is kept as it
         arrived (a chunked one with its framing), not a digest of it: comparing 40 KB is a memcmp that stops at
         the first change, hashing every page of 256 hosts was 13 ms of CPU a round (about 10 MB kept). A page
         that changed is read with the last one's lines at hand (``parse_page``'s ``last``): only its changed
-        lines are parsed."""
+        lines are parsed; and folded with the last fold at hand (``fold_again``): only the GPUs whose values
+        changed are made again."""
         self._fetcher = Fetcher(timeout_s=timeout_s, max_bytes=MAX_PAGE_BYTES, max_parallel=max_parallel)
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -104,20 +105,25 @@ class Scraper:
             held = last[1]
             return HostReading(held.target, held.up, now, held.gpus, held.host, held.hostname, held.exporter,
                                held.error, held.malformed, got.seconds)  # fmt: skip
-        reading, lines = self._parse(target, got, now, last[2] if last is not None else None)
-        self._last[target.address] = (raw, reading, lines)
+        reading, lines, folded = self._parse(target, got, now, last)
+        self._last[target.address] = (raw, reading, lines, folded)
         return reading
 
     def _parse(
-        self, target: Target, got: Reply, now: float, last: Mapping[str, Sample | None] | None
-    ) -> tuple[HostReading, Mapping[str, Sample | None]]:
+        self,
+        target: Target,
+        got: Reply,
+        now: float,
+        last: tuple[bytes, HostReading, Mapping[str, Sample | None], Folded | None] | None,
+    ) -> tuple[HostReading, Mapping[str, Sample | None], Folded | None]:
         try:
             text = got.body().decode("utf-8", errors="replace")
-            page = parse_page(text, self._names.wanted, self._labels, last)
-            found = fold(page.samples, now, self._names)
+            page = parse_page(text, self._names.wanted, self._labels, last[2] if last is not None else None)
+            found, folded = fold_again(page.samples, now, self._names, last[3] if last is not None else None)
         except Exception as err:  # a page no reader foresaw: this host's problem, never the round's
             reason = f"page not readable: {type(err).__name__}"
-            return HostReading(target.address, up=False, timestamp=now, error=reason, latency_s=got.seconds), {}
+            down = HostReading(target.address, up=False, timestamp=now, error=reason, latency_s=got.seconds)
+            return down, {}, None
         note = f"{page.malformed} malformed lines skipped" if page.malformed else None
         if page.cut:
             note = "page cut short: too many samples"
@@ -133,4 +139,4 @@ class Scraper:
             malformed=page.malformed,
             latency_s=got.seconds,
         )
-        return reading, page.lines
+        return reading, page.lines, folded
