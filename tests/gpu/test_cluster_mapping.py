@@ -197,6 +197,35 @@ def test_no_page_makes_the_reader_raise(lines) -> None:
         assert gpu.index >= 0
 
 
+TAIL = st.one_of(st.floats(allow_nan=True).map(repr), st.text(max_size=8), st.just(""))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(sorted(p.name for p in EXPORTERS.glob("*.prom"))),
+    st.lists(st.tuples(st.integers(0, 400), TAIL, st.sampled_from([" ", "  ", "\t", " 1 ", ""])), max_size=10),
+)
+def test_a_line_read_from_the_cache_of_lines_read_whole_reads_as_a_fresh_reader_reads_it(
+    name: str, changes: list[tuple[int, str, str]]
+) -> None:
+    """Lines of a real page with new values, odd blanks and junk after their ``name{labels}``: a reader whose
+    LabelCache has read that page (so takes most of them from ``LabelCache.lines``) reads what a new one reads."""
+    from rocmtui.gpu.cluster import exposition
+
+    names = Names()
+    lines = page_of(name).splitlines()
+    warm = exposition.LabelCache()
+    parse_page("\n".join(lines), names.wanted, warm)
+    for at, tail, blank in changes:
+        i = at % len(lines)
+        head = lines[i].rsplit(" ", 1)[0]
+        lines[i] = f"{head}{blank}{tail}"
+    text = "\n".join(lines)
+    warmed, fresh = parse_page(text, names.wanted, warm), parse_page(text, names.wanted, exposition.LabelCache())
+    assert [(s.name, s.labels, s.value) for s in warmed.samples] == [(s.name, s.labels, s.value) for s in fresh.samples]
+    assert warmed.malformed == fresh.malformed
+
+
 def test_docs_show_every_row_of_the_table() -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "cluster.md").read_text()
     for row in TABLE:
