@@ -47,6 +47,7 @@ class ClusterScreen(Screen[None]):
         self.query_state = ClusterQuery()
         self.history = UtilHistory()
         self.last: ClusterRound | None = None
+        self._summary = ""
         self._groups: GroupMemo = {}
         self._figures: dict[str, tuple[tuple[GpuSample, ...], HostFigures]] = {}
         """What the last round's lines and totals were made of, by host (see ``lines`` and ``totals``)."""
@@ -72,7 +73,10 @@ class ClusterScreen(Screen[None]):
         if self.last is None:
             return
         head = f"{totals_line(totals(self.last, self._figures))} · every {self.interval_s:.3g} s"
-        self.summary.update(safe_text(f"{head} · {self.query_state.describe()}"))
+        summary = f"{head} · {self.query_state.describe()}"
+        if summary != self._summary:  # the same line (most rounds when exporters sample every 30 s): not drawn again
+            self._summary = summary
+            self.summary.update(safe_text(summary), layout=False)  # one line high whatever it says: no layout pass
         self.list.set_lines(lines(self.last, self.query_state, self.history, self._groups))
 
     def action_sort(self) -> None:
