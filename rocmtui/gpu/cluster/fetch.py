@@ -309,6 +309,8 @@ class Connection:
                     raise _ClosedSince
                 return self._whole(ended=True)
             self._filled += got
+            if self._filled < len(self._buf) and self._whole(ended=False):
+                return True  # a short read that ended the answer: no further recv to learn the socket is empty
 
     def _grow(self) -> None:
         limit = self._max_bytes + 2 * MAX_HEAD_BYTES
