@@ -348,3 +348,30 @@ def test_folding_again_makes_only_the_gpu_whose_value_changed() -> None:
     second, _ = fold_again(again.samples, 2.0, names, folded)
     assert second.gpus[0] is first.gpus[0]
     assert (second.gpus[1].utilization_pct, second.gpus[1].timestamp) == (42.0, 2.0)
+
+
+LABEL_NAME = st.from_regex(r"[a-zA-Z_][a-zA-Z0-9_]{0,6}", fullmatch=True) | st.text(max_size=4)
+LABEL_VALUE = st.text(max_size=12) | st.sampled_from(["", "a b", "x=y", "{}", ",", "é", "\t", "\x00", "\\"])
+HEAD = st.builds(
+    lambda name, pairs, sep, close: name + ("{" + sep.join(f'{k}="{v}"' for k, v in pairs) + close if pairs else ""),
+    st.from_regex(r"[a-zA-Z_:][a-zA-Z0-9_:]{0,8}", fullmatch=True) | st.text(max_size=6),
+    st.lists(st.tuples(LABEL_NAME, LABEL_VALUE), max_size=4),
+    st.sampled_from([",", ", ", ",,"]),
+    st.sampled_from(["}", ",}", ""]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(HEAD)
+def test_a_head_read_without_the_official_parser_reads_as_it_reads_it(head: str) -> None:
+    """``name{labels}`` heads in and near the plainest form: the short way reads one as the official parser does,
+    or leaves it to the official parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from rocmtui.gpu.cluster.exposition import _plain_head
+
+    short = _plain_head(head)
+    if short is None:
+        return
+    samples = [s for family in text_string_to_metric_families(head + " 0\n") for s in family.samples]
+    assert len(samples) == 1 and (samples[0].name, samples[0].labels) == short

@@ -7,8 +7,11 @@ only: it is counted as malformed, the others are kept.
 
 Why a ``LabelCache``: the official parser reads labels a character at a time (0.1 ms for a dcgm-exporter
 line of seven labels on the 2-core CPU box), and an exporter prints the same names and labels at every scrape,
-only the values change. So each line's ``name{labels}`` is parsed by the official parser once and kept; the
-value (and timestamp, if any) after it is read by the parser's own rule (no ``_``, ``int`` else ``float``).
+only the values change. So each line's ``name{labels}`` is parsed once and kept; the value (and timestamp, if
+any) after it is read by the parser's own rule (no ``_``, ``int`` else ``float``). A head in its plainest form
+(``name{k="v",...}``: no blank, no escape, no label twice) is read by a regular expression, as the official
+parser reads it (a hypothesis test holds them together); any other goes to the official parser, which reads it
+or refuses it.
 Label values stay as the exporter wrote them: untrusted text for the caller to clean.
 
 Why ``Page.lines``: between two scrapes of one exporter most lines are the very same text (a GPU's name, clocks,
@@ -22,6 +25,7 @@ whole before is read from ``LabelCache.lines``: its head looked up, its value re
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -79,16 +83,38 @@ class LabelCache:
     def head(self, text: str) -> tuple[str, dict[str, str]] | None:
         if text in self._heads:
             return self._heads[text]
-        try:
-            samples = [s for family in self._parse(text + " 0\n") for s in getattr(family, "samples", ())]
-            found = (str(samples[0].name), dict(samples[0].labels)) if len(samples) == 1 else None
-        except Exception:  # the official parser raises ValueError (and at times others) for a bad line
-            found = None
+        found = _plain_head(text)
+        if found is None:
+            try:
+                samples = [s for family in self._parse(text + " 0\n") for s in getattr(family, "samples", ())]
+                found = (str(samples[0].name), dict(samples[0].labels)) if len(samples) == 1 else None
+            except Exception:  # the official parser raises ValueError (and at times others) for a bad line
+                found = None
         if len(self._heads) >= MAX_CACHED:
             self._heads.clear()
             self.lines.clear()
         self._heads[text] = found
         return found
+
+
+_LABEL = r'[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*"'
+_PLAIN_HEAD = re.compile(rf"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{{((?:{_LABEL},)*{_LABEL})\}})?")
+_LABELS = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"\\\n]*)"')
+
+
+def _plain_head(text: str) -> tuple[str, dict[str, str]] | None:
+    """``name{labels}`` in its plainest form (no blank, no escape, no label twice, no empty braces), read as the
+    official parser reads it but without going a character at a time (the first page of 256 hosts held about
+    23,000 heads: 1 s of CPU through the official parser on the 2-core box); None for any other head, which
+    the official parser then reads (or refuses)."""
+    match = _PLAIN_HEAD.fullmatch(text)
+    if match is None:
+        return None
+    name, body = match.group(1), match.group(2)
+    if body is None:
+        return name, {}
+    labels = dict(_LABELS.findall(body))
+    return (name, labels) if len(labels) == body.count('="') else None
 
 
 def metric_name(line: str) -> str:
