@@ -16,6 +16,7 @@ the row listed first wins. A value the exporter marks as blank (DCGM's blank sen
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -340,7 +341,8 @@ def _fold_values(samples: tuple[Sample, ...], timestamp: float, last: Folded) ->
         ):
             return None  # labels: the same object for the same text (a LabelCache's), so ``is`` holds for a kept line
         changed.append(position)
-    touched: set[tuple[str, int, str | None] | None] = set()
+    touched: dict[tuple[str, int, str | None] | None, set[str | None]] = {}
+    """GPU (None: the host) -> the fields set again (None: a temperature)."""
     for position in changed:
         read = samples[position].value
         for (key, temperature, name), scale in last.slots[position]:
@@ -350,16 +352,34 @@ def _fold_values(samples: tuple[Sample, ...], timestamp: float, last: Folded) ->
                 gpu = last.gpus[key]
                 into = gpu.temps if temperature else gpu.values
             into[name] = (into[name][0], read * scale)
-            touched.add(key)
+            touched.setdefault(key, set()).add(None if temperature else name)
     if not touched:
         return Folded(samples, last.found, last.gpus, last.host, last.slots)
     gpus = tuple(
-        _sample(gpu, timestamp) if key in touched else made
+        made if key not in touched else _sample_again(made, gpu, touched[key], timestamp)
         for (key, gpu), made in zip(last.gpus.items(), last.found.gpus, strict=True)
     )
     host = _host(last.host, timestamp) if None in touched else last.found.host
     found = HostGpus(gpus, host, last.found.exporter, last.found.hostname)
     return Folded(samples, found, last.gpus, last.host, last.slots)
+
+
+_DERIVED = frozenset({None, "up", "memory_used_bytes", "memory_free_bytes", "memory_reserved_bytes"})
+"""Fields another GpuSample field is worked out from (None: the temperatures, sorted into one tuple)."""
+
+
+def _sample_again(made: GpuSample, gpu: _Gpu, fields: set[str | None], timestamp: float) -> GpuSample:
+    """``_sample(gpu, timestamp)`` where only ``fields`` changed since ``made``: ``made`` with those fields set (a
+    copy: 1 µs, against 9 µs for the whole sample made again), unless one of them is worked into another."""
+    if not fields.isdisjoint(_DERIVED):
+        return _sample(gpu, timestamp)
+    again = copy.copy(made)
+    object.__setattr__(again, "timestamp", timestamp)  # a frozen dataclass's copy, set before anyone sees it
+    for name in fields:
+        assert name is not None
+        value = gpu.values[name][1]
+        object.__setattr__(again, name, int(value) if name in _INT_FIELDS else value)
+    return again
 
 
 def _gpu_identity(
