@@ -20,7 +20,7 @@ from rocmtui.config import MonitorConfig
 from rocmtui.gpu.cluster.cluster_source import ClusterSource
 from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
 from rocmtui.gpu.sample import GpuSample, HostSample, SampleSet
-from rocmtui.ui.look.safe_text import cleaned
+from rocmtui.ui.look.safe_text import cleaned, cleaned_like
 from rocmtui.ui.messages import ClusterRead, Relay
 from rocmtui.ui.screens.cluster import ClusterScreen, HostScreen
 from rocmtui.ui.screens.monitor import next_interval
@@ -90,6 +90,9 @@ class ClusterApp(App[int]):
                     hostname=was.hostname, exporter=was.exporter, error=was.error, malformed=host.malformed,
                     latency_s=host.latency_s,
                 )  # fmt: skip
+            elif held is not None and len(held[0]) == len(host.gpus):  # the same GPUs read anew: each like its last
+                gpus = tuple(cleaned_like(*g) for g in zip(host.gpus, held[0], held[3].gpus, strict=True))
+                clean = replace(cleaned(replace(host, gpus=())), gpus=gpus)
             else:
                 clean = cleaned(host)
             kept[host.target] = (host.gpus, host.host, own, clean)

@@ -48,7 +48,7 @@ def totals(cluster: ClusterRound, memo: dict[str, tuple[tuple[GpuSample, ...], H
         powers.extend(figures[2])
     if memo is not None:
         memo.clear()
-        memo.update(kept)
+        memo |= kept
     up = sum(1 for h in cluster.hosts if h.up)
     return Totals(
         up, len(cluster.hosts) - up, cluster.gpus, _mean(utils), _mean(memory), sum(powers) if powers else None

@@ -144,7 +144,7 @@ def lines(
             kept[host.target] = (host.gpus, header, group)
     if memo is not None:
         memo.clear()
-        memo.update(kept)
+        memo |= kept
     out: list[Line] = []
     for _, _, group_lines in _sorted_hosts(groups, query):
         out.extend(group_lines)
