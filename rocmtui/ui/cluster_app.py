@@ -75,26 +75,30 @@ class ClusterApp(App[int]):
             self.show_host(self.screen)
 
     def cleaned(self, cluster: ClusterRound) -> ClusterRound:
-        """``cluster`` with its text through the boundary; a host whose GPUs are the very ones of the last round (a
-        page not read again) and whose own strings are the same keeps what was cleaned then: 2,048 samples are
-        30 ms to clean on the 2-core box."""
+        """``cluster`` with its text through the boundary, what was cleaned last round kept where it can be: a host
+        whose own strings and host reading are the very ones of the last round keeps them as cleaned then, and its
+        GPUs too when they are the last round's (a page not read again); GPUs read anew are each cleaned like its
+        last reading (``cleaned_like``). Cleaning 2,048 samples field by field is about 20 ms on the 2-core box."""
         hosts = []
         kept: dict[str, _Cleaned] = {}
         for host in cluster.hosts:
             own = (host.hostname, host.exporter, host.error)
             held = self._clean.get(host.target)
-            if held is not None and held[0] is host.gpus and held[1] is host.host and held[2] == own:
+            if held is None or held[1] is not host.host or held[2] != own:
+                clean = cleaned(host)
+            else:
                 was = held[3]
+                if held[0] is host.gpus:
+                    gpus = was.gpus
+                elif len(held[0]) == len(host.gpus):
+                    gpus = tuple(cleaned_like(*g) for g in zip(host.gpus, held[0], was.gpus, strict=True))
+                else:
+                    gpus = cleaned(host.gpus)
                 clean = HostReading(
-                    target=was.target, up=host.up, timestamp=host.timestamp, gpus=was.gpus, host=was.host,
+                    target=was.target, up=host.up, timestamp=host.timestamp, gpus=gpus, host=was.host,
                     hostname=was.hostname, exporter=was.exporter, error=was.error, malformed=host.malformed,
                     latency_s=host.latency_s,
                 )  # fmt: skip
-            elif held is not None and len(held[0]) == len(host.gpus):  # the same GPUs read anew: each like its last
-                gpus = tuple(cleaned_like(*g) for g in zip(host.gpus, held[0], held[3].gpus, strict=True))
-                clean = replace(cleaned(replace(host, gpus=())), gpus=gpus)
-            else:
-                clean = cleaned(host)
             kept[host.target] = (host.gpus, host.host, own, clean)
             hosts.append(clean)
         self._clean = kept
