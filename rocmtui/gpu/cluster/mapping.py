@@ -16,7 +16,6 @@ the row listed first wins. A value the exporter marks as blank (DCGM's blank sen
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -370,11 +369,12 @@ _DERIVED = frozenset({None, "up", "memory_used_bytes", "memory_free_bytes", "mem
 
 def _sample_again(made: GpuSample, gpu: _Gpu, fields: set[str | None], timestamp: float) -> GpuSample:
     """``_sample(gpu, timestamp)`` where only ``fields`` changed since ``made``: ``made`` with those fields set (a
-    copy: 1 µs, against 9 µs for the whole sample made again), unless one of them is worked into another."""
+    copy: about 1 µs, against 9 µs for the whole sample made again), unless one of them is worked into another."""
     if not fields.isdisjoint(_DERIVED):
         return _sample(gpu, timestamp)
-    again = copy.copy(made)
-    object.__setattr__(again, "timestamp", timestamp)  # a frozen dataclass's copy, set before anyone sees it
+    again = object.__new__(GpuSample)  # a copy (copy.copy: 5 µs, through __reduce_ex__), set before anyone sees it
+    again.__dict__.update(made.__dict__)
+    object.__setattr__(again, "timestamp", timestamp)
     for name in fields:
         assert name is not None
         value = gpu.values[name][1]
