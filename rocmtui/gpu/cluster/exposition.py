@@ -191,8 +191,12 @@ def _read_line(raw: str, wanted: Callable[[str], bool], cache: LabelCache) -> Sa
     head, space, token = raw.rpartition(" ")
     known = cache.lines.get(head) if space else None
     if known is not None and len(raw) <= MAX_LINE_CHARS and wanted(known[0]):
-        read = float(_number(token))
-        return Sample(known[1], known[2], read) if math.isfinite(read) else None
+        try:
+            read = float(_number(token))
+        except (ValueError, OverflowError):
+            pass  # not one value (``1\t1700000000``: a value and a timestamp): read the whole line
+        else:
+            return Sample(known[1], known[2], read) if math.isfinite(read) else None
     line = raw.strip()
     name = metric_name(line)
     if not name or not wanted(name):
