@@ -2,8 +2,10 @@
 
 ``get`` asks once (urllib). ``Connection`` and ``Fetcher`` ask many hosts at once from one thread, each on a
 connection kept from one round to the next: non-blocking sockets under one selector, an HTTP/1.1 answer read by
-its Content-Length, its chunks or its connection's end; a thread per fetch (http.client on a pool of 64) cost
-about twice the CPU in switching between threads and in http.client's header parsing.
+its Content-Length, its chunks or its connection's end. In the cluster viewer, beside Textual's threads, a pool
+of 64 threads each fetching with http.client cost 3 to 4% of a core more at 256 hosts every 2 s (the same
+fetches alone in a process cost about the same either way: it is the threads' waking and taking turns at the
+GIL beside the UI's that costs; docs/benchmarks/monitor.md).
 
 A redirect is refused rather than followed, so a token sent to one address never travels on to another;
 proxies from the environment are not used (the exporters sit on the cluster's own network). HTTPS
@@ -462,9 +464,8 @@ Answered = Callable[[int, "Reply | FetchError"], object]
 
 class Fetcher:
     """Many connections' GETs on the calling thread: one selector, at most ``max_parallel`` in flight, each with
-    its timeout for the whole answer and the cap on its body. A thread per fetch (http.client on a pool) cost twice
-    the CPU. Reading buffers are kept from one call to the next: a page read into memory already touched costs no
-    page faults."""
+    its timeout for the whole answer and the cap on its body (no thread per fetch: see the module's note). Reading
+    buffers are kept from one call to the next: a page read into memory already touched costs no page faults."""
 
     def __init__(self, *, timeout_s: float, max_bytes: int, max_parallel: int = 64) -> None:
         self.timeout_s = timeout_s
