@@ -284,3 +284,21 @@ def test_a_clean_string_equal_to_one_seen_before_comes_back_as_itself() -> None:
     logged: dict[str, tuple[float, ...]] = {second: (1.0,)}
     event = MetricsLogged(1, {second: 1.0}, 1.0, 1, steps=(1,), logged=logged)
     assert cleaned(event) is event
+
+
+def test_a_sample_like_a_clean_one_but_for_its_numbers_is_given_back_and_any_other_is_cleaned() -> None:
+    from dataclasses import replace
+
+    from rocmtui.gpu.sample import GpuSample
+    from rocmtui.ui.look.safe_text import cleaned_like
+
+    before = GpuSample(index=0, name="NVIDIA H100", timestamp=1.0, utilization_pct=5.0, temperatures_c=(("gpu", 40.0),))
+    assert cleaned(before) is before
+    numbers = replace(before, utilization_pct=6.0, power_w=None, timestamp=2.0)
+    assert cleaned_like(numbers, before, before) is numbers
+    hostile = replace(numbers, name="\x1b[31mH100")
+    assert cleaned_like(hostile, before, before).name == cleaned(hostile).name != hostile.name
+    sensors = replace(numbers, temperatures_c=(("\x1b]0;x", 40.0),))
+    assert cleaned_like(sensors, before, before).temperatures_c == cleaned(sensors).temperatures_c
+    dirty = replace(before, error="\x07")
+    assert cleaned_like(replace(dirty, utilization_pct=7.0), dirty, cleaned(dirty)).error == cleaned(dirty).error

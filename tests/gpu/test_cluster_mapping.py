@@ -197,6 +197,35 @@ def test_no_page_makes_the_reader_raise(lines) -> None:
         assert gpu.index >= 0
 
 
+TAIL = st.one_of(st.floats(allow_nan=True).map(repr), st.text(max_size=8), st.just(""))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(sorted(p.name for p in EXPORTERS.glob("*.prom"))),
+    st.lists(st.tuples(st.integers(0, 400), TAIL, st.sampled_from([" ", "  ", "\t", " 1 ", ""])), max_size=10),
+)
+def test_a_line_read_from_the_cache_of_lines_read_whole_reads_as_a_fresh_reader_reads_it(
+    name: str, changes: list[tuple[int, str, str]]
+) -> None:
+    """Lines of a real page with new values, odd blanks and junk after their ``name{labels}``: a reader whose
+    LabelCache has read that page (so takes most of them from ``LabelCache.lines``) reads what a new one reads."""
+    from rocmtui.gpu.cluster import exposition
+
+    names = Names()
+    lines = page_of(name).splitlines()
+    warm = exposition.LabelCache()
+    parse_page("\n".join(lines), names.wanted, warm)
+    for at, tail, blank in changes:
+        i = at % len(lines)
+        head = lines[i].rsplit(" ", 1)[0]
+        lines[i] = f"{head}{blank}{tail}"
+    text = "\n".join(lines)
+    warmed, fresh = parse_page(text, names.wanted, warm), parse_page(text, names.wanted, exposition.LabelCache())
+    assert [(s.name, s.labels, s.value) for s in warmed.samples] == [(s.name, s.labels, s.value) for s in fresh.samples]
+    assert warmed.malformed == fresh.malformed
+
+
 def test_docs_show_every_row_of_the_table() -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "cluster.md").read_text()
     for row in TABLE:
@@ -274,3 +303,75 @@ def test_fold_works_out_a_samples_fields_once_for_the_same_labels_and_again_for_
     ]  # fmt: skip
     unkept = Names(labels_reused=False)
     assert unkept.steps("DCGM_FI_DEV_GPU_UTIL", labels) is not unkept.steps("DCGM_FI_DEV_GPU_UTIL", labels)
+
+
+VALUES = st.sampled_from([0.0, 7.0, 91.0, 1e3, 9.3e18, -9.3e18, float("nan")]) | st.floats(-1e6, 1e6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.sampled_from(sorted(p.name for p in EXPORTERS.glob("*.prom"))),
+    rounds=st.lists(st.dictionaries(st.integers(0, 400), VALUES, max_size=12), min_size=1, max_size=4),
+)
+def test_folding_again_with_the_last_fold_at_hand_gives_what_a_fold_anew_gives(
+    name: str, rounds: list[dict[int, float]]
+) -> None:
+    """Pages of the same exporter, some values new (blank sentinels and NaN among them): folded with the last fold
+    at hand, they give the GPUs a fold from nothing gives; a GPU none of whose values changed is the same object."""
+    from rocmtui.gpu.cluster import exposition
+    from rocmtui.gpu.cluster.mapping import fold_again
+
+    names, labels = Names(), exposition.LabelCache()
+    lines = page_of(name).splitlines()
+    page = parse_page("\n".join(lines), names.wanted, labels)
+    found, folded = fold_again(page.samples, 1.0, names, None)
+    values = [i for i, line in enumerate(lines) if page.lines.get(line) is not None]
+    for changes in rounds:
+        for at, value in changes.items():
+            i = values[at % len(values)]
+            lines[i] = f"{lines[i].rsplit(' ', 1)[0]} {value!r}"
+        page = parse_page("\n".join(lines), names.wanted, labels, page.lines)
+        found, folded = fold_again(page.samples, 1.0, names, folded)
+        assert found == fold(page.samples, 1.0, Names())
+
+
+def test_folding_again_makes_only_the_gpu_whose_value_changed() -> None:
+    from rocmtui.gpu.cluster import exposition
+    from rocmtui.gpu.cluster.mapping import fold_again
+
+    names, labels = Names(), exposition.LabelCache()
+    text = page_of("amd-device-metrics-exporter-mi300x.prom")
+    page = parse_page(text, names.wanted, labels)
+    first, folded = fold_again(page.samples, 1.0, names, None)
+    line = next(x for x in text.splitlines() if x.startswith("gpu_gfx_activity{") and 'gpu_id="2"' in x)
+    again = parse_page(text.replace(line, line.rsplit(" ", 1)[0] + " 42"), names.wanted, labels, page.lines)
+    second, _ = fold_again(again.samples, 2.0, names, folded)
+    assert second.gpus[0] is first.gpus[0]
+    assert (second.gpus[1].utilization_pct, second.gpus[1].timestamp) == (42.0, 2.0)
+
+
+LABEL_NAME = st.from_regex(r"[a-zA-Z_][a-zA-Z0-9_]{0,6}", fullmatch=True) | st.text(max_size=4)
+LABEL_VALUE = st.text(max_size=12) | st.sampled_from(["", "a b", "x=y", "{}", ",", "é", "\t", "\x00", "\\"])
+HEAD = st.builds(
+    lambda name, pairs, sep, close: name + ("{" + sep.join(f'{k}="{v}"' for k, v in pairs) + close if pairs else ""),
+    st.from_regex(r"[a-zA-Z_:][a-zA-Z0-9_:]{0,8}", fullmatch=True) | st.text(max_size=6),
+    st.lists(st.tuples(LABEL_NAME, LABEL_VALUE), max_size=4),
+    st.sampled_from([",", ", ", ",,"]),
+    st.sampled_from(["}", ",}", ""]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(HEAD)
+def test_a_head_read_without_the_official_parser_reads_as_it_reads_it(head: str) -> None:
+    """``name{labels}`` heads in and near the plainest form: the short way reads one as the official parser does,
+    or leaves it to the official parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from rocmtui.gpu.cluster.exposition import _plain_head
+
+    short = _plain_head(head)
+    if short is None:
+        return
+    samples = [s for family in text_string_to_metric_families(head + " 0\n") for s in family.samples]
+    assert len(samples) == 1 and (samples[0].name, samples[0].labels) == short

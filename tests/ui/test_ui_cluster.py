@@ -55,8 +55,10 @@ async def test_sort_by_utilisation_puts_the_busiest_first() -> None:
         busiest = max(g.utilization_pct or 0 for h in last.hosts for g in h.gpus)
         first_gpu = shown(app)[1]
         assert f"{busiest:.0f}%" in first_gpu
+        assert "sort util" in str(app.cluster_screen.summary.render())
         await pilot.press("r")
         assert app.cluster_screen.query_state.reverse
+        assert "sort util reversed" in str(app.cluster_screen.summary.render())
 
 
 async def test_idle_filter_shows_gpus_holding_memory_at_zero() -> None:

@@ -28,15 +28,39 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def totals(cluster: ClusterRound) -> Totals:
-    """Over the GPUs read this round; a mean or sum over none is None."""
-    gpus = [g for h in cluster.hosts for g in h.gpus if g.error is None]
-    utils = [g.utilization_pct for g in gpus if g.utilization_pct is not None]
-    memory = [pct for g in gpus if (pct := g.memory_pct) is not None]
-    powers = [g.power_w for g in gpus if g.power_w is not None]
+HostFigures = tuple[list[float], list[float], list[float]]
+"""A host's GPUs' utilisations, memory percentages and powers (the GPUs read, those with the reading)."""
+
+
+def totals(cluster: ClusterRound, memo: dict[str, tuple[tuple[GpuSample, ...], HostFigures]] | None = None) -> Totals:
+    """Over the GPUs read this round; a mean or sum over none is None. ``memo`` (kept by the caller from one round
+    to the next): a host whose GPUs are the very objects of the last call keeps its figures."""
+    utils: list[float] = []
+    memory: list[float] = []
+    powers: list[float] = []
+    kept: dict[str, tuple[tuple[GpuSample, ...], HostFigures]] = {}
+    for host in cluster.hosts:
+        held = memo.get(host.target) if memo is not None else None
+        figures = held[1] if held is not None and held[0] is host.gpus else _figures(host.gpus)
+        kept[host.target] = (host.gpus, figures)
+        utils.extend(figures[0])
+        memory.extend(figures[1])
+        powers.extend(figures[2])
+    if memo is not None:
+        memo.clear()
+        memo |= kept
     up = sum(1 for h in cluster.hosts if h.up)
     return Totals(
         up, len(cluster.hosts) - up, cluster.gpus, _mean(utils), _mean(memory), sum(powers) if powers else None
+    )
+
+
+def _figures(gpus: tuple[GpuSample, ...]) -> HostFigures:
+    read = [g for g in gpus if g.error is None]
+    return (
+        [g.utilization_pct for g in read if g.utilization_pct is not None],
+        [pct for g in read if (pct := g.memory_pct) is not None],
+        [g.power_w for g in read if g.power_w is not None],
     )
 
 

@@ -1,17 +1,16 @@
-"""Each host's ``/metrics`` page, fetched concurrently (at most ``MAX_PARALLEL`` at once, a timeout each),
-parsed and mapped; a host that does not answer is down with the reason and tried again with backoff."""
+"""Each host's ``/metrics`` page, fetched concurrently from one thread (at most ``MAX_PARALLEL`` at once, a timeout
+each), parsed and mapped; a host that does not answer is down with the reason and tried again with backoff."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from rocmtui.gpu.cluster.exposition import LabelCache, Sample, parse_page
-from rocmtui.gpu.cluster.fetch import Answer, Connection, FetchError
-from rocmtui.gpu.cluster.mapping import Names, fold
+from rocmtui.gpu.cluster.fetch import Connection, Fetcher, FetchError, Reply
+from rocmtui.gpu.cluster.mapping import Folded, Names, fold_again
 from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
 from rocmtui.gpu.retry import Retry
 
@@ -52,72 +51,79 @@ class Scraper:
         """Each host's connection, kept open between rounds: one fetch at a time each (a round asks a host once)."""
         self._names = Names()
         self._labels = LabelCache()
-        self._last: dict[str, tuple[bytes, HostReading, Mapping[str, Sample | None]]] = {}
+        self._last: dict[str, tuple[bytes, HostReading, Mapping[str, Sample | None], Folded | None]] = {}
         """Each host's last page and what it read: an exporter that has not sampled since (dcgm-exporter collects
-        every 30 s by default) serves the same page, which is then not read again. The page itself is kept, not a
-        digest of it: comparing 40 KB is a memcmp that stops at the first change, hashing every page of 256 hosts
-        was 13 ms of CPU a round (about 10 MB kept). A page that changed is read with the last one's lines at hand
-        (``parse_page``'s ``last``): only its changed lines are parsed."""
-        self._pool = ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(self.targets))),
-                                        thread_name_prefix="rocmtui-scrape")  # fmt: skip
+        every 30 s by default) serves the same page, which is then not read again. The page itself is kept as it
+        arrived (a chunked one with its framing), not a digest of it: comparing 40 KB is a memcmp that stops at
+        the first change, hashing every page of 256 hosts was 13 ms of CPU a round (about 10 MB kept). A page
+        that changed is read with the last one's lines at hand (``parse_page``'s ``last``): only its changed
+        lines are parsed; and folded with the last fold at hand (``fold_again``): only the GPUs whose values
+        changed are made again."""
+        self._fetcher = Fetcher(timeout_s=timeout_s, max_bytes=MAX_PAGE_BYTES, max_parallel=max_parallel)
         self._lock = threading.Lock()
         self._closing = threading.Event()
 
     def round(self) -> ClusterRound:
-        """Fetch every page on the pool's threads (waiting on the network), and read each on this thread as it
-        comes (the reading is Python work, which threads would only take turns at: measured, 0.47 s of CPU a
-        round of 256 hosts read on the pool, 0.26 s here)."""
+        """Fetch every page from this thread, without blocking on any (``Fetcher``), and read each as it comes."""
         with self._lock:
-            futures = {self._pool.submit(self._fetch, target): i for i, target in enumerate(self.targets)}
+            now = time.time()
             hosts: list[HostReading | None] = [None] * len(self.targets)
-            for future in as_completed(futures):
-                i = futures[future]
-                hosts[i] = self._read(self.targets[i], future.result())
+            jobs = []
+            for i, target in enumerate(self.targets):
+                retry = self._retries[target.address]
+                if retry.ready(time.monotonic()):
+                    jobs.append((i, self._connections[target.address]))
+                else:
+                    hosts[i] = HostReading(target.address, up=False, timestamp=now, error=retry.error or "")
+
+            def answered(i: int, got: Reply | FetchError) -> None:
+                target = self.targets[i]
+                retry = self._retries[target.address]
+                if isinstance(got, FetchError):
+                    retry.failed(str(got), time.monotonic())
+                    hosts[i] = HostReading(target.address, up=False, timestamp=time.time(), error=retry.error or "")
+                else:
+                    retry.succeeded()
+                    hosts[i] = self._read(target, got)
+
+            for i in self._fetcher.run(jobs, answered, self._closing):
+                hosts[i] = HostReading(self.targets[i].address, up=False, timestamp=time.time(), error=STOPPING)
+            if self._closing.is_set():
+                for connection in self._connections.values():
+                    connection.close()
         return ClusterRound(timestamp=time.time(), source="scrape", hosts=tuple(h for h in hosts if h is not None))
 
     def close(self) -> None:
-        """Fetches not yet started give up (their hosts read as not read, stopping); it returns at once.
-
-        Not the pool's own ``cancel_futures``: a future it cancels never wakes ``as_completed``."""
+        """Fetches not yet started give up (their hosts read as not read, stopping); it returns at once."""
         self._closing.set()
-        self._pool.shutdown(wait=False)
 
-    def _fetch(self, target: Target) -> Answer | str:
-        """The page, or why there is none (the host is then in backoff)."""
-        if self._closing.is_set():
-            return STOPPING
-        retry = self._retries[target.address]
-        if not retry.ready(time.monotonic()):
-            return retry.error or ""
-        try:
-            answer = self._connections[target.address].get(timeout_s=self.timeout_s, max_bytes=MAX_PAGE_BYTES)
-        except FetchError as err:
-            retry.failed(str(err), time.monotonic())
-            return retry.error or ""
-        retry.succeeded()
-        return answer
-
-    def _read(self, target: Target, got: Answer | str) -> HostReading:
+    def _read(self, target: Target, got: Reply) -> HostReading:
         now = time.time()
-        if isinstance(got, str):
-            return HostReading(target.address, up=False, timestamp=now, error=got)
+        raw = bytes(got.raw)  # a copy, then a memcmp: comparing the buffer's view itself went a byte at a time
         last = self._last.get(target.address)
-        if last is not None and last[0] == got.body:
-            return replace(last[1], timestamp=now, latency_s=got.seconds)
-        reading, lines = self._parse(target, got, now, last[2] if last is not None else None)
-        self._last[target.address] = (got.body, reading, lines)
+        if last is not None and last[0] == raw:
+            held = last[1]
+            return HostReading(held.target, held.up, now, held.gpus, held.host, held.hostname, held.exporter,
+                               held.error, held.malformed, got.seconds)  # fmt: skip
+        reading, lines, folded = self._parse(target, got, now, last)
+        self._last[target.address] = (raw, reading, lines, folded)
         return reading
 
     def _parse(
-        self, target: Target, got: Answer, now: float, last: Mapping[str, Sample | None] | None
-    ) -> tuple[HostReading, Mapping[str, Sample | None]]:
+        self,
+        target: Target,
+        got: Reply,
+        now: float,
+        last: tuple[bytes, HostReading, Mapping[str, Sample | None], Folded | None] | None,
+    ) -> tuple[HostReading, Mapping[str, Sample | None], Folded | None]:
         try:
-            text = got.body.decode("utf-8", errors="replace")
-            page = parse_page(text, self._names.wanted, self._labels, last)
-            found = fold(page.samples, now, self._names)
+            text = got.body().decode("utf-8", errors="replace")
+            page = parse_page(text, self._names.wanted, self._labels, last[2] if last is not None else None)
+            found, folded = fold_again(page.samples, now, self._names, last[3] if last is not None else None)
         except Exception as err:  # a page no reader foresaw: this host's problem, never the round's
             reason = f"page not readable: {type(err).__name__}"
-            return HostReading(target.address, up=False, timestamp=now, error=reason, latency_s=got.seconds), {}
+            down = HostReading(target.address, up=False, timestamp=now, error=reason, latency_s=got.seconds)
+            return down, {}, None
         note = f"{page.malformed} malformed lines skipped" if page.malformed else None
         if page.cut:
             note = "page cut short: too many samples"
@@ -133,4 +139,4 @@ class Scraper:
             malformed=page.malformed,
             latency_s=got.seconds,
         )
-        return reading, page.lines
+        return reading, page.lines, folded

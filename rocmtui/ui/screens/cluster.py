@@ -12,11 +12,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from rocmtui.gpu.cluster.cluster_summary import totals, totals_line
+from rocmtui.gpu.cluster.cluster_summary import HostFigures, totals, totals_line
 from rocmtui.gpu.cluster.reading import ClusterRound
+from rocmtui.gpu.sample import GpuSample
 from rocmtui.ui.look.safe_text import safe_text
 from rocmtui.ui.screens.monitor import MonitorScreen
-from rocmtui.ui.state.cluster_rows import FILTERS, HEADER, SORTS, ClusterQuery, UtilHistory, lines
+from rocmtui.ui.state.cluster_rows import FILTERS, HEADER, SORTS, ClusterQuery, GroupMemo, UtilHistory, lines
 from rocmtui.ui.widgets.cluster_list import ClusterList
 from rocmtui.ui.widgets.key_bar import KeyBar
 
@@ -46,6 +47,10 @@ class ClusterScreen(Screen[None]):
         self.query_state = ClusterQuery()
         self.history = UtilHistory()
         self.last: ClusterRound | None = None
+        self._summary = ""
+        self._groups: GroupMemo = {}
+        self._figures: dict[str, tuple[tuple[GpuSample, ...], HostFigures]] = {}
+        """What the last round's lines and totals were made of, by host (see ``lines`` and ``totals``)."""
         self.summary = Static("rocmtui cluster · waiting for the first round…", id="cluster-summary")
         self.list = ClusterList(id="cluster-list")
         self.find_input = Input(
@@ -67,9 +72,12 @@ class ClusterScreen(Screen[None]):
     def redraw(self) -> None:
         if self.last is None:
             return
-        head = f"{totals_line(totals(self.last))} · every {self.interval_s:.3g} s"
-        self.summary.update(safe_text(f"{head} · {self.query_state.describe()}"))
-        self.list.set_lines(lines(self.last, self.query_state, self.history))
+        head = f"{totals_line(totals(self.last, self._figures))} · every {self.interval_s:.3g} s"
+        summary = f"{head} · {self.query_state.describe()}"
+        if summary != self._summary:  # the same line (most rounds when exporters sample every 30 s): not drawn again
+            self._summary = summary
+            self.summary.update(safe_text(summary), layout=False)  # one line high whatever it says: no layout pass
+        self.list.set_lines(lines(self.last, self.query_state, self.history, self._groups))
 
     def action_sort(self) -> None:
         position = SORTS.index(self.query_state.sort_by)

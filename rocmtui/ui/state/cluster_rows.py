@@ -46,25 +46,33 @@ def is_idle(gpu: GpuSample) -> bool:
 
 
 class UtilHistory:
-    """The last ``SPARK_POINTS`` utilisation readings of every GPU seen (bounded: GPUs gone are dropped)."""
+    """The last ``SPARK_POINTS`` utilisation readings of every GPU seen (bounded: GPUs gone are dropped).
+
+    Kept by host: a host whose GPUs are the very objects of the last round (its page unchanged, its GPUs cleaned
+    then) has its readings appended in order, without a key made and looked up for each of its GPUs."""
 
     def __init__(self) -> None:
-        self._series: dict[GpuKey, deque[float | None]] = {}
+        self._hosts: dict[str, tuple[tuple[GpuSample, ...], list[deque[float | None]]]] = {}
 
     def add(self, cluster: ClusterRound) -> None:
-        seen: dict[GpuKey, deque[float | None]] = {}
+        hosts: dict[str, tuple[tuple[GpuSample, ...], list[deque[float | None]]]] = {}
         for host in cluster.hosts:
-            for gpu in host.gpus:
-                key = gpu_key(host, gpu)
-                series = self._series.get(key) or deque(maxlen=SPARK_POINTS)
-                series.append(None if gpu.error else gpu.utilization_pct)
-                seen[key] = series
-        self._series = seen
+            held = self._hosts.get(host.target)
+            if held is not None and held[0] is host.gpus:
+                series = held[1]
+            else:
+                old = {(g.index, g.uuid): s for g, s in zip(*held, strict=True)} if held is not None else {}
+                series = [old.get((g.index, g.uuid)) or deque(maxlen=SPARK_POINTS) for g in host.gpus]
+            for gpu, points in zip(host.gpus, series, strict=True):
+                points.append(None if gpu.error else gpu.utilization_pct)
+            hosts[host.target] = (host.gpus, series)
+        self._hosts = hosts
 
     def spark(self, key: GpuKey) -> str:
         """The history as block characters, newest right, blank where nothing was read."""
-        series = self._series.get(key, ())
-        chars = [" " if v is None else SPARK[min(7, max(0, int(v / 100 * 7.999)))] for v in series]
+        gpus, series = self._hosts.get(key[0], ((), []))
+        points = next((s for g, s in zip(gpus, series, strict=True) if (g.index, g.uuid) == key[1:]), ())
+        chars = [" " if v is None else SPARK[min(7, max(0, int(v / 100 * 7.999)))] for v in points]
         return "".join(chars).rjust(SPARK_POINTS)
 
 
@@ -92,40 +100,67 @@ _VALUE: dict[str, Callable[[GpuSample], float | None]] = {
 
 
 class Line:
-    """One line of the list: a host's header or one of its GPUs; its text is made when first drawn (a round of
-    256 hosts is 2,304 lines, of which a screen shows about 20)."""
+    """One line of the list: a host's header or one of its GPUs; its text is made when drawn (a round of 256 hosts
+    is 2,304 lines, of which a screen shows about 20), from the history as it is then."""
 
-    __slots__ = ("_make", "_text", "key", "target")
+    __slots__ = ("_make", "key", "target")
 
     def __init__(self, key: str, target: str, make: Callable[[], Text]) -> None:
         self.key = key
         self.target = target
         """The host it belongs to (Enter opens it)."""
         self._make = make
-        self._text: Text | None = None
 
     @property
     def text(self) -> Text:
-        if self._text is None:
-            self._text = self._make()
-        return self._text
+        return self._make()
 
 
-def lines(cluster: ClusterRound, query: ClusterQuery, history: UtilHistory) -> list[Line]:
-    """Hosts (each followed by its GPUs) in the query's order, those with no GPU shown left out when filtering."""
-    groups: list[tuple[HostReading, list[GpuSample]]] = []
+Group = tuple[HostReading, list[GpuSample], list[Line]]
+"""A host, its GPUs shown (in the query's order) and its lines: the header, then a line a GPU."""
+GroupMemo = dict[str, tuple[tuple[GpuSample, ...], tuple[object, ...], Group]]
+"""Each host's group of the last call, with the GPUs and the header's fields and query it was made from."""
+
+
+def lines(
+    cluster: ClusterRound, query: ClusterQuery, history: UtilHistory, memo: GroupMemo | None = None
+) -> list[Line]:
+    """Hosts (each followed by its GPUs) in the query's order, those with no GPU shown left out when filtering.
+
+    ``memo`` (kept by the caller from one round to the next): a host whose GPUs are the very objects of the last
+    call, with the same header and query, keeps its lines (their text is made when drawn, from the history)."""
+    asked = (query.sort_by, query.reverse, query.show, query.text)
+    groups: list[Group] = []
+    kept: GroupMemo = {}
     for host in cluster.hosts:
-        gpus = [g for g in host.gpus if _shown(host, g, query)]
-        if gpus or (query.show == "all" and (not query.text or _matches(query.text, host.label, host.target))):
-            groups.append((host, _sorted(gpus, query)))
-    groups = _sorted_hosts(groups, query)
+        header = (host.label, host.hostname, host.up, host.error, host.exporter, asked)
+        held = memo.get(host.target) if memo is not None else None
+        if held is not None and held[0] is host.gpus and held[1] == header:
+            group: Group | None = held[2]
+        else:
+            group = _group(host, query, history)
+        if group is not None:
+            groups.append(group)
+            kept[host.target] = (host.gpus, header, group)
+    if memo is not None:
+        memo.clear()
+        memo |= kept
     out: list[Line] = []
-    for host, gpus in groups:
-        out.append(Line(f"host:{host.target}", host.target, partial(host_text, host)))
-        for gpu in gpus:
-            make = partial(_gpu_line, gpu, history, gpu_key(host, gpu))
-            out.append(Line(f"gpu:{host.target}:{gpu.index}:{gpu.uuid}", host.target, make))
+    for _, _, group_lines in _sorted_hosts(groups, query):
+        out.extend(group_lines)
     return out
+
+
+def _group(host: HostReading, query: ClusterQuery, history: UtilHistory) -> Group | None:
+    gpus = [g for g in host.gpus if _shown(host, g, query)]
+    if not gpus and (query.show != "all" or (query.text and not _matches(query.text, host.label, host.target))):
+        return None
+    gpus = _sorted(gpus, query)
+    made = [Line(f"host:{host.target}", host.target, partial(host_text, host))]
+    for gpu in gpus:
+        make = partial(_gpu_line, gpu, history, gpu_key(host, gpu))
+        made.append(Line(f"gpu:{host.target}:{gpu.index}:{gpu.uuid}", host.target, make))
+    return host, gpus, made
 
 
 def _gpu_line(gpu: GpuSample, history: UtilHistory, key: GpuKey) -> Text:
@@ -154,9 +189,7 @@ def _sorted(gpus: list[GpuSample], query: ClusterQuery) -> list[GpuSample]:
     return sorted(gpus, key=lambda g: _sort_value(g, query))
 
 
-def _sorted_hosts(
-    groups: list[tuple[HostReading, list[GpuSample]]], query: ClusterQuery
-) -> list[tuple[HostReading, list[GpuSample]]]:
+def _sorted_hosts(groups: list[Group], query: ClusterQuery) -> list[Group]:
     if query.sort_by == "host":  # the order they were given in (a Prometheus's: by instance)
         return groups[::-1] if query.reverse else groups
     worst = (True, 0.0)  # a host without a GPU reading goes last
