@@ -409,7 +409,14 @@ def run_stop(args: argparse.Namespace) -> int:
         return 0
     asked_at = time.time()
     print(f"rocmtui: asked {plain(run_dir)} to stop at its next step; waiting for it to end", flush=True)
-    if not _released(run_dir, args.grace):
+    elsewhere = _writer_elsewhere(run_dir)
+    if elsewhere is not None:  # another node of a job: its lock and processes are not this host's to see
+        if not _ended(run_dir, args.grace):
+            raise UsageError(
+                f"{plain(run_dir)} did not stop within {args.grace:g} s; its writer runs on {plain(elsewhere)}: "
+                "stop it there (rocmtui stop, or SIGTERM to its process)"
+            )
+    elif not _released(run_dir, args.grace):
         _signal_writer(run_dir, signal.SIGTERM, f"did not stop within {args.grace:g} s")
         if not _released(run_dir, KILL_AFTER_TERM_S):
             _signal_writer(run_dir, signal.SIGKILL, f"still held {KILL_AFTER_TERM_S:g} s after SIGTERM")
@@ -424,6 +431,28 @@ def run_stop(args: argparse.Namespace) -> int:
     saved = f"checkpoint saved in {folder}" if _saved_since(run_dir, asked_at) else f"no checkpoint written; {folder}"
     print(f"rocmtui: {plain(info.state)} at {where}{best}; {saved}")
     return 0 if info.state in ("stopped", "finished") else 1
+
+
+def _writer_elsewhere(run_dir: Path) -> str | None:
+    """The host the run's writer is on, when it is not this one (the folder is shared between nodes)."""
+    import socket
+
+    from rocmtui.run.status import read_status
+
+    status = read_status(run_dir)
+    return status.host if status is not None and status.host != socket.gethostname() else None
+
+
+def _ended(run_dir: Path, within_s: float) -> bool:
+    """Whether the run's status leaves the live states within ``within_s`` seconds (a writer on another host)."""
+    from rocmtui.run.status import read_status
+
+    deadline = time.monotonic() + within_s
+    while (status := read_status(run_dir)) is not None and status.live:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 def _released(run_dir: Path, within_s: float) -> bool:

@@ -52,6 +52,7 @@ class Job:
         endpoint: str = "",
         within: Sequence[Sequence[str]] = (),
         apart: bool = False,
+        static_ranks: bool = False,
     ) -> None:
         """``within``: each node's command prefix (``ip netns exec NS ...``); none: all on this host's loopback."""
         self.runs = tmp_path / "runs"
@@ -63,6 +64,9 @@ class Job:
             "--rdzv-id", "job7", "--batch-size", "64", *args,
         ]  # fmt: skip
         prefixes = list(within) or [[] for _ in range(nodes)]
+        if static_ranks:  # each node's place fixed (--node-rank): node 0 hosts the rendezvous
+            prefixes = [[*prefix, *command, "--node-rank", str(n)] for n, prefix in enumerate(prefixes)]
+            command = []
         if apart:  # each node its own runs folder, as nodes that share no file system
             self.nodes = [
                 self._node([*prefix, *command, "--runs-dir", str(self.runs / f"node{n}")])
@@ -271,3 +275,46 @@ def test_nodes_that_share_no_folder_keep_their_own_and_runs_ranks_joins_them(job
     )  # fmt: skip
     ranks = json.loads(listed.stdout)
     assert [(r["rank"], r["node"], r["state"]) for r in ranks] == [(0, 0, "ended"), (1, 1, "ended")]
+
+
+NO_SHARED_LOCK = """
+# This "host" has a lock table of its own, as two NFS clients do: every flock here succeeds at once.
+import fcntl
+fcntl.flock = lambda fd, operation: None
+"""
+
+
+@pytest.fixture
+def another_host(tmp_path: Path) -> list[str]:
+    """A command prefix for a node that is another host as far as rocmtui can tell: its own host name (a UTS
+    namespace) and no lock shared with this host's processes (``NO_SHARED_LOCK`` as its sitecustomize).
+    Skipped where the test cannot make a UTS namespace (not root)."""
+    if subprocess.run(["unshare", "--uts", "true"], check=False, capture_output=True).returncode != 0:
+        pytest.skip("cannot make a UTS namespace here (unshare --uts)")
+    site = tmp_path / "another-host"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(NO_SHARED_LOCK)
+    rename = 'hostname rocmtui-node1 && exec "$@"'
+    return ["unshare", "--uts", "sh", "-c", rename, "sh", "env", f"PYTHONPATH={site}", "GLOO_SOCKET_IFNAME=lo"]
+
+
+def test_a_node_on_another_host_without_the_lock_follows_the_job_and_its_stop_ends_every_node(
+    job, another_host: list[str]
+) -> None:
+    """The shared folder's rules without a shared lock: node 1 (another host name, every flock its own) follows
+    the events rank 0 writes, and a stop asked from there ends both nodes with the checkpoint written."""
+    here = ["env", "GLOO_SOCKET_IFNAME=lo"]
+    started = job(2, "--epochs", "50", within=[here, another_host], static_ranks=True)
+    started.training()
+    assert started.rows()[1].host == "rocmtui-node1"
+    stop = subprocess.run(
+        [*another_host, sys.executable, "-m", "rocmtui", "stop", str(started.folder), "--grace", "60"],
+        capture_output=True, text=True, cwd=REPO, env=started.env, timeout=120, check=False,
+    )  # fmt: skip
+    assert stop.returncode == 0, stop.stderr
+    assert "stopped at epoch" in stop.stdout and "checkpoint saved" in stop.stdout
+    results = started.finish()
+    assert [code for code, _, _ in results] == [0, 0], results
+    node1 = results[1][1]  # it followed the events rank 0 wrote, though it never saw the lock held
+    assert "rocmtui: training simplecnn on cifar10" in node1 and "stopped: " in node1
+    assert isinstance(read_events(started.folder)[-1], RunFinished)
