@@ -65,7 +65,13 @@ GROUPS: dict[str, Group] = {
     ),
     "serve": Group(
         ("rocmtui/serve/tab_process.py", "rocmtui/serve/guarded_server.py"),
-        ("tests/serve/test_serve_guard.py", "tests/serve/test_serve_cli.py", "tests/serve/test_serve_bounds.py"),
+        (
+            "tests/serve/test_serve_guard.py",
+            "tests/serve/test_serve_cli.py",
+            "tests/serve/test_serve_bounds.py",
+            "tests/serve/test_serve_sessions.py",
+            "tests/serve/test_serve_tab_process.py",
+        ),
     ),
     "export": Group(
         ("rocmtui/export/metrics_server.py", "rocmtui/export/run_metrics.py"),
