@@ -57,7 +57,13 @@ GROUPS: dict[str, Group] = {
     ),
     "control": Group(
         ("rocmtui/run/control.py", "rocmtui/run/lock.py"),
-        ("tests/run/test_run_folder.py", "tests/run/test_run_commands.py", "tests/run/test_run_hostile_folders.py"),
+        (
+            "tests/run/test_run_folder.py",
+            "tests/run/test_run_commands.py",
+            "tests/run/test_run_hostile_folders.py",
+            "tests/run/test_run_lock.py",
+            "tests/run/test_run_control.py",
+        ),
     ),
     "text": Group(("rocmtui/base/text.py",), ("tests/test_text_boundary.py",)),
     "track": Group(
