@@ -81,7 +81,12 @@ GROUPS: dict[str, Group] = {
     ),
     "export": Group(
         ("rocmtui/export/metrics_server.py", "rocmtui/export/run_metrics.py"),
-        ("tests/export/test_export.py", "tests/export/test_export_limits.py", "tests/export/test_export_source.py"),
+        (
+            "tests/export/test_export.py",
+            "tests/export/test_export_limits.py",
+            "tests/export/test_export_source.py",
+            "tests/export/test_export_scrapes.py",
+        ),
     ),
 }
 
