@@ -26,6 +26,7 @@ from rocmtui.serve import guarded_server
 from rocmtui.serve.guarded_server import MAX_HEIGHT, MAX_WIDTH, BoundedService, GuardedServer
 
 TOKEN = "t0ken-for-tests"
+COMMAND = f"{sys.executable} -m rocmtui.serve.tab_process demo"
 
 
 class RecordingApp:
@@ -73,7 +74,7 @@ def apps(monkeypatch: pytest.MonkeyPatch) -> list[RecordingApp]:
 def _server(**kw: Any) -> GuardedServer:
     options: dict[str, Any] = {"host": "127.0.0.1", "port": 8000, "title": "t", "public_url": None, "max_sessions": 2}
     options.update(kw)
-    return GuardedServer(f"{sys.executable} -m rocmtui.serve.tab_process demo", token=TOKEN, **options)
+    return GuardedServer(COMMAND, token=TOKEN, **options)
 
 
 @pytest.fixture
@@ -84,18 +85,12 @@ async def client() -> AsyncIterator[Callable[..., Awaitable[TestClient]]]:
         server = _server(**kw)
         client = TestClient(TestServer(await server._make_app()))
         await client.start_server()
-        servers[client] = server
         opened.append(client)
         return client
 
     yield open_client
     for client in opened:
-        servers.pop(client)
         await client.close()
-
-
-servers: dict[TestClient, GuardedServer] = {}
-"""The server behind each test client."""
 
 
 def _origin(client: TestClient) -> str:
@@ -171,7 +166,7 @@ async def test_a_session_runs_the_tab_command_at_a_bounded_size_and_draws(client
     async with c.ws_connect(f"/ws/{TOKEN}?width=5000&height=0", headers={"Origin": _origin(c)}) as ws:
         assert await _frame(ws) == RecordingApp.FRAME
     (app,) = apps
-    assert app.command == servers[c].command
+    assert app.command == COMMAND
     assert app.calls[0] == ("start", MAX_WIDTH, 1)
     await asyncio.wait_for(app.stopped.wait(), 10)  # the tab's app ends with its session
     async with c.ws_connect(f"/ws/{TOKEN}") as ws:  # no size given: a terminal's usual
