@@ -8,16 +8,19 @@ process starts (the tab process itself is checked below with a shell command, an
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from textual_serve.download_manager import DownloadManager
 from waiting import wait_for
@@ -305,3 +308,107 @@ async def test_a_resize_asks_the_app_for_a_bounded_size(monkeypatch: pytest.Monk
         {"type": "resize", "width": 1, "height": 1},
         {"type": "resize", "width": 120, "height": 40},
     ]
+
+
+async def _gone(group: int) -> None:
+    for _ in range(500):
+        if not _group_alive(group):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"process group {group} still there")
+
+
+def _printf(data: bytes) -> str:
+    """A ``printf`` of ``data`` byte for byte (octal escapes: any shell's printf)."""
+    return "printf '" + "".join(f"\\{byte:03o}" for byte in data) + "'"
+
+
+def _packet(kind: bytes, payload: bytes) -> bytes:
+    """One packet of textual-serve's app protocol: its kind, its size (4 bytes, big-endian), its payload."""
+    return kind + len(payload).to_bytes(4, "big") + payload
+
+
+def _speaking(*then: str, packets: bytes = b"") -> str:
+    """A shell app that announces itself as a Textual app, sends ``packets``, then runs ``then``."""
+    return "; ".join([_printf(b"__GANGLION__\n" + packets), *then])
+
+
+@pytest.fixture
+async def serving(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Callable[[str], Awaitable[str]]]:
+    """The session URL of a server whose tabs run ``command`` for real (a shell, no Python start), served as
+    ``web.run_app`` serves it: aiohttp's TestServer cancels a handler whose client hung up, ``rocmtui serve``
+    lets the session end its app."""
+    monkeypatch.setattr(guarded_server, "QUIT_GRACE_S", 0.3)
+    runners: list[web.AppRunner] = []
+
+    async def open_server(command: str) -> str:
+        server = GuardedServer(command, host="127.0.0.1", port=8000, title="t", public_url=None, max_sessions=1,
+                               token=TOKEN)  # fmt: skip
+        runner = web.AppRunner(await server._make_app(), handler_cancellation=False)
+        runners.append(runner)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        return f"ws://127.0.0.1:{runner.addresses[0][1]}/ws/{TOKEN}"
+
+    yield open_server
+    for runner in runners:
+        await runner.cleanup()
+    gc.collect()  # the ended sessions' process transports closed while the loop still runs
+
+
+async def test_a_tabs_app_reaches_the_browser_and_its_exit_ends_the_session(serving, tmp_path: Path) -> None:
+    env = tmp_path / "env"
+    open_url = json.dumps({"type": "open_url", "url": "https://example.org/", "new_tab": True}).encode()
+    packets = _packet(b"D", b"drawn") + _packet(b"M", open_url) + _packet(b"M", b'{"type": "exit"}')
+    url = await serving(_speaking(f'echo "[${{TEXTUAL-}}]" > {env}', "sleep 0.2", packets=packets))
+    async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+        received = [await asyncio.wait_for(ws.receive(), 10) for _ in range(3)]
+    assert [(m.type, m.data) for m in received[:2]] == [
+        (aiohttp.WSMsgType.BINARY, b"drawn"),
+        (aiohttp.WSMsgType.TEXT, json.dumps(["open_url", {"url": "https://example.org/", "new_tab": True}])),
+    ]
+    assert received[2].type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)  # the app said it exited
+    assert await _written(env) == "[]\n"  # not in Textual's debug mode: no devtools, no textual.log written
+
+
+async def test_closing_the_tab_ends_an_app_deaf_to_quit_and_a_child_it_left(serving, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    child = "{ sleep 30 < /dev/null > /dev/null 2>&1 & }"
+    url = await serving(_speaking(child, f'echo "$$ $!" > {pids}', "exec sleep 30", packets=_packet(b"D", b"up")))
+    async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+        assert await _frame(ws) == b"up"
+        group, lingering = map(int, (await _written(pids)).split())
+    await _gone(group)  # the server runs on this loop: waited for without blocking it
+    with pytest.raises(ProcessLookupError):
+        os.kill(lingering, 0)
+
+
+async def test_a_tab_whose_app_left_a_child_behind_ends_the_child(tmp_path: Path, monkeypatch) -> None:
+    """The app ended on its own, its child still runs (holding no pipe of the session's): stop ends it."""
+    monkeypatch.setattr(guarded_server, "QUIT_GRACE_S", 0.3)
+    pid = tmp_path / "pid"
+    service = _service(f"sleep 30 < /dev/null > /dev/null 2>&1 & echo $! > {pid}")
+    await service.start(80, 24)
+    lingering = int(await _written(pid))
+    process = service._process
+    assert process is not None
+    await asyncio.wait_for(process.wait(), 10)
+    assert _group_alive(process.pid)
+    await asyncio.wait_for(service.stop(), 10)
+    wait_for(lambda: not _group_alive(process.pid), what="the child left behind gone")
+    with pytest.raises(ProcessLookupError):
+        os.kill(lingering, 0)
+
+
+async def test_an_app_that_quits_when_asked_ends_its_session_without_waiting_out_the_grace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(guarded_server, "QUIT_GRACE_S", 5.0)
+    service = _service("head -c 1 > /dev/null")  # ends at the first byte of the quit message
+    await service.start(80, 24)
+    process = service._process
+    assert process is not None
+    started = time.monotonic()
+    await asyncio.wait_for(service.stop(), 30)
+    assert time.monotonic() - started < guarded_server.QUIT_GRACE_S
+    assert process.returncode == 0  # it quit: no signal was needed

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
+import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +15,14 @@ import pytest
 from rocmtui.cli.demo_command import DEFAULT_SPEED
 from rocmtui.cli.parser import build_parser
 from rocmtui.cli.web_commands import served_command
+from rocmtui.events import RunControl
+from rocmtui.run import format as fmt
+from rocmtui.run.lock import RunLock
+from rocmtui.run.stream import read_events
 from rocmtui.serve import tab_process
 from rocmtui.ui.app import MonitorApp
 from rocmtui.ui.demo_app import DemoApp
+from rocmtui.ui.state.settings import NOTIFY_ENV
 from rocmtui.ui.train_app import TrainApp
 
 H200 = Path(__file__).resolve().parents[1] / "data" / "h200-fastnet-run"
@@ -36,7 +44,7 @@ def test_a_demo_tab_plays_at_the_served_speed_and_loops_when_asked() -> None:
     assert isinstance(bare, DemoApp) and (bare.pace.speed, bare.loop) == (DEFAULT_SPEED, False)
 
 
-def test_a_watch_tab_follows_the_served_run_and_a_monitor_tab_shows_the_gpus(tmp_path: Path) -> None:
+def test_a_watch_tab_follows_the_served_run_with_its_gpu_samples(tmp_path: Path) -> None:
     run = tmp_path / "runs" / "20261201-071828-cifar10-fastnet"
     shutil.copytree(H200, run)
     watching = _tab_app(["watch", "--runs-dir", str(tmp_path / "runs")])
@@ -44,8 +52,46 @@ def test_a_watch_tab_follows_the_served_run_and_a_monitor_tab_shows_the_gpus(tmp
     assert watching.train_screen.folder == run.resolve() and watching.detachable  # q leaves the run alone
     assert watching.config.model == "fastnet"  # the run's own settings, from its folder
     assert not watching.notify_end  # a finished run has no end to announce
+    recorded = [line for line in (run / fmt.GPU).read_text().splitlines() if line.strip()]
+    assert len(watching.sampler.history()) == len(recorded)  # the run's GPU readings so far, at the first frame
+    events: list[object] = []
+    watching.source(watching.config, events.append, RunControl())
+    assert events == read_events(run)
+
+
+def test_a_watch_tab_of_a_live_run_rings_at_its_end_unless_told_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "runs" / "20261201-071828-cifar10-fastnet"
+    shutil.copytree(H200, run)
+    status = json.loads((run / fmt.STATUS).read_text())
+    status.update(state="running", host=socket.gethostname(), heartbeat=time.time())
+    (run / fmt.STATUS).write_text(json.dumps(status))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no settings file: the defaults
+    monkeypatch.delenv(NOTIFY_ENV, raising=False)
+    lock = RunLock.acquire(run)
+    try:
+        assert _tab_app(["watch", str(run)]).notify_end
+        monkeypatch.setenv(NOTIFY_ENV, "0")
+        assert not _tab_app(["watch", str(run)]).notify_end
+    finally:
+        lock.release()
+
+
+def test_a_monitor_tab_samples_this_machine_and_lists_its_busiest_processes_without_a_gpu() -> None:
     monitor = _tab_app(["monitor"])
     assert isinstance(monitor, MonitorApp) and not isinstance(monitor, TrainApp)
+    sample = monitor.sampler.read()  # type: ignore[attr-defined]
+    try:
+        assert sample.gpus or sample.host_processes
+    finally:
+        monitor.sampler.stop()
+
+
+def test_the_tab_entry_without_an_app_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as refused:
+        tab_process._parser().parse_args([])
+    assert refused.value.code == 2 and "python -m rocmtui.serve.tab_process" in capsys.readouterr().err
 
 
 class Ran:
