@@ -22,6 +22,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 from waiting import wait_for
 
@@ -398,6 +399,26 @@ async def test_a_tab_whose_app_left_a_child_behind_ends_the_child(tmp_path: Path
     wait_for(lambda: not _group_alive(process.pid), what="the child left behind gone")
     with pytest.raises(ProcessLookupError):
         os.kill(lingering, 0)
+
+
+async def test_a_tab_process_is_ended_even_when_the_librarys_quit_ends_cancelled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """textual-serve's stop awaits its reader task, which ends cancelled when the app exited before the task
+    first ran (its stderr reader is cancelled before it started): the group is still signalled, and the
+    session's end goes on (no CancelledError out of stop)."""
+    monkeypatch.setattr(guarded_server, "QUIT_GRACE_S", 0.3)
+
+    async def quit_ending_cancelled(self: AppService) -> None:
+        raise asyncio.CancelledError
+
+    monkeypatch.setattr(AppService, "stop", quit_ending_cancelled)
+    service = _service("exec sleep 30")
+    await service.start(80, 24)
+    process = service._process
+    assert process is not None
+    await asyncio.wait_for(service.stop(), 10)
+    assert process.returncode == -signal.SIGTERM
 
 
 async def test_an_app_that_quits_when_asked_ends_its_session_without_waiting_out_the_grace(
