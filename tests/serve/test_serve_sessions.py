@@ -384,6 +384,14 @@ async def test_closing_the_tab_ends_an_app_deaf_to_quit_and_a_child_it_left(serv
         os.kill(lingering, 0)
 
 
+async def test_closing_the_tab_asks_its_app_to_quit_first(serving, tmp_path: Path) -> None:
+    asked = tmp_path / "asked"
+    url = await serving(_speaking("head -c 1 > /dev/null", f"echo quit > {asked}", packets=_packet(b"D", b"up")))
+    async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+        assert await _frame(ws) == b"up"
+    assert await _written(asked) == "quit\n"  # its stdin had the quit message before any signal
+
+
 async def test_a_tab_whose_app_left_a_child_behind_ends_the_child(tmp_path: Path, monkeypatch) -> None:
     """The app ended on its own, its child still runs (holding no pipe of the session's): stop ends it."""
     monkeypatch.setattr(guarded_server, "QUIT_GRACE_S", 0.3)
