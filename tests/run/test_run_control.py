@@ -85,11 +85,23 @@ def test_a_replaced_channel_is_never_read_and_is_told_once(tmp_path: Path) -> No
     replacement.chmod(0o600)
     os.replace(replacement, reader.path)
     assert reader.apply(control) == [] and not control.stop.is_set()
-    told = reader.take_replacement()
-    assert told is not None and "was replaced" in told and "\n" not in told
+    assert reader.take_replacement() == (
+        f"the control channel {reader.path} was replaced (-rw-------): what is there now is ignored, "
+        "and viewers' commands no longer reach this run"
+    )  # by this user: no uid named
     assert reader.take_replacement() is None
     reader.close()
     assert reader.path.read_bytes() == STOP  # not ours: left for the owner to look at
+
+
+def test_a_removed_channel_is_told_once(tmp_path: Path) -> None:
+    reader = CommandReader(tmp_path)
+    reader.path.unlink()
+    assert reader.apply(RunControl()) == []
+    told = reader.take_replacement()
+    assert told is not None and told.startswith(f"the control channel {reader.path} was removed: ")
+    assert reader.take_replacement() is None
+    reader.close()
 
 
 def test_a_channel_replaced_by_a_link_or_a_fifo_is_never_opened(tmp_path: Path) -> None:

@@ -119,3 +119,17 @@ def test_release_lets_the_next_writer_in_and_a_second_release_closes_nothing(tmp
         assert is_locked(tmp_path)  # the second release did not let go of the next writer's lock
     finally:
         following.release()
+
+
+def test_a_ctrl_c_while_waiting_for_the_lock_leaks_no_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    with held(tmp_path, fcntl.LOCK_SH):
+        monkeypatch.setattr(time, "sleep", interrupted)
+        before = _open_descriptors()
+        with pytest.raises(KeyboardInterrupt):
+            RunLock.acquire(tmp_path)
+        assert _open_descriptors() == before
