@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rocmtui.run import format as fmt
-from rocmtui.run.lock import ACQUIRE_TRIES, RunBusyError, RunLock, is_locked
+from rocmtui.run.lock import ACQUIRE_TRIES, RunBusyError, RunLock, is_locked, lock_holders
 
 
 def _open_descriptors() -> set[str]:
@@ -133,3 +133,30 @@ def test_a_ctrl_c_while_waiting_for_the_lock_leaks_no_descriptor(
         with pytest.raises(KeyboardInterrupt):
             RunLock.acquire(tmp_path)
         assert _open_descriptors() == before
+
+
+def test_the_holders_are_the_kernels_not_the_lock_files(tmp_path: Path) -> None:
+    """What ``stop`` signals: the process the kernel lists as holding the folder's lock (``/proc/locks``), never
+    one named in the lock file, which whoever can write the folder could point anywhere."""
+    assert lock_holders(tmp_path) == set()  # no lock file
+    with held(tmp_path, text=b"process 1 on elsewhere\n"):
+        assert lock_holders(tmp_path) == {os.getpid()}
+    assert lock_holders(tmp_path) == set()
+
+
+def test_a_waiting_request_or_another_files_lock_is_no_holder(tmp_path: Path) -> None:
+    (tmp_path / fmt.LOCK).write_bytes(b"")
+    info = os.stat(tmp_path / fmt.LOCK)
+    ours = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    other = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino + 1}"
+    proc_locks = tmp_path / "locks"
+    proc_locks.write_text(
+        f"1: FLOCK  ADVISORY  WRITE 4242 {ours} 0 EOF\n"
+        f"1: -> FLOCK  ADVISORY  WRITE 4343 {ours} 0 EOF\n"  # waiting for it
+        f"2: FLOCK  ADVISORY  WRITE 4444 {other} 0 EOF\n"  # another file's
+        f"3: POSIX  ADVISORY  WRITE 4545 {ours} 0 EOF\n"  # an fcntl lock, not the run's flock
+        f"4: FLOCK  ADVISORY  WRITE x {ours} 0 EOF\n"
+        "5: FLOCK\n"
+    )
+    assert lock_holders(tmp_path, proc_locks) == {4242}
+    assert lock_holders(tmp_path, tmp_path / "no-such-file") == set()
