@@ -10,13 +10,17 @@ import json
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from export_runs import copy_run
+from export_runs import copy_run, one, scrape
 
+import rocmtui
+from rocmtui.export import run_metrics
 from rocmtui.export.metrics_server import serve
 from rocmtui.export.run_metrics import RunCollector
 from rocmtui.run import format as fmt
+from rocmtui.run.status import read_status
 
 LOST = "20261130-090000-cifar10-fastnet"
 OTHER = "20261130-100000-cifar10-fastnet"
@@ -100,3 +104,33 @@ def test_a_client_that_hangs_up_prints_nothing_and_a_fault_is_reported(capsys: p
         assert endpoint.thread.daemon  # an exporter in a process never keeps it from exiting
     finally:
         endpoint.close()
+
+
+def test_a_finished_runs_status_is_read_once_until_it_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runs folder of many finished runs costs one status read each, not one a scrape."""
+    run = copy_run(tmp_path, LOST, lines=12, state="finished")
+    reads: list[Path] = []
+    real = read_status
+
+    def counted(run_dir: Path) -> Any:
+        reads.append(run_dir)
+        return real(run_dir)
+
+    monkeypatch.setattr(run_metrics, "read_status", counted)
+    collector = RunCollector(tmp_path)
+    for _ in range(3):
+        assert _values(collector, "rocmtui_run_state") == {}
+    assert reads == [run]
+    _set_status(run, message="resumed later", heartbeat=time.time() + 1)
+    assert _values(collector, "rocmtui_run_state") == {}
+    assert reads == [run, run]  # changed: read again
+
+
+def test_the_exporter_listens_on_the_address_asked_for_and_names_its_version() -> None:
+    endpoint = serve(lambda: None, host="127.0.0.1", port=0, runs_dir=None, hostname="box")
+    try:
+        assert endpoint.server.server_address[0] == "127.0.0.1"  # never every interface
+        families = scrape(endpoint.port)
+    finally:
+        endpoint.close()
+    assert one(families, "rocmtui_exporter_info", version=rocmtui.__version__, backend="none", hostname="box") == 1
