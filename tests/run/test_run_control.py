@@ -215,17 +215,3 @@ def test_a_channel_the_kernel_will_not_open_for_us_is_said_to_be_another_users(
     monkeypatch.undo()
     assert str(err.value) == f"{tmp_path} belongs to another user: only the run's owner can control it"
     assert path.read_bytes() == b""
-
-
-def test_no_process_the_run_starts_inherits_its_channel(tmp_path: Path) -> None:
-    """Data workers, a compile's subprocesses: none of them holds the channel open after the run ends."""
-    reader = CommandReader(tmp_path)
-    try:
-        held = [
-            int(fd)
-            for fd in os.listdir("/proc/self/fd")
-            if os.path.realpath(f"/proc/self/fd/{fd}") == str(reader.path.resolve())
-        ]
-        assert len(held) == 1 and not os.get_inheritable(held[0])
-    finally:
-        reader.close()

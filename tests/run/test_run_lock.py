@@ -150,10 +150,11 @@ def test_a_waiting_request_or_another_files_lock_is_no_holder(tmp_path: Path) ->
     ours = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
     other = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino + 1}"
     proc_locks = tmp_path / "locks"
-    proc_locks.write_text(
-        f"1: FLOCK  ADVISORY  WRITE 4242 {ours} 0 EOF\n"
-        f"1: -> FLOCK  ADVISORY  WRITE 4343 {ours} 0 EOF\n"  # waiting for it
-        f"2: FLOCK  ADVISORY  WRITE 4444 {other} 0 EOF\n"  # another file's
+    proc_locks.write_text(  # as the kernel lists them: each lock, then the requests waiting for it
+        f"1: FLOCK  ADVISORY  WRITE 4444 {other} 0 EOF\n"  # another file's
+        f"1: -> FLOCK  ADVISORY  WRITE 4343 {other} 0 EOF\n"
+        f"2: FLOCK  ADVISORY  WRITE 4242 {ours} 0 EOF\n"
+        f"2: -> FLOCK  ADVISORY  WRITE 4141 {ours} 0 EOF\n"  # waiting for it
         f"3: POSIX  ADVISORY  WRITE 4545 {ours} 0 EOF\n"  # an fcntl lock, not the run's flock
         f"4: FLOCK  ADVISORY  WRITE x {ours} 0 EOF\n"
         "5: FLOCK\n"
