@@ -57,7 +57,13 @@ GROUPS: dict[str, Group] = {
     ),
     "control": Group(
         ("rocmtui/run/control.py", "rocmtui/run/lock.py"),
-        ("tests/run/test_run_folder.py", "tests/run/test_run_commands.py", "tests/run/test_run_hostile_folders.py"),
+        (
+            "tests/run/test_run_folder.py",
+            "tests/run/test_run_commands.py",
+            "tests/run/test_run_hostile_folders.py",
+            "tests/run/test_run_lock.py",
+            "tests/run/test_run_control.py",
+        ),
     ),
     "text": Group(("rocmtui/base/text.py",), ("tests/test_text_boundary.py",)),
     "track": Group(
@@ -65,11 +71,22 @@ GROUPS: dict[str, Group] = {
     ),
     "serve": Group(
         ("rocmtui/serve/tab_process.py", "rocmtui/serve/guarded_server.py"),
-        ("tests/serve/test_serve_guard.py", "tests/serve/test_serve_cli.py", "tests/serve/test_serve_bounds.py"),
+        (
+            "tests/serve/test_serve_guard.py",
+            "tests/serve/test_serve_cli.py",
+            "tests/serve/test_serve_bounds.py",
+            "tests/serve/test_serve_sessions.py",
+            "tests/serve/test_serve_tab_process.py",
+        ),
     ),
     "export": Group(
         ("rocmtui/export/metrics_server.py", "rocmtui/export/run_metrics.py"),
-        ("tests/export/test_export.py", "tests/export/test_export_limits.py", "tests/export/test_export_source.py"),
+        (
+            "tests/export/test_export.py",
+            "tests/export/test_export_limits.py",
+            "tests/export/test_export_source.py",
+            "tests/export/test_export_scrapes.py",
+        ),
     ),
 }
 

@@ -126,8 +126,13 @@ class BoundedService(AppService):
         task, process = self._task, self._process
         if task is None or process is None:
             return
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(super().stop()), QUIT_GRACE_S)
+        # Its outcome is not ours to raise: the library's stop awaits its reader task, which ends cancelled when
+        # the app exited before that task first ran (its stderr reader is cancelled unstarted); the signals below
+        # must go out whatever it ended in, and a timeout leaves it running.
+        asked = asyncio.ensure_future(super().stop())
+        await asyncio.wait({asked}, timeout=QUIT_GRACE_S)
+        if asked.done() and not asked.cancelled():
+            asked.exception()  # marked retrieved (no "never retrieved" log): what it was changes nothing below
         for signum in (signal.SIGTERM, signal.SIGKILL):
             if process.returncode is not None and not _group_alive(process.pid):
                 break

@@ -3,6 +3,7 @@ its place is never read, and a viewer writes only into a private channel of its 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -84,11 +85,23 @@ def test_a_replaced_channel_is_never_read_and_is_told_once(tmp_path: Path) -> No
     replacement.chmod(0o600)
     os.replace(replacement, reader.path)
     assert reader.apply(control) == [] and not control.stop.is_set()
-    told = reader.take_replacement()
-    assert told is not None and "was replaced" in told and "\n" not in told
+    assert reader.take_replacement() == (
+        f"the control channel {reader.path} was replaced (-rw-------): what is there now is ignored, "
+        "and viewers' commands no longer reach this run"
+    )  # by this user: no uid named
     assert reader.take_replacement() is None
     reader.close()
     assert reader.path.read_bytes() == STOP  # not ours: left for the owner to look at
+
+
+def test_a_removed_channel_is_told_once(tmp_path: Path) -> None:
+    reader = CommandReader(tmp_path)
+    reader.path.unlink()
+    assert reader.apply(RunControl()) == []
+    told = reader.take_replacement()
+    assert told is not None and told.startswith(f"the control channel {reader.path} was removed: ")
+    assert reader.take_replacement() is None
+    reader.close()
 
 
 def test_a_channel_replaced_by_a_link_or_a_fifo_is_never_opened(tmp_path: Path) -> None:
@@ -167,3 +180,38 @@ def test_a_renamed_parent_cannot_redirect_the_status_or_the_summary(tmp_path: Pa
     status = read_status(moved)
     assert status is not None and status.state == "finished"
     assert (moved / fmt.SUMMARY).is_file()
+
+
+def test_every_command_reaches_the_run_in_order_past_lines_it_does_not_know(tmp_path: Path) -> None:
+    """A newer viewer's command, or a torn line, is skipped; the commands after it still apply."""
+    reader = CommandReader(tmp_path)
+    control = RunControl()
+    try:
+        send_command(tmp_path, "pause")
+        assert reader.apply(control) == ["pause"] and control.paused
+        with open(reader.path, "ab") as channel:
+            channel.write(b'{"command":"rewind","t":1.0}\n{"comm\n')
+        send_command(tmp_path, "resume")
+        send_command(tmp_path, "save")
+        assert reader.apply(control) == ["resume", "save"]
+        assert not control.paused and control.take_save_request() and not control.stop.is_set()
+    finally:
+        reader.close()
+
+
+def test_a_channel_the_kernel_will_not_open_for_us_is_said_to_be_another_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not root: another user's 0600 channel cannot be opened (root opens it, and the owner check refuses it,
+    above); the kernel's EACCES is stood in for here."""
+    path = planted_channel(tmp_path, 0o600)
+
+    def refused(*_args: object, **_kw: object) -> int:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+    monkeypatch.setattr(os, "open", refused)
+    with pytest.raises(UsageError) as err:
+        send_command(tmp_path, "stop")
+    monkeypatch.undo()
+    assert str(err.value) == f"{tmp_path} belongs to another user: only the run's owner can control it"
+    assert path.read_bytes() == b""

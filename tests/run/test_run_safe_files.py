@@ -58,6 +58,32 @@ def test_each_kind_of_file_that_is_not_regular_is_named(tmp_path: Path) -> None:
             read_small(tmp_path / "sock")
 
 
+def test_a_fifo_opened_for_writing_with_no_reader_is_named_at_once(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "control")
+    with pytest.raises(UnsafeFileError) as refused:
+        open_regular(tmp_path / "control", os.O_WRONLY | os.O_APPEND)
+    assert str(refused.value) == f"{tmp_path / 'control'} is not a regular file (a FIFO or socket)"
+
+
+def test_a_block_device_is_named(tmp_path: Path) -> None:
+    try:
+        os.mknod(tmp_path / "disk", stat.S_IFBLK | 0o600, os.makedev(7, 0))
+    except PermissionError:
+        pytest.skip("making a block device needs CAP_MKNOD")
+    with pytest.raises(UnsafeFileError) as refused:
+        read_small(tmp_path / "disk")
+    assert str(refused.value) == f"{tmp_path / 'disk'} is not a regular file (a block device)"
+
+
+def test_a_file_it_creates_is_never_executable(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        os.close(open_regular(tmp_path / "run.lock", os.O_RDWR | os.O_CREAT))
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "run.lock").stat().st_mode) == 0o644  # rw-r--r--: the umask takes from it
+
+
 def test_the_canonical_form_sorts_keys_and_the_plain_one_keeps_their_order() -> None:
     assert encode_json({"b": 1, "a": 2}, sort_keys=True) == b'{"a":2,"b":1}'
     assert encode_json({"b": 1, "a": 2}) == b'{"b":1,"a":2}'

@@ -9,6 +9,9 @@ import os
 import signal
 import socket
 import sys
+import threading
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +147,45 @@ def test_a_connection_that_sends_no_whole_request_is_closed_before_any_token_che
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)
+
+
+def test_serve_closes_a_silent_connection_and_prints_only_its_url(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``serve`` as ``rocmtui serve`` runs it, on a thread of this process with a short request timeout; it
+    ends as Ctrl-C ends it (``request_exit`` on its loop)."""
+    monkeypatch.setattr(web_server, "REQUEST_TIMEOUT_S", 0.5)
+    port = free_port()
+    server = GuardedServer(f"{sys.executable} -c pass", host="127.0.0.1", port=port, title="t", public_url=None,
+                           max_sessions=1, token="t")  # fmt: skip
+    loop = asyncio.new_event_loop()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        server.serve()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: _answers(port), what="the server listening")
+        with socket.create_connection(("127.0.0.1", port)) as silent:
+            silent.settimeout(10)
+            started = time.monotonic()
+            assert silent.recv(100) == b""
+            assert time.monotonic() - started < 5  # by the request timeout, well before the 10 s above
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/?token=t", timeout=10) as page:
+            assert page.status == 200
+    finally:
+        loop.call_soon_threadsafe(server.request_exit)
+        thread.join(timeout=10)
+    assert not thread.is_alive()
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"rocmtui serve: http://127.0.0.1:{port}/?token=t (Ctrl-C stops)\n"
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True

@@ -70,6 +70,7 @@ async def test_a_session_without_the_token_or_from_another_origin_is_refused() -
 def test_origins_same_as_the_page_or_allowed() -> None:
     allowed = frozenset({"https://proxy.example"})
     assert origin_allowed("http://127.0.0.1:8000", "127.0.0.1:8000", frozenset())
+    assert origin_allowed("https://box.example", "box.example", frozenset())  # the page served through TLS
     assert origin_allowed("https://proxy.example/", "127.0.0.1:8000", allowed)
     assert not origin_allowed("http://127.0.0.1:8001", "127.0.0.1:8000", allowed)
     assert not origin_allowed("file://", "127.0.0.1:8000", allowed)

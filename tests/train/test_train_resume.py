@@ -19,6 +19,7 @@ from rocmtui.events import EpochCompleted, LogMessage, RunControl, RunFinished, 
 from rocmtui.run.listing import run_info
 from rocmtui.train import checkpoints, epochs
 from rocmtui.train.evaluate import evaluate
+from rocmtui.train.gpudata import permutation
 from rocmtui.train.loop import train
 from rocmtui.train.plan import plan_run
 from rocmtui.train.resume import prepare_resume
@@ -90,6 +91,32 @@ def test_a_run_stopped_at_an_epochs_end_then_mid_epoch_resumes_to_the_uninterrup
     assert len(epochs_of(part)) == 1  # stopped inside the second epoch
     run(dataclasses.replace(config, resume=part))
     assert_same_epochs(epochs_of(part), epochs_of(whole))
+
+
+def test_a_finished_run_given_more_epochs_draws_the_uninterrupted_runs_data_order(
+    small, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's last checkpoint, at an epoch's end, has no order drawn for the next epoch: only the data
+    generator's state between epochs. Resumed for one more epoch, the run draws that epoch's order (and its
+    augmentation) from it, as the uninterrupted run did, and trains to the same figures."""
+    orders: list[list[int]] = []
+
+    def recorded(n: int, generator: torch.Generator) -> torch.Tensor:
+        order = permutation(n, generator)
+        orders.append(order.tolist())
+        return order
+
+    monkeypatch.setattr(epochs, "permutation", recorded)
+    config = small(
+        epochs=2, max_steps_per_epoch=3, batch_size=8, augment=True, data_dir=random_data(tmp_path / "data", 24, 8)
+    )
+    whole = run(config)
+    uninterrupted, orders[:] = list(orders), []
+    short = run(dataclasses.replace(config, epochs=1, runs_dir=config.runs_dir / "b"))
+    run(dataclasses.replace(config, resume=short))
+    assert len(uninterrupted) == 2 and uninterrupted[0] != uninterrupted[1]  # each epoch draws its own order
+    assert orders == uninterrupted
+    assert_same_epochs(epochs_of(short), epochs_of(whole))
 
 
 @pytest.mark.slow
