@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocmtui.codec import CodecError, encode_json
-from rocmtui.events import EVENT_NAMES, LogMessage, MetricsLogged, StepsCompleted, TrainEvent
+from rocmtui.config import TrainConfig
+from rocmtui.events import EVENT_NAMES, LogMessage, MetricsLogged, RunFinished, StepsCompleted, TrainEvent
 from rocmtui.run import format as fmt
 from rocmtui.run.format import (
     EVENTS,
@@ -307,3 +308,99 @@ def test_a_step_run_past_any_window_is_an_unreadable_line(run: bytes) -> None:
     line = PACKED_LINE.replace(b"[1,3]", run) % b"AAAAAAAA8D8AAAAAAADgPwAAAAAAANA/"
     with pytest.raises(CodecError):
         decode_event_line(line)
+
+
+ODD_LINES = {
+    "longer than a line may be": (
+        b"x" * (fmt.MAX_LINE_BYTES + 1),
+        f"not read: a line of {fmt.MAX_LINE_BYTES + 1} bytes",
+    ),
+    "not JSON": (b"seq 4: loss 0.5", "not JSON"),
+    "a JSON list": (b"[1, NaN]", "bad line: a JSON list, not an object"),
+    "a seq that is text": (
+        b'{"seq":"4","t":1.5,"event":"LogMessage","message":"x","extra":NaN}',
+        "bad line: seq or t of the wrong type",
+    ),
+    "a t that is text": (
+        b'{"seq":4,"t":"1.5","event":"LogMessage","message":"x","extra":NaN}',
+        "bad line: seq or t of the wrong type",
+    ),
+    "more values than steps": (
+        b'{"seq":4,"t":1.5,"event":"MetricsLogged","step":2,"values":{},"elapsed_s":1.0,"steps":[1,2],'
+        b'"logged":{"loss":[1.0,2.0,3.0]}}',
+        "bad MetricsLogged: 3 values of 'loss' at 2 steps",
+    ),
+    "a number where a list of values goes": (
+        b'{"seq":4,"t":1.5,"event":"MetricsLogged","step":2,"values":{},"elapsed_s":1.0,"steps":[1,2],'
+        b'"logged":{"loss":5}}',
+        "bad MetricsLogged: Expected `array`, got `int` - at `$.logged[...]`",
+    ),
+}
+
+
+@pytest.mark.parametrize("what", list(ODD_LINES))
+def test_an_unreadable_line_is_refused_with_what_is_wrong_in_one_line(what: str) -> None:
+    raw, message = ODD_LINES[what]
+    with pytest.raises(CodecError) as err:
+        decode_event_line(raw)
+    assert str(err.value) == message
+
+
+def test_an_event_that_is_not_an_object_is_refused_by_its_json_type() -> None:
+    with pytest.raises(CodecError) as err:
+        fmt.decode_event(b'["StepsCompleted", 1]')
+    assert str(err.value) == "bad event: a JSON list, not an object"
+
+
+def test_a_version_2_line_keeps_its_seq_and_time_exactly_or_has_none() -> None:
+    event = b'"event":"LogMessage","message":"x","extra":NaN}'
+    assert decode_event_line(b'{"seq":7,"t":3,' + event) == fmt.EventLine(7, 3.0, LogMessage("x"))
+    assert isinstance(decode_event_line(b'{"seq":7,"t":3,' + event).t, float)
+    assert decode_event_line(b'{"t":2.5,' + event) == fmt.EventLine(None, 2.5, LogMessage("x"))
+    assert decode_event_line(b"{" + event) == fmt.EventLine(None, None, LogMessage("x"))  # version 1: neither
+
+
+def test_a_header_line_keeps_its_time_and_a_missing_version_reads_as_0() -> None:
+    line = decode_event_line(b'{"seq":0,"t":1.25,"format":"rocmtui-events"}')
+    assert line == fmt.EventLine(0, 1.25, None, StreamHeader("rocmtui-events", 0))
+
+
+def test_a_name_logged_at_its_own_steps_reads_back_with_them() -> None:
+    window = MetricsLogged(
+        2, {"loss": 1.0, "val": 0.5}, 1.0, 2, steps=(1, 2), logged={"loss": (2.0, 1.0), "val": (0.5,)},
+        logged_at={"val": (2,)},
+    )  # fmt: skip
+    assert decode_event_line(encode_event_line(3, 1.0, window).strip()).event == window
+
+
+def test_a_run_without_settings_has_none_and_written_ones_read_back(tmp_path: Path) -> None:
+    assert fmt.read_config(tmp_path) is None
+    config = TrainConfig(epochs=3, lr=0.5, runs_dir=tmp_path)
+    fmt.write_config(tmp_path, config)
+    assert fmt.read_config(tmp_path) == config
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"[1]", "{path}: Expected `object`, got `array`"),
+        (b'{"runs_dir": 5}', "bad run settings: Expected `str` (a path), got `int` - at `$.runs_dir`"),
+    ],
+)
+def test_settings_that_cannot_be_read_are_refused_in_one_line_naming_the_file(
+    tmp_path: Path, content: bytes, why: str
+) -> None:
+    path = tmp_path / fmt.CONFIG
+    path.write_bytes(content)
+    with pytest.raises(FormatError) as err:
+        fmt.read_config(tmp_path)
+    assert str(err.value) == f"{path} cannot be read: " + why.format(path=path)
+
+
+def test_a_written_summary_reads_back_and_a_bad_one_is_none(tmp_path: Path) -> None:
+    assert fmt.read_summary(tmp_path) is None
+    summary = RunFinished("completed", 3, 0.5, 0.25, 12.0, 100.0, None, str(tmp_path))
+    fmt.write_summary(tmp_path, summary)
+    assert fmt.read_summary(tmp_path) == summary
+    (tmp_path / fmt.SUMMARY).write_bytes(b'{"event": "RunFinished"}')
+    assert fmt.read_summary(tmp_path) is None
