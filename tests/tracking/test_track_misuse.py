@@ -15,7 +15,7 @@ import rocmtui
 from rocmtui.events import EpochMetrics, MetricsLogged, RunFinished
 from rocmtui.run.stream import read_events
 from rocmtui.tracking import env
-from rocmtui.tracking.values import PACK_FROM, Window, call_bytes, check_scalar, to_float, to_floats
+from rocmtui.tracking.values import PACK_FROM, REAL, Window, call_bytes, check_scalar, to_float, to_floats
 
 
 @pytest.fixture(autouse=True)
@@ -171,3 +171,33 @@ def test_a_window_of_pack_from_calls_is_packed_and_one_fewer_is_not() -> None:
         assert ("packed" in written) is packed
         if packed:
             assert written["steps"] == () and written["step_run"] == (1, calls)  # consecutive: a run, no list
+
+
+class NotCallableItem:
+    item = 0.5
+
+
+class NoDtype:
+    """``item()`` and nothing else: no dtype says it holds a real number."""
+
+    def item(self) -> float:
+        return 0.5
+
+
+def test_a_value_whose_item_is_not_a_method_or_that_has_no_dtype_is_refused_in_one_line() -> None:
+    with pytest.raises(TypeError) as err:
+        check_scalar("loss", NotCallableItem())
+    assert str(err.value) == f"loss: expected {REAL}, got NotCallableItem"
+    with pytest.raises(TypeError) as err:
+        check_scalar("loss", NoDtype())
+    assert str(err.value) == f"loss: expected {REAL}, got NoDtype of dtype ?"
+
+
+def test_tensors_of_mixed_dtypes_in_one_window_keep_their_exact_values() -> None:
+    big = 2**24 + 1  # no float32 holds it
+    kept: dict[str, list[object]] = {
+        "count": [torch.tensor(big)],
+        "loss": [torch.tensor(0.5, dtype=torch.float32)],
+        "lr": [torch.tensor(0.1, dtype=torch.float64)],
+    }
+    assert to_floats(kept) == {"count": [float(big)], "loss": [0.5], "lr": [0.1]}
