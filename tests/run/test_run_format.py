@@ -404,3 +404,10 @@ def test_a_written_summary_reads_back_and_a_bad_one_is_none(tmp_path: Path) -> N
     assert fmt.read_summary(tmp_path) == summary
     (tmp_path / fmt.SUMMARY).write_bytes(b'{"event": "RunFinished"}')
     assert fmt.read_summary(tmp_path) is None
+
+
+@pytest.mark.parametrize("raw", [b'{"event":"LogMessage","message":', b'{"event":"NoSuchEvent","x":'])
+def test_an_event_cut_short_is_refused_as_not_json_with_msgspecs_reason(raw: bytes) -> None:
+    with pytest.raises(CodecError) as err:
+        fmt.decode_event(raw)
+    assert str(err.value) == "not JSON: Input data was truncated"

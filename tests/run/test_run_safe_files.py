@@ -3,6 +3,7 @@ each kind of file named; and the codec's canonical form."""
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import stat
@@ -10,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.base.files import UnsafeFileError, open_regular, read_small
-from rocmtui.codec import encode_json
+from rocmtui.base import files
+from rocmtui.base.files import UnsafeFileError, atomic_write, file_kind, open_regular, read_small
+from rocmtui.codec import CodecError, decode_json, encode_json
+from rocmtui.run.format import RunStatus, Summary, read_record
 
 
 def test_a_regular_file_comes_back_in_blocking_mode(tmp_path: Path) -> None:
@@ -54,8 +57,10 @@ def test_each_kind_of_file_that_is_not_regular_is_named(tmp_path: Path) -> None:
     with socket.socket(socket.AF_UNIX) as sock:
         sock.bind(str(tmp_path / "sock"))
         assert stat.S_ISSOCK(os.stat(tmp_path / "sock").st_mode)
-        with pytest.raises((UnsafeFileError, OSError)):
-            read_small(tmp_path / "sock")
+        with pytest.raises(UnsafeFileError) as refused:
+            read_small(tmp_path / "sock")  # the open itself fails (ENXIO), before any stat
+        assert str(refused.value) == f"{tmp_path / 'sock'} is not a regular file (a FIFO or socket)"
+        assert file_kind(os.stat(tmp_path / "sock").st_mode) == "a socket"  # what a refused write says
 
 
 def test_a_fifo_opened_for_writing_with_no_reader_is_named_at_once(tmp_path: Path) -> None:
@@ -88,3 +93,30 @@ def test_the_canonical_form_sorts_keys_and_the_plain_one_keeps_their_order() -> 
     assert encode_json({"b": 1, "a": 2}, sort_keys=True) == b'{"a":2,"b":1}'
     assert encode_json({"b": 1, "a": 2}) == b'{"b":1,"a":2}'
     assert encode_json({"a": [1]}, indent=1) == b'{\n "a": [\n  1\n ]\n}'
+
+
+def test_a_write_whose_temp_file_cannot_be_made_fails_with_its_own_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_descriptors(*args: object, **kwargs: object) -> int:
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    monkeypatch.setattr(files, "open_regular", no_descriptors)
+    with pytest.raises(OSError) as err:
+        atomic_write(tmp_path / "status.json", b"{}")
+    assert err.value.errno == errno.EMFILE  # not the temp file's absence, found while cleaning up
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_record_that_does_not_fit_is_refused_naming_the_file_or_the_type(tmp_path: Path) -> None:
+    path = tmp_path / "status.json"
+    path.write_bytes(b"[1]")
+    with pytest.raises(CodecError) as err:
+        read_record(path, RunStatus)
+    assert str(err.value) == f"{path}: Expected `object`, got `array`"
+    with pytest.raises(CodecError) as err:
+        decode_json(b"[1]", RunStatus)
+    assert str(err.value) == "bad RunStatus: Expected `object`, got `array`"
+    with pytest.raises(CodecError) as err:
+        decode_json(b"[1]", Summary)  # a union: named by its members
+    assert str(err.value) == "bad rocmtui.events.RunFinished | rocmtui.events.RunFailed: Expected `object`, got `array`"
