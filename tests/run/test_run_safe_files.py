@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rocmtui.base import files
-from rocmtui.base.files import UnsafeFileError, atomic_write, file_kind, open_regular, read_small
+from rocmtui.base.files import UnsafeFileError, atomic_write, file_kind, held_folder, open_regular, read_small
 from rocmtui.codec import CodecError, decode_json, encode_json
 from rocmtui.run.format import RunStatus, Summary, read_record
 
@@ -120,3 +120,18 @@ def test_a_record_that_does_not_fit_is_refused_naming_the_file_or_the_type(tmp_p
     with pytest.raises(CodecError) as err:
         decode_json(b"[1]", Summary)  # a union: named by its members
     assert str(err.value) == "bad rocmtui.events.RunFinished | rocmtui.events.RunFailed: Expected `object`, got `array`"
+
+
+def test_a_write_through_a_held_folder_follows_it_when_another_is_put_in_its_place(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    fd = os.open(run, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        held = held_folder(fd, run)
+        run.rename(tmp_path / "moved")
+        run.mkdir()  # a folder put where the run was
+        atomic_write(held / "status.json", b"{}")
+    finally:
+        os.close(fd)
+    assert (tmp_path / "moved" / "status.json").read_bytes() == b"{}"
+    assert list(run.iterdir()) == []
