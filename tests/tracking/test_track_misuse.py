@@ -12,10 +12,25 @@ import pytest
 import torch
 
 import rocmtui
+from rocmtui.codec import encode_json
 from rocmtui.events import EpochMetrics, MetricsLogged, RunFinished
 from rocmtui.run.stream import read_events
 from rocmtui.tracking import env
-from rocmtui.tracking.values import PACK_FROM, REAL, Window, call_bytes, check_scalar, to_float, to_floats
+from rocmtui.tracking.values import (
+    LINE_BUDGET,
+    MAX_NAME_CHARS,
+    PACK_FROM,
+    REAL,
+    Window,
+    call_bytes,
+    check_name,
+    check_params,
+    check_scalar,
+    check_total_steps,
+    note_parts,
+    to_float,
+    to_floats,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -201,3 +216,55 @@ def test_tensors_of_mixed_dtypes_in_one_window_keep_their_exact_values() -> None
         "lr": [torch.tensor(0.1, dtype=torch.float64)],
     }
     assert to_floats(kept) == {"count": [float(big)], "loss": [0.5], "lr": [0.1]}
+
+
+class NoShape:
+    """A vector of another library: ``ndim`` but no ``shape``."""
+
+    ndim = 1
+    dtype = np.dtype("float32")
+
+    def item(self) -> float:
+        return 0.5
+
+
+def test_a_refused_vector_without_a_shape_and_a_meta_tensor_are_named_in_one_line() -> None:
+    with pytest.raises(TypeError) as err:
+        check_scalar("loss", NoShape())
+    assert str(err.value) == "loss: expected a 0-d tensor, got one of shape ()"
+    with pytest.raises(TypeError) as err:
+        check_scalar("loss", torch.tensor(1.0, device="meta"))
+    assert str(err.value) == "loss: a tensor on the 'meta' device holds no value; log a tensor on a real device"
+
+
+def test_a_name_total_steps_and_config_are_refused_past_their_bounds_in_one_line() -> None:
+    assert check_name("x" * MAX_NAME_CHARS) == "x" * MAX_NAME_CHARS
+    with pytest.raises(TypeError) as err:
+        check_name(5)
+    assert str(err.value) == "name: expected a string, got int"
+    assert check_total_steps(1) == 1
+    with pytest.raises(ValueError, match=r"^total_steps: 0 is out of range"):
+        check_total_steps(0)
+    with pytest.raises(TypeError) as err:
+        check_total_steps("3")
+    assert str(err.value) == "total_steps: expected a whole number of steps or None, got str"
+    with pytest.raises(ValueError) as too_big:
+        check_params({"seed": 2**64})
+    assert str(too_big.value) == "config['seed']: an int beyond 64 bits; give it as a string or a float"
+
+
+def test_a_config_of_half_a_line_written_out_is_kept_and_one_byte_more_is_refused() -> None:
+    def written(params: dict[str, object]) -> int:  # each key and value as JSON, with a colon and a comma
+        return sum(len(encode_json(k)) + len(encode_json(v)) + 2 for k, v in params.items())
+
+    note = "x" * (LINE_BUDGET // 2 - written({"a": 1, "note": ""}))
+    half: dict[str, object] = {"a": 1, "note": note}
+    assert written(half) == LINE_BUDGET // 2 and check_params(half) == half
+    with pytest.raises(ValueError, match=r"^config\['note'\]: the config takes more than"):
+        check_params({**half, "note": note + "x"})
+
+
+def test_a_call_bringing_a_new_name_costs_more_than_one_the_window_knows_and_a_short_note_is_one_part() -> None:
+    scalars = {"loss": 1.0}
+    assert call_bytes(scalars) > call_bytes(scalars, {"loss": [0.5]}) == call_bytes(scalars, {"loss": [], "lr": []})
+    assert note_parts("nan at step 5") == ["nan at step 5"]
