@@ -411,3 +411,11 @@ def test_an_event_cut_short_is_refused_as_not_json_with_msgspecs_reason(raw: byt
     with pytest.raises(CodecError) as err:
         fmt.decode_event(raw)
     assert str(err.value) == "not JSON: Input data was truncated"
+
+
+def test_a_line_of_exactly_the_longest_length_is_read() -> None:
+    front = encode_event_line(3, 1.0, LogMessage("")).strip()
+    raw = front[: -len(b'","level":"info"}')] + b"x" * (fmt.MAX_LINE_BYTES - len(front)) + b'","level":"info"}'
+    assert len(raw) == fmt.MAX_LINE_BYTES
+    line = decode_event_line(raw)
+    assert isinstance(line.event, LogMessage) and len(line.event.message) == fmt.MAX_LINE_BYTES - len(front)
