@@ -17,8 +17,10 @@ from rocmtui.events import EpochMetrics, MetricsLogged, RunFinished
 from rocmtui.run.stream import read_events
 from rocmtui.tracking import env
 from rocmtui.tracking.values import (
+    FLOAT_MAX,
     LINE_BUDGET,
     MAX_NAME_CHARS,
+    NOTE_CHARS,
     PACK_FROM,
     REAL,
     Window,
@@ -210,11 +212,9 @@ def test_a_value_whose_item_is_not_a_method_or_that_has_no_dtype_is_refused_in_o
 
 def test_tensors_of_mixed_dtypes_in_one_window_keep_their_exact_values() -> None:
     big = 2**24 + 1  # no float32 holds it
-    kept: dict[str, list[object]] = {
-        "count": [torch.tensor(big)],
-        "loss": [torch.tensor(0.5, dtype=torch.float32)],
-        "lr": [torch.tensor(0.1, dtype=torch.float64)],
-    }
+    kept: dict[str, list[object]] = {"count": [torch.tensor(big)], "loss": [torch.tensor(0.5, dtype=torch.float32)]}
+    assert to_floats(kept) == {"count": [float(big)], "loss": [0.5]}
+    kept["lr"] = [torch.tensor(0.1, dtype=torch.float64)]
     assert to_floats(kept) == {"count": [float(big)], "loss": [0.5], "lr": [0.1]}
 
 
@@ -242,7 +242,10 @@ def test_a_name_total_steps_and_config_are_refused_past_their_bounds_in_one_line
     with pytest.raises(TypeError) as err:
         check_name(5)
     assert str(err.value) == "name: expected a string, got int"
-    assert check_total_steps(1) == 1
+    assert check_total_steps(1) == 1 and check_total_steps(2**63 - 1) == 2**63 - 1
+    with pytest.raises(ValueError, match=r"^total_steps: 9223372036854775808 is out of range"):
+        check_total_steps(2**63)
+    assert check_scalar("loss", int(FLOAT_MAX)) == int(FLOAT_MAX)  # the largest int a float holds
     with pytest.raises(ValueError, match=r"^total_steps: 0 is out of range"):
         check_total_steps(0)
     with pytest.raises(TypeError) as err:
@@ -267,4 +270,8 @@ def test_a_config_of_half_a_line_written_out_is_kept_and_one_byte_more_is_refuse
 def test_a_call_bringing_a_new_name_costs_more_than_one_the_window_knows_and_a_short_note_is_one_part() -> None:
     scalars = {"loss": 1.0}
     assert call_bytes(scalars) > call_bytes(scalars, {"loss": [0.5]}) == call_bytes(scalars, {"loss": [], "lr": []})
-    assert note_parts("nan at step 5") == ["nan at step 5"]
+    assert note_parts("nan at step 5") == ["nan at step 5"] and note_parts("") == [""]
+    assert note_parts("x" * (NOTE_CHARS + 1)) == ["x" * NOTE_CHARS, "x"]
+    assert call_bytes({"loss": 1.0, "lr": 0.1}, {"loss": [], "lr": []}) > call_bytes(scalars, {"loss": []})
+    long_name = "n" * 1000
+    assert call_bytes({long_name: 1.0}) > 3 * len(long_name)  # a new name is written three times in a window
