@@ -299,31 +299,16 @@ def _job_folders(specs: list[str], runs_dir: Path) -> list[Path]:
 
 def _print_ranks(folders: list[Path], args: argparse.Namespace) -> int:
     """``runs RUN --ranks``: the job's summary line, then its ranks grouped by node (or one JSON array)."""
-    import itertools
-
     from rocmtui.run.format import STATUS
-    from rocmtui.run.rank_health import (
-        RANK_HEADER,
-        node_line,
-        nodes_summary,
-        rank_line,
-        rank_rows,
-        step_strip,
-        strip_scale,
-    )
-    from rocmtui.run.rank_streams import RankTail
+    from rocmtui.run.rank_health import rank_rows, table_lines
+    from rocmtui.run.rank_streams import read_ranks
     from rocmtui.run.status import effective, read_status
 
     run_dir = next((folder for folder in folders if (folder / STATUS).is_file()), folders[0])
-    tail = RankTail(*folders)
-    try:
-        tail.poll()
-    finally:
-        tail.close()
+    views = list(read_ranks(*folders).values())
     status = read_status(run_dir)
     live = status is not None and effective(run_dir, status).live
     rules = rank_rules(args)
-    views = list(tail.views.values())
     rows = rank_rows(views, time.time(), rules, live=live)
     if args.json:
         from rocmtui.codec import encode_json
@@ -333,14 +318,9 @@ def _print_ranks(folders: list[Path], args: argparse.Namespace) -> int:
     if not rows:
         print(f"{plain(run_dir)}: no ranks (a run of one process writes none)")
         return 0
-    print(nodes_summary(rows))
-    print("  " + RANK_HEADER)
-    by_rank, scale = {v.rank: v for v in views}, strip_scale(views, rules.window)
-    for _node, members in itertools.groupby(rows, key=lambda r: r.node):
-        group = list(members)
-        print(node_line(group))
-        for row in group:
-            print("  " + rank_line(row, row.device, step_strip(by_rank[row.rank], rules.window, scale)))
+    device = {v.rank: v.started.device if v.started else "" for v in views}
+    for kind, line in table_lines(views, rows, rules.window, lambda v: device[v.rank], heads=True):
+        print(line if kind in ("summary", "node") else "  " + line)
     return 0
 
 

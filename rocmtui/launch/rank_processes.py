@@ -39,7 +39,7 @@ from rocmtui.run.follow import follow
 from rocmtui.run.format import EVENTS, RANKS, STDERR
 from rocmtui.run.lock import is_locked
 from rocmtui.run.outcome import exit_code
-from rocmtui.run.rank_streams import RankEnded, RankFailed, RankTail, RankWriter
+from rocmtui.run.rank_streams import RankEnded, RankFailed, RankWriter, read_ranks
 from rocmtui.run.stream import last_seq, read_events
 from rocmtui.train.distributed import ranks_from_env
 from rocmtui.train.failures import setup_failure
@@ -113,12 +113,7 @@ ELSEWHERE = (
 def _ended_here(run_dir: Path) -> RunFinished | None:
     """How the job ended as this node's ranks wrote it (``RankEnded``), where rank 0's stream is not in this
     folder (each node keeps its own); None when no rank here wrote one."""
-    tail = RankTail(run_dir)
-    try:
-        tail.poll()
-    finally:
-        tail.close()
-    for _, view in sorted(tail.views.items()):
+    for _, view in sorted(read_ranks(run_dir).items()):
         if view.ended is not None:
             return msgspec.structs.replace(view.ended.finished, run_dir=str(run_dir))
     return None
@@ -204,12 +199,7 @@ _TRACKER_NOTE = "ignore::UserWarning:multiprocessing.resource_tracker"
 
 def _group_failure(run_dir: Path, error: BaseException | None) -> RunFailed:
     """What the ranks said of their failure (rank 0 first), else what the launcher saw."""
-    tail = RankTail(run_dir)
-    try:
-        tail.poll()
-        said = [v.failed for _, v in sorted(tail.views.items()) if v.failed is not None]
-    finally:
-        tail.close()
+    said = [v.failed for _, v in sorted(read_ranks(run_dir).items()) if v.failed is not None]
     if said:
         return RunFailed(said[0].message, said[0].kind)
     why = first_line(error, with_type=True) if error is not None else "they ended before training started"

@@ -20,12 +20,12 @@ def launch_config(config: TrainConfig, logs: Any) -> Any:
     ``--rdzv-endpoint`` under ``--rdzv-id`` and is given its place, or, with ``--node-rank``, a static one."""
     from torch.distributed.launcher.api import LaunchConfig
 
-    several = config.nnodes > 1 or config.rdzv_endpoint is not None
-    static = several and config.node_rank is not None
+    endpoint = config.rdzv_endpoint  # given with --nnodes above 1 (the command line sees to it)
+    static = endpoint is not None and config.node_rank is not None
     rdzv: dict[str, Any] = {"timeout": JOIN_TIMEOUT_S}
     if static:
         rdzv["rank"] = config.node_rank
-    elif several and config.rdzv_endpoint and hosts_rendezvous(config.rdzv_endpoint):
+    elif endpoint is not None and hosts_rendezvous(endpoint):
         rdzv["is_host"] = True
     return LaunchConfig(
         min_nodes=config.nnodes,
@@ -33,9 +33,9 @@ def launch_config(config: TrainConfig, logs: Any) -> Any:
         nproc_per_node=config.nproc,
         run_id=config.rdzv_id or uuid.uuid4().hex,
         rdzv_backend="static" if static else "c10d",
-        rdzv_endpoint=config.rdzv_endpoint if several and config.rdzv_endpoint else "127.0.0.1:0",
+        rdzv_endpoint=endpoint or "127.0.0.1:0",
         rdzv_configs=rdzv,
-        local_addr=address_toward(config.rdzv_endpoint) if several and config.rdzv_endpoint else None,
+        local_addr=address_toward(endpoint) if endpoint is not None else None,
         max_restarts=0,
         monitor_interval=0.1,
         start_method="spawn",

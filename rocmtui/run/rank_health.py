@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import statistics
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -20,7 +20,7 @@ from typing import Literal
 import msgspec
 
 from rocmtui.base.text import plain
-from rocmtui.run.rank_streams import RankTail, RankView
+from rocmtui.run.rank_streams import RankView, read_ranks
 
 RankState = Literal["starting", "running", "straggler", "stalled", "failed", "ended"]
 
@@ -204,6 +204,24 @@ def rank_line(row: RankRow, device: str, strip: str) -> str:
     return f"rank {row.rank:<3} {where:<8} {row.step:>7,} {times:>12} {speed:>8} {age:>4} {strip:<8} {state}"
 
 
+def table_lines(
+    views: Sequence[RankView], rows: Sequence[RankRow], window: int, where: Callable[[RankView], str], *, heads: bool
+) -> list[tuple[str, str]]:
+    """The rank table as (kind, line): the job's line ("summary"), the column names ("header"), then each node's
+    ranks, headed by the node's host ("node") where ``heads``, a rank's kind being its state. ``where``: the
+    device a rank is shown on (a GPU named by the caller's samples, or the device it reported)."""
+    by_rank, scale = {v.rank: v for v in views}, strip_scale(views, window)
+    lines = [("summary", nodes_summary(rows)), ("header", RANK_HEADER)]
+    for _node, members in itertools.groupby(rows, key=lambda r: r.node):
+        group = list(members)
+        if heads:
+            lines.append(("node", node_line(group)))
+        for row in group:
+            view = by_rank[row.rank]
+            lines.append((row.state, rank_line(row, where(view), step_strip(view, window, scale))))
+    return lines
+
+
 def node_line(rows: Sequence[RankRow]) -> str:
     """The header of one node's ranks: ``node 1  host-b  2 ranks``."""
     first = rows[0]
@@ -219,19 +237,14 @@ def job_failure(run_dir: Path, node: int, *, wait_s: float, poll_s: float = 0.1)
     ranks wrote a failure within ``wait_s`` (killed, cut off: ``node 1 (b, ranks 2, 3) stopped answering after
     step 120``), else the other rank that failed first and why; None when the files name no one."""
     deadline = time.monotonic() + wait_s
-    tail = RankTail(run_dir)
-    try:
-        while True:
-            tail.poll()
-            views = sorted(tail.views.values(), key=lambda v: (_node(v), v.rank))
-            others = [v for v in views if v.started is not None and _node(v) != node]
-            nodes = [list(group) for _, group in itertools.groupby(others, key=_node)]
-            silent = [group for group in nodes if not any(v.failed is not None for v in group)]
-            if not silent or time.monotonic() >= deadline:
-                break
-            time.sleep(poll_s)
-    finally:
-        tail.close()
+    while True:
+        views = sorted(read_ranks(run_dir).values(), key=lambda v: (_node(v), v.rank))
+        others = [v for v in views if v.started is not None and _node(v) != node]
+        nodes = [list(group) for _, group in itertools.groupby(others, key=_node)]
+        silent = [group for group in nodes if not any(v.failed is not None for v in group)]
+        if not silent or time.monotonic() >= deadline:
+            break
+        time.sleep(poll_s)
     if silent:
         return "; ".join(_silent_node(group) for group in silent)
     said = sorted(((v.failed, v) for v in others if v.failed is not None), key=lambda pair: pair[0].wall)

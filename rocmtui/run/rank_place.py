@@ -68,6 +68,18 @@ def _place(env: Mapping[str, str], names: tuple[str, ...]) -> RankPlace:
     return RankPlace(global_rank, size, local_rank, node_rank, nodes, restart, env.get(job, "")[:128])
 
 
+def gpu_ids(props: object) -> tuple[str | None, str | None]:
+    """(UUID, PCI bus id) from a GPU's properties (``torch.cuda.get_device_properties``) as NVML and amd-smi spell
+    them: how a viewer matches a rank to a GPU sample, never by index."""
+    raw = str(getattr(props, "uuid", "") or "")
+    uuid = (raw if raw.startswith("GPU-") else f"GPU-{raw}") if raw else None
+    bus = getattr(props, "pci_bus_id", None)
+    if bus is None:
+        return uuid, None
+    domain, slot = getattr(props, "pci_domain_id", 0), getattr(props, "pci_device_id", 0)
+    return uuid, f"{domain:08X}:{bus:02X}:{slot:02X}.0"
+
+
 def started_here(
     rank: int, world: int, device: str, device_name: str = "", *, uuid: str | None = None, pci: str | None = None
 ) -> RankStarted:

@@ -196,14 +196,20 @@ class RankTail:
             tail.close()
 
 
-def job_of(folder: Path) -> str | None:
-    """The job id (``RankStarted.job_id``) the ranks of ``folder`` wrote; None when none of them did."""
-    tail = RankTail(folder)
+def read_ranks(run_dir: Path, *more: Path) -> dict[int, RankView]:
+    """Every rank of the folders as they are now, read once (the files closed after)."""
+    tail = RankTail(run_dir, *more)
     try:
         tail.poll()
     finally:
         tail.close()
-    return next((v.started.job_id for v in tail.views.values() if v.started is not None and v.started.job_id), None)
+    return tail.views
+
+
+def job_of(folder: Path) -> str | None:
+    """The job id (``RankStarted.job_id``) the ranks of ``folder`` wrote; None when none of them did."""
+    views = read_ranks(folder).values()
+    return next((v.started.job_id for v in views if v.started is not None and v.started.job_id), None)
 
 
 def is_rank_folder(path: Path) -> bool:

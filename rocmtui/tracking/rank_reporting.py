@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rocmtui.base.errors import UsageError
 from rocmtui.events import RunControl, TrainEvent
-from rocmtui.run.rank_place import rank_place, started_here
+from rocmtui.run.rank_place import gpu_ids, rank_place, started_here
 from rocmtui.run.rank_streams import BEAT_S, RankProgress, RankWriter
 from rocmtui.run.status import read_status
 
@@ -55,10 +55,7 @@ def _device() -> tuple[str, str, str | None, str | None]:
         return "cpu", "", None, None
     index = cuda.current_device()
     props = cuda.get_device_properties(index)
-    raw = str(getattr(props, "uuid", "") or "")
-    uuid = (raw if raw.startswith("GPU-") else f"GPU-{raw}") if raw else None
-    bus = getattr(props, "pci_bus_id", None)
-    pci = None if bus is None else f"{getattr(props, 'pci_domain_id', 0):08X}:{bus:02X}:{props.pci_device_id:02X}.0"
+    uuid, pci = gpu_ids(props)
     return f"cuda:{index}", str(props.name), uuid, pci
 
 

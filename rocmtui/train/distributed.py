@@ -19,6 +19,8 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from rocmtui.run.rank_place import gpu_ids
+
 
 @dataclass(frozen=True)
 class Ranks:
@@ -155,11 +157,4 @@ def gpu_identity(device: torch.device) -> tuple[str | None, str | None]:
     """(UUID, PCI bus id) of ``device`` as NVML and amd-smi spell them, to match a rank to a GPU sample."""
     if device.type != "cuda":
         return None, None
-    props = torch.cuda.get_device_properties(device)
-    raw = str(getattr(props, "uuid", "") or "")
-    uuid = (raw if raw.startswith("GPU-") else f"GPU-{raw}") if raw else None
-    bus = getattr(props, "pci_bus_id", None)
-    if bus is None:
-        return uuid, None
-    domain, slot = getattr(props, "pci_domain_id", 0), getattr(props, "pci_device_id", 0)
-    return uuid, f"{domain:08X}:{bus:02X}:{slot:02X}.0"
+    return gpu_ids(torch.cuda.get_device_properties(device))

@@ -7,7 +7,6 @@ never by index: ``CUDA_VISIBLE_DEVICES`` or ``ROCR_VISIBLE_DEVICES`` renumber th
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import time
@@ -19,16 +18,7 @@ from textual.widgets import Static
 
 from rocmtui.base.text import plain
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.run.rank_health import (
-    RANK_HEADER,
-    HealthRules,
-    node_line,
-    nodes_summary,
-    rank_line,
-    rank_rows,
-    step_strip,
-    strip_scale,
-)
+from rocmtui.run.rank_health import HealthRules, rank_rows, table_lines
 from rocmtui.run.rank_streams import RankStarted, RankTail, RankView
 
 SLOW = "bold yellow"
@@ -73,26 +63,23 @@ def rank_lines(
     several nodes): GPU, step, step time median/worst, speed, heartbeat age, a strip of recent step times, and the
     straggler, stalled or failed rank marked."""
     rows = rank_rows(views, now, rules, live=live)
-    by_rank = {v.rank: v for v in views}
-    scale = strip_scale(views, rules.window)
-    out = Text(no_wrap=True, overflow="ellipsis")
-    out.append(nodes_summary(rows), style="bold")
-    out.append("\n" + RANK_HEADER, style="dim")
     several_nodes = len({r.node for r in rows}) > 1
-    for _node, members in itertools.groupby(rows, key=lambda r: r.node):
-        group = list(members)
-        if several_nodes:
-            out.append("\n")
-            out.append(node_line(group), style="dim")
-        for row in group:
-            out.append("\n")
-            view = by_rank[row.rank]
-            strip = step_strip(view, rules.window, scale)
-            out.append(rank_line(row, _where(view, gpus), strip), style=_STYLES.get(row.state, ""))
+    out = Text(no_wrap=True, overflow="ellipsis")
+    lines = table_lines(views, rows, rules.window, lambda view: _where(view, gpus), heads=several_nodes)
+    for n, (kind, line) in enumerate(lines):
+        out.append(("\n" if n else "") + line, style=_STYLES.get(kind, ""))
     return out
 
 
-_STYLES = {"straggler": SLOW, "stalled": FAILED, "failed": FAILED, "starting": "dim"}
+_STYLES = {
+    "summary": "bold",
+    "header": "dim",
+    "node": "dim",
+    "straggler": SLOW,
+    "stalled": FAILED,
+    "failed": FAILED,
+    "starting": "dim",
+}
 REDRAW_S = 1.0
 """How often the table is drawn again with nothing new read: the heartbeat ages move on, a silent rank shows."""
 
