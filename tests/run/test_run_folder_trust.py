@@ -14,7 +14,7 @@ from waiting import wait_for
 from rocmtui.base.errors import UsageError
 from rocmtui.cli.main import main
 from rocmtui.events import RunControl
-from rocmtui.run.layout import SHARED_ENV, create_run_dir
+from rocmtui.run.layout import SHARED_ENV, create_run_dir, job_run_dir
 from rocmtui.run.listing import find_run, my_runs
 from rocmtui.run.session import RunSession
 
@@ -137,3 +137,34 @@ def test_a_tracked_run_under_a_loose_umask_leaves_nothing_others_can_write(
     assert mode(run.run_dir) == 0o700
     loose = [p for p in [tmp_path / "runs", *run.run_dir.rglob("*")] if p.stat().st_mode & 0o022]
     assert loose == []
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o002, 0o022])
+def test_a_jobs_folder_is_private_whatever_the_umask_and_found_again_by_every_node(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        job = job_run_dir(tmp_path / "runs", "exp42", shared=False)
+        assert job.name == "job-exp42" and mode(job) == 0o700
+        assert job_run_dir(tmp_path / "runs", "exp42", shared=False) == job  # the next node's launcher
+    finally:
+        os.umask(old)
+
+
+def test_a_jobs_folder_planted_by_another_user_or_left_open_is_refused(
+    open_tmp: Path, stranger: Stranger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SHARED_ENV, raising=False)
+    runs = open_tmp / "runs"
+    runs.mkdir(mode=0o755)
+    runs.chmod(0o1777)  # a team's folder: others may make folders in it, not take ours
+    stranger.run(f"mkdir -m 700 {runs}/job-theirs")
+    with pytest.raises(UsageError, match="not a private folder of yours"):
+        job_run_dir(runs, "theirs", shared=True)
+    (runs / "job-open").mkdir()
+    (runs / "job-open").chmod(0o777)
+    with pytest.raises(UsageError, match="give the job another --rdzv-id"):
+        job_run_dir(runs, "open", shared=True)
+    (runs / "elsewhere").mkdir()
+    (runs / "job-link").symlink_to(runs / "elsewhere")
+    with pytest.raises(UsageError, match="a link"):
+        job_run_dir(runs, "link", shared=True)
