@@ -11,22 +11,13 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 from fresh_interpreter import modules_loaded_by
 
 from rocmtui.base.errors import UsageError, first_line
 from rocmtui.cli.main import build_parser, main, prepare_data_dir, train_config
 from rocmtui.config import TrainConfig
 from rocmtui.train.recipes import FAST_MEASURED, RECIPES
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 BAD_INPUT = [
     (["train", "nosuchset"], "unknown dataset 'nosuchset'; choose from cifar"),

@@ -6,20 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 from exporter_pages import EXPORTERS, Page, closed_port, serving
 
-from rocmtui.cli.main import main
 from rocmtui.codec import decode_json
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 BAD = [
     (["monitor", "--hosts", "node1", "--once"], "--hosts: 'node1': not HOST:PORT: the port is missing"),

@@ -13,18 +13,16 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 from browser import free_port, start_serve
-from textual_serve.download_manager import DownloadManager
+from quiet_service import quiet_service
 from waiting import wait_for
 
 from rocmtui.serve import guarded_server as web_server
 from rocmtui.serve.guarded_server import (
     INPUT_BURST_BYTES,
     INPUT_BYTES_PER_S,
-    BoundedService,
     GuardedServer,
     InputBudget,
 )
@@ -90,18 +88,6 @@ async def test_a_tab_s_input_flood_reaches_its_app_bounded() -> None:
     assert 0 < app.received <= INPUT_BURST_BYTES + INPUT_BYTES_PER_S  # the burst, and at most a second's more
 
 
-def _service(command: str) -> BoundedService:
-    async def nowhere(_data: Any) -> None:
-        return None
-
-    async def closed() -> None:
-        return None
-
-    return BoundedService(
-        command, write_bytes=nowhere, write_str=nowhere, close=closed, download_manager=DownloadManager(), debug=False
-    )
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("program", "ended_by"),
@@ -115,7 +101,7 @@ async def test_a_tab_s_process_ends_with_its_session(
     program: str, ended_by: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(web_server, "QUIT_GRACE_S", 0.5)
-    service = _service(f"{sys.executable} -c '{program}'")
+    service = quiet_service(f"{sys.executable} -c '{program}'")
     await service.start(80, 24)
     process = service._process
     assert process is not None

@@ -22,12 +22,12 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from quiet_service import quiet_service
 from textual_serve.app_service import AppService
-from textual_serve.download_manager import DownloadManager
 from waiting import wait_for
 
 from rocmtui.serve import guarded_server
-from rocmtui.serve.guarded_server import MAX_HEIGHT, MAX_WIDTH, BoundedService, GuardedServer
+from rocmtui.serve.guarded_server import MAX_HEIGHT, MAX_WIDTH, GuardedServer
 
 TOKEN = "t0ken-for-tests"
 COMMAND = f"{sys.executable} -m rocmtui.serve.tab_process demo"
@@ -249,18 +249,6 @@ async def _written(path: Path) -> str:
     raise AssertionError(f"{path} never written")
 
 
-def _service(command: str) -> BoundedService:
-    async def nowhere(_data: Any) -> None:
-        return None
-
-    async def closed() -> None:
-        return None
-
-    return BoundedService(
-        command, write_bytes=nowhere, write_str=nowhere, close=closed, download_manager=DownloadManager(), debug=False
-    )
-
-
 def _group_alive(group: int) -> bool:
     try:
         os.killpg(group, 0)
@@ -281,7 +269,7 @@ async def test_a_tab_process_starts_at_a_bounded_size_in_its_own_group_and_ends_
     ignores the quit message (and SIGTERM); the whole group is gone after stop, within the grace times."""
     monkeypatch.setattr(guarded_server, "QUIT_GRACE_S", 0.3)
     size = tmp_path / "size"
-    service = _service(f'echo "$COLUMNS $ROWS" > {size}; {program}')
+    service = quiet_service(f'echo "$COLUMNS $ROWS" > {size}; {program}')
     await service.start(5000, -4)
     process = service._process
     assert process is not None
@@ -294,7 +282,7 @@ async def test_a_tab_process_starts_at_a_bounded_size_in_its_own_group_and_ends_
 
 
 async def test_a_resize_asks_the_app_for_a_bounded_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    service = _service("true")
+    service = quiet_service("true")
     sent: list[dict[str, Any]] = []
 
     async def send_meta(data: dict[str, Any]) -> bool:
@@ -396,7 +384,7 @@ async def test_a_tab_whose_app_left_a_child_behind_ends_the_child(tmp_path: Path
     """The app ended on its own, its child still runs (holding no pipe of the session's): stop ends it."""
     monkeypatch.setattr(guarded_server, "QUIT_GRACE_S", 0.3)
     pid = tmp_path / "pid"
-    service = _service(f"sleep 30 < /dev/null > /dev/null 2>&1 & echo $! > {pid}")
+    service = quiet_service(f"sleep 30 < /dev/null > /dev/null 2>&1 & echo $! > {pid}")
     await service.start(80, 24)
     lingering = int(await _written(pid))
     process = service._process
@@ -421,7 +409,7 @@ async def test_a_tab_process_is_ended_even_when_the_librarys_quit_ends_cancelled
         raise asyncio.CancelledError
 
     monkeypatch.setattr(AppService, "stop", quit_ending_cancelled)
-    service = _service("exec sleep 30")
+    service = quiet_service("exec sleep 30")
     await service.start(80, 24)
     process = service._process
     assert process is not None
@@ -433,7 +421,7 @@ async def test_an_app_that_quits_when_asked_ends_its_session_without_waiting_out
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(guarded_server, "QUIT_GRACE_S", 5.0)
-    service = _service("head -c 1 > /dev/null")  # ends at the first byte of the quit message
+    service = quiet_service("head -c 1 > /dev/null")  # ends at the first byte of the quit message
     await service.start(80, 24)
     process = service._process
     assert process is not None
