@@ -1,7 +1,9 @@
 """The cluster view's app: rounds over many hosts in, the cluster screen and a host's GPU panel drawn.
 
 Threading invariant as in the monitor: the source's thread only offers rounds to the coalescing relay; the
-handlers on the UI thread clean each round's outside text where it enters (``cleaned``) and own every widget.
+handlers on the UI thread own every widget. The exporters' text crosses the boundary on its way to the screen: the
+cluster list cleans what a line shows as it is drawn (the lines on screen, not 2,048 GPUs a round), and a host
+handed to the monitor's GPU panel, or ``latest``, is cleaned whole first (``cleaned_host``).
 """
 
 from __future__ import annotations
@@ -47,9 +49,11 @@ class ClusterApp(App[int]):
         self.source = source
         self.relay: Relay[ClusterRound] = Relay(self.post_message, ClusterRead)
         self.cluster_screen = ClusterScreen(source.interval_s)
-        self.latest: ClusterRound | None = None
+        self.received: ClusterRound | None = None
+        """The last round as read (the exporters' text as they wrote it)."""
+        self._latest: ClusterRound | None = None
         self._clean: dict[str, _Cleaned] = {}
-        """Each host's GPUs, host readings and own strings as last received, and the host as cleaned."""
+        """Each host's GPUs, host readings and own strings as last cleaned, and the host as cleaned."""
 
     def get_default_screen(self) -> Screen[Any]:
         return self.cluster_screen
@@ -69,40 +73,46 @@ class ClusterApp(App[int]):
         cluster = self.relay.take()
         if cluster is None:
             return
-        self.latest = self.cleaned(cluster)  # exporters' names and labels: plain text from here on
-        self.cluster_screen.show_round(self.latest)
+        self.received, self._latest = cluster, None
+        self.cluster_screen.show_round(cluster)  # its lines clean what they show as they are drawn
         if isinstance(self.screen, HostScreen):
             self.show_host(self.screen)
 
-    def cleaned(self, cluster: ClusterRound) -> ClusterRound:
-        """``cluster`` with its text through the boundary, what was cleaned last round kept where it can be: a host
-        whose own strings and host reading are the very ones of the last round keeps them as cleaned then, and its
-        GPUs too when they are the last round's (a page not read again); GPUs read anew are each cleaned like its
-        last reading (``cleaned_like``). Cleaning 2,048 samples field by field took 11 to 17 ms on the 2-core box."""
-        hosts = []
-        kept: dict[str, _Cleaned] = {}
-        for host in cluster.hosts:
-            own = (host.hostname, host.exporter, host.error)
-            held = self._clean.get(host.target)
-            if held is None or held[1] is not host.host or held[2] != own:
-                clean = cleaned(host)
+    @property
+    def latest(self) -> ClusterRound | None:
+        """The last round with every text in it through the boundary (made when first asked for)."""
+        if self._latest is None and self.received is not None:
+            hosts = tuple(self.cleaned_host(h) for h in self.received.hosts)
+            self._latest = replace(self.received, hosts=hosts)
+            if len(self._clean) > 2 * len(hosts):  # instances come and go (a Prometheus's): keep this round's
+                targets = {h.target for h in hosts}
+                self._clean = {t: c for t, c in self._clean.items() if t in targets}
+        return self._latest
+
+    def cleaned_host(self, host: HostReading) -> HostReading:
+        """``host`` with its text through the boundary, what was cleaned for its last reading kept where it can be:
+        when its own strings and host reading are the very ones of then, they are kept as cleaned then, and its
+        GPUs too when they are then's (a page not read again); GPUs read anew are each cleaned like its reading of
+        then (``cleaned_like``)."""
+        own = (host.hostname, host.exporter, host.error)
+        held = self._clean.get(host.target)
+        if held is None or held[1] is not host.host or held[2] != own:
+            clean = cleaned(host)
+        else:
+            was = held[3]
+            if held[0] is host.gpus:
+                gpus = was.gpus
+            elif len(held[0]) == len(host.gpus):
+                gpus = tuple(cleaned_like(*g) for g in zip(host.gpus, held[0], was.gpus, strict=True))
             else:
-                was = held[3]
-                if held[0] is host.gpus:
-                    gpus = was.gpus
-                elif len(held[0]) == len(host.gpus):
-                    gpus = tuple(cleaned_like(*g) for g in zip(host.gpus, held[0], was.gpus, strict=True))
-                else:
-                    gpus = cleaned(host.gpus)
-                clean = HostReading(
-                    target=was.target, up=host.up, timestamp=host.timestamp, gpus=gpus, host=was.host,
-                    hostname=was.hostname, exporter=was.exporter, error=was.error, malformed=host.malformed,
-                    latency_s=host.latency_s,
-                )  # fmt: skip
-            kept[host.target] = (host.gpus, host.host, own, clean)
-            hosts.append(clean)
-        self._clean = kept
-        return replace(cluster, hosts=tuple(hosts))
+                gpus = cleaned(host.gpus)
+            clean = HostReading(
+                target=was.target, up=host.up, timestamp=host.timestamp, gpus=gpus, host=was.host,
+                hostname=was.hostname, exporter=was.exporter, error=was.error, malformed=host.malformed,
+                latency_s=host.latency_s,
+            )  # fmt: skip
+        self._clean[host.target] = (host.gpus, host.host, own, clean)
+        return clean
 
     def on_cluster_list_opened(self, event: ClusterList.Opened) -> None:
         screen = HostScreen(event.target)
@@ -111,9 +121,9 @@ class ClusterApp(App[int]):
         self.call_after_refresh(self.show_host, screen)
 
     def show_host(self, screen: HostScreen) -> None:
-        if self.latest is None:
+        if self.received is None:
             return
-        now = next((h for h in self.latest.hosts if h.target == screen.target), None)
+        now = next((h for h in self.received.hosts if h.target == screen.target), None)
         if now is None:
             return
         history: list[SampleSet] = []
@@ -121,7 +131,7 @@ class ClusterApp(App[int]):
             host = next((h for h in earlier.hosts if h.target == screen.target and h.up), None)
             if host is not None:
                 history.append(host.sample_set())
-        screen.show_samples(now.sample_set(), history)
+        screen.show_samples(self.cleaned_host(now).sample_set(), history)
 
     def action_quit_app(self) -> None:
         self.exit(0)

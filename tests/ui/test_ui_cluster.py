@@ -138,8 +138,13 @@ async def test_hostile_names_are_drawn_as_text() -> None:
         lines = shown(app)
         assert "\x1b" not in lines[0] and "\\x1b]52" in lines[0] and "[b]bold[/b]" in lines[0]
         assert all("\x1b" not in line for line in lines) and "\\x1b[2J" in lines[1]
-        assert app.latest is not None  # what a host's GPU panel is handed: clean too
+        assert app.latest is not None  # the round cleaned whole: clean too
         assert all(g.name.startswith("\\x1b[2J") for g in app.latest.hosts[0].gpus)
+        await pilot.press("enter")  # the host's GPU panel is handed the host cleaned
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, HostScreen) and screen.last is not None
+        assert all(g.name.startswith("\\x1b[2J") for g in screen.last.gpus)
 
 
 @pytest.mark.snapshot

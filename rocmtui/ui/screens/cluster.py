@@ -48,7 +48,7 @@ class ClusterScreen(Screen[None]):
         self.history = UtilHistory()
         self.last: ClusterRound | None = None
         self._summary = ""
-        self._groups: GroupMemo = {}
+        self._groups = GroupMemo()
         self._figures: dict[str, tuple[tuple[GpuSample, ...], HostFigures]] = {}
         """What the last round's lines and totals were made of, by host (see ``lines`` and ``totals``)."""
         self.summary = Static("rocmtui cluster · waiting for the first round…", id="cluster-summary")
@@ -64,7 +64,7 @@ class ClusterScreen(Screen[None]):
         yield KeyBar()
 
     def show_round(self, cluster: ClusterRound) -> None:
-        """A new round (already cleaned by the app): history, summary and lines."""
+        """A new round, as read: history, summary (numbers) and lines (which clean what they show when drawn)."""
         self.history.add(cluster)
         self.last = cluster
         self.redraw()

@@ -1,7 +1,8 @@
 """The cluster screen's lines: hosts and their GPUs, sorted and filtered, each with its utilisation history.
 
-No Textual here: lines are ``rich.text.Text`` built from text that already crossed the boundary (the app
-cleans each round where it enters), so the widget only draws them.
+No Textual here: a line's ``rich.text.Text`` is made when it is drawn, from its host's latest reading, each text
+of the exporter's in it through the boundary (``plain``) then; so a round costs what its hosts' lines need, not
+what its 2,048 GPUs would, and the widget only draws the lines on screen.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 
 from rich.text import Text
 
@@ -46,34 +46,39 @@ def is_idle(gpu: GpuSample) -> bool:
 
 
 class UtilHistory:
-    """The last ``SPARK_POINTS`` utilisation readings of every GPU seen (bounded: GPUs gone are dropped).
+    """The last ``SPARK_POINTS`` utilisation readings of every GPU seen (bounded: hosts gone are dropped).
 
-    Kept by host: a host whose GPUs are the very objects of the last round (its page unchanged, its GPUs cleaned
-    then) has its readings appended in order, without a key made and looked up for each of its GPUs."""
+    Kept as each host's GPUs of the last rounds, the round's own tuples (a round costs an append a host, not one a
+    GPU); a GPU's points are read from them when its line is drawn, newest first, back to the first round without
+    it (a GPU gone, or its host down, starts again from nothing)."""
 
     def __init__(self) -> None:
-        self._hosts: dict[str, tuple[tuple[GpuSample, ...], list[deque[float | None]]]] = {}
+        self._hosts: dict[str, deque[tuple[GpuSample, ...]]] = {}
 
     def add(self, cluster: ClusterRound) -> None:
-        hosts: dict[str, tuple[tuple[GpuSample, ...], list[deque[float | None]]]] = {}
+        held, hosts = self._hosts, {}
         for host in cluster.hosts:
-            held = self._hosts.get(host.target)
-            if held is not None and held[0] is host.gpus:
-                series = held[1]
-            else:
-                old = {(g.index, g.uuid): s for g, s in zip(*held, strict=True)} if held is not None else {}
-                series = [old.get((g.index, g.uuid)) or deque(maxlen=SPARK_POINTS) for g in host.gpus]
-            for gpu, points in zip(host.gpus, series, strict=True):
-                points.append(None if gpu.error else gpu.utilization_pct)
-            hosts[host.target] = (host.gpus, series)
+            rounds = held.get(host.target)
+            if rounds is None:
+                rounds = deque(maxlen=SPARK_POINTS)
+            rounds.append(host.gpus)
+            hosts[host.target] = rounds
         self._hosts = hosts
 
-    def spark(self, key: GpuKey) -> str:
-        """The history as block characters, newest right, blank where nothing was read."""
-        gpus, series = self._hosts.get(key[0], ((), []))
-        points = next((s for g, s in zip(gpus, series, strict=True) if (g.index, g.uuid) == key[1:]), ())
-        chars = [" " if v is None else SPARK[min(7, max(0, int(v / 100 * 7.999)))] for v in points]
-        return "".join(chars).rjust(SPARK_POINTS)
+    def spark(self, key: GpuKey, at: int = -1) -> str:
+        """The history as block characters, newest right, blank where nothing was read. ``at``: where the GPU
+        is among its host's GPUs, most likely (looked for by its key elsewhere)."""
+        identity = key[1:]
+        chars = []
+        for gpus in reversed(self._hosts.get(key[0], ())):
+            gpu = gpus[at] if 0 <= at < len(gpus) else None
+            if gpu is None or (gpu.index, gpu.uuid) != identity:
+                gpu = next((g for g in gpus if (g.index, g.uuid) == identity), None)
+                if gpu is None:
+                    break
+            value = None if gpu.error else gpu.utilization_pct
+            chars.append(" " if value is None else SPARK[min(7, max(0, int(value / 100 * 7.999)))])
+        return "".join(reversed(chars)).rjust(SPARK_POINTS)
 
 
 @dataclass
@@ -99,27 +104,66 @@ _VALUE: dict[str, Callable[[GpuSample], float | None]] = {
 }
 
 
+class HostSlot:
+    """A host's latest reading, which its lines draw: a round that brings the host again with the same GPUs in the
+    same order (new values, most rounds) sets it, and the lines stay as they are."""
+
+    __slots__ = ("reading",)
+
+    def __init__(self, reading: HostReading) -> None:
+        self.reading = reading
+
+
 class Line:
-    """One line of the list: a host's header or one of its GPUs; its text is made when drawn (a round of 256 hosts
-    is 2,304 lines, of which a screen shows about 20), from the history as it is then."""
+    """One line of the list: a host's header or one of its GPUs (``at``: its place among the host's GPUs). Its text
+    is made when drawn (a round of 256 hosts is 2,304 lines, of which a screen shows about 20), from the host's
+    reading and the history as they are then; the exporter's text in it is cleaned then (``plain``)."""
 
-    __slots__ = ("_make", "key", "target")
+    __slots__ = ("_at", "_history", "_slot", "key", "target")
 
-    def __init__(self, key: str, target: str, make: Callable[[], Text]) -> None:
+    def __init__(self, key: str, slot: HostSlot, at: int, history: UtilHistory) -> None:
         self.key = key
-        self.target = target
+        self.target = slot.reading.target
         """The host it belongs to (Enter opens it)."""
-        self._make = make
+        self._slot = slot
+        self._at = at
+        self._history = history
 
     @property
     def text(self) -> Text:
-        return self._make()
+        host = self._slot.reading
+        if self._at < 0:
+            return host_text(host)
+        gpu = host.gpus[self._at]
+        return gpu_text(gpu, self._history.spark(gpu_key(host, gpu), self._at))
 
 
-Group = tuple[HostReading, list[GpuSample], list[Line]]
-"""A host, its GPUs shown (in the query's order) and its lines: the header, then a line a GPU."""
-GroupMemo = dict[str, tuple[tuple[GpuSample, ...], tuple[object, ...], Group]]
-"""Each host's group of the last call, with the GPUs and the header's fields and query it was made from."""
+Group = tuple[HostSlot, list[int], list[Line]]
+"""A host, where its GPUs shown are among its GPUs (in the query's order) and its lines: the header, then a line
+a GPU."""
+
+
+class GroupMemo:
+    """What the last call of ``lines`` made, kept by the caller from one round to the next."""
+
+    def __init__(self) -> None:
+        self.groups: dict[str, tuple[tuple[object, ...], Group | None]] = {}
+        """Each host's group (None: none of it shown), with what it was made from (``_shape``)."""
+        self.order: list[Group] = []
+        self.lines: list[Line] = []
+
+
+def _by_value(query: ClusterQuery) -> bool:
+    """Whether the query's choice or order of GPUs depends on their readings (so is made again each round)."""
+    return query.sort_by != "host" or query.show != "all"
+
+
+def _shape(host: HostReading, query: ClusterQuery) -> tuple[object, ...]:
+    """What a host's lines are made of but for its readings: its header's fields, the query, its GPUs' identity
+    and order (and their names, which a find matches)."""
+    gpus = tuple((g.index, g.uuid, g.name) if query.text else (g.index, g.uuid) for g in host.gpus)
+    asked = (query.sort_by, query.reverse, query.show, query.text)
+    return host.label, host.hostname, host.up, host.error, host.exporter, asked, gpus
 
 
 def lines(
@@ -127,49 +171,55 @@ def lines(
 ) -> list[Line]:
     """Hosts (each followed by its GPUs) in the query's order, those with no GPU shown left out when filtering.
 
-    ``memo`` (kept by the caller from one round to the next): a host whose GPUs are the very objects of the last
-    call, with the same header and query, keeps its lines (their text is made when drawn, from the history)."""
-    asked = (query.sort_by, query.reverse, query.show, query.text)
+    ``memo``: a host whose GPUs are the same GPUs in the same order as at the last call, with the same header and
+    query, keeps its lines, which then draw its new reading; when every host does, the list is the last one.
+    A query that chooses or orders GPUs by their readings makes every line again."""
+    memo = memo if memo is not None else GroupMemo()
+    kept: dict[str, tuple[tuple[object, ...], Group | None]] = {}
     groups: list[Group] = []
-    kept: GroupMemo = {}
+    reuse = not _by_value(query)
+    all_kept = reuse
     for host in cluster.hosts:
-        header = (host.label, host.hostname, host.up, host.error, host.exporter, asked)
-        held = memo.get(host.target) if memo is not None else None
-        if held is not None and held[0] is host.gpus and held[1] == header:
-            group: Group | None = held[2]
+        shape = _shape(host, query) if reuse else ()
+        held = memo.groups.get(host.target) if reuse else None
+        if held is not None and held[0] == shape:
+            group = held[1]
+            if group is not None:
+                group[0].reading = host
         else:
+            all_kept = False
             group = _group(host, query, history)
+        if reuse:
+            kept[host.target] = (shape, group)
         if group is not None:
             groups.append(group)
-            kept[host.target] = (host.gpus, header, group)
-    if memo is not None:
-        memo.clear()
-        memo |= kept
-    out: list[Line] = []
-    for _, _, group_lines in _sorted_hosts(groups, query):
-        out.extend(group_lines)
-    return out
+    if all_kept and len(groups) == len(memo.order):
+        all_kept = all(a is b for a, b in zip(groups, memo.order, strict=True))
+    else:
+        all_kept = False
+    memo.groups, memo.order = kept, groups
+    if not all_kept:
+        memo.lines = [line for _, _, group_lines in _sorted_hosts(groups, query) for line in group_lines]
+    return memo.lines
 
 
 def _group(host: HostReading, query: ClusterQuery, history: UtilHistory) -> Group | None:
-    gpus = [g for g in host.gpus if _shown(host, g, query)]
-    if not gpus and (query.show != "all" or (query.text and not _matches(query.text, host.label, host.target))):
+    shown = [at for at, g in enumerate(host.gpus) if _shown(host, g, query)]
+    if not shown and (query.show != "all" or (query.text and not _matches(query.text, host.label, host.target))):
         return None
-    gpus = _sorted(gpus, query)
-    made = [Line(f"host:{host.target}", host.target, partial(host_text, host))]
-    for gpu in gpus:
-        make = partial(_gpu_line, gpu, history, gpu_key(host, gpu))
-        made.append(Line(f"gpu:{host.target}:{gpu.index}:{gpu.uuid}", host.target, make))
-    return host, gpus, made
-
-
-def _gpu_line(gpu: GpuSample, history: UtilHistory, key: GpuKey) -> Text:
-    return gpu_text(gpu, history.spark(key))
+    shown = _sorted(host.gpus, shown, query)
+    slot = HostSlot(host)
+    made = [Line(f"host:{host.target}", slot, -1, history)]
+    for at in shown:
+        gpu = host.gpus[at]
+        made.append(Line(f"gpu:{host.target}:{gpu.index}:{gpu.uuid}", slot, at, history))
+    return slot, shown, made
 
 
 def _matches(text: str, *values: str | None) -> bool:
+    """Whether a value, as it is drawn (cleaned), holds ``text``."""
     needle = text.casefold()
-    return any(needle in (v or "").casefold() for v in values)
+    return any(needle in plain(v or "", lines=True).casefold() for v in values)
 
 
 def _shown(host: HostReading, gpu: GpuSample, query: ClusterQuery) -> bool:
@@ -183,17 +233,22 @@ def _sort_value(gpu: GpuSample, query: ClusterQuery) -> tuple[bool, float]:
     return (value is None, -(value or 0.0) if not query.reverse else (value or 0.0))  # N/A last either way
 
 
-def _sorted(gpus: list[GpuSample], query: ClusterQuery) -> list[GpuSample]:
+def _sorted(gpus: tuple[GpuSample, ...], shown: list[int], query: ClusterQuery) -> list[int]:
     if query.sort_by == "host":
-        return sorted(gpus, key=lambda g: g.index, reverse=query.reverse)
-    return sorted(gpus, key=lambda g: _sort_value(g, query))
+        return sorted(shown, key=lambda at: gpus[at].index, reverse=query.reverse)
+    return sorted(shown, key=lambda at: _sort_value(gpus[at], query))
 
 
 def _sorted_hosts(groups: list[Group], query: ClusterQuery) -> list[Group]:
     if query.sort_by == "host":  # the order they were given in (a Prometheus's: by instance)
         return groups[::-1] if query.reverse else groups
     worst = (True, 0.0)  # a host without a GPU reading goes last
-    return sorted(groups, key=lambda hg: (not hg[0].up, _sort_value(hg[1][0], query) if hg[1] else worst))
+
+    def order(group: Group) -> tuple[bool, tuple[bool, float]]:
+        host = group[0].reading
+        return not host.up, _sort_value(host.gpus[group[1][0]], query) if group[1] else worst
+
+    return sorted(groups, key=order)
 
 
 def host_text(host: HostReading) -> Text:

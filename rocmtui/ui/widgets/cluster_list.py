@@ -50,6 +50,10 @@ class ClusterList(ScrollView, can_focus=True):
         self.cursor = 0
 
     def set_lines(self, lines: list[Line]) -> None:
+        """Show ``lines``; the very list shown already (its hosts' new readings) is only drawn again."""
+        if lines is self.lines:
+            self.refresh()
+            return
         key = self.lines[self.cursor].key if self.cursor < len(self.lines) else None
         self.lines = lines
         keys = [line.key for line in lines]
