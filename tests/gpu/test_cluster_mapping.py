@@ -375,3 +375,90 @@ def test_a_head_read_without_the_official_parser_reads_as_it_reads_it(head: str)
         return
     samples = [s for family in text_string_to_metric_families(head + " 0\n") for s in family.samples]
     assert len(samples) == 1 and (samples[0].name, samples[0].labels) == short
+
+
+PIECE_CHANGE = st.one_of(
+    VALUES.map(repr),  # a new value
+    st.sampled_from(["NaN", "x", "1 2 3", "", "7\r", "7\x0c8", "\udcff"]),  # no sample, malformed, odd
+    st.sampled_from(["\x0b", "\x0c", "\x1e", "\x85", "\u2028", "\r"]).map(
+        lambda brk: f'7{brk}DCGM_FI_DEV_GPU_UTIL{{gpu="0"}} 9'  # a line break other than a newline, then a sample
+    ),
+)
+
+
+SHAPES = ["same", "line added", "line dropped", "no last newline", "a line after the last newline", "invalid UTF-8"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.sampled_from(sorted(p.name for p in EXPORTERS.glob("*.prom"))),
+    rounds=st.lists(
+        st.tuples(
+            st.dictionaries(st.integers(0, 400), PIECE_CHANGE, max_size=12),
+            st.sampled_from(SHAPES),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_a_page_read_by_its_changed_pieces_reads_as_the_page_read_whole(
+    name: str, rounds: list[tuple[dict[int, str], str]]
+) -> None:
+    """Pages of the same exporter as bytes, some lines with new values, values that are none or malformed, other
+    line breaks, invalid UTF-8, a line more or less: read with the last page at hand (``read_page``), each gives
+    the samples and the count of malformed lines that the page decoded and read whole gives; the samples it says
+    are unchanged are the last page's own; and folded with the positions it names, the GPUs of a fold anew."""
+    from rocmtui.gpu.cluster import exposition
+    from rocmtui.gpu.cluster.mapping import fold_again
+
+    names, labels = Names(), exposition.LabelCache()
+    lines = page_of(name).encode().split(b"\n")
+    page, changed = exposition.read_page(b"\n".join(lines), names.wanted, labels)
+    found, folded = fold_again(page.samples, 1.0, names, None, changed)
+    for changes, shape in rounds:
+        for at, tail in changes.items():
+            i = at % len(lines)
+            lines[i] = lines[i].rsplit(b" ", 1)[0] + b" " + tail.encode("utf-8", errors="surrogateescape")
+        if shape == "line added":
+            lines.insert(len(lines) // 2, b"# a comment")
+        elif shape == "line dropped" and len(lines) > 1:
+            del lines[len(lines) // 2]
+        elif shape == "invalid UTF-8":
+            lines[len(lines) // 3] += b"\xe2\x80"
+        raw = b"\n".join(lines) + (b"" if shape == "no last newline" else b"\n")
+        if shape == "a line after the last newline":  # as many pieces, the last one not blank
+            raw += b'DCGM_FI_DEV_GPU_UTIL{gpu="0"} 5'
+        last = page
+        page, changed = exposition.read_page(raw, names.wanted, labels, last)
+        whole = parse_page(raw.decode("utf-8", errors="replace"), names.wanted, exposition.LabelCache())
+        assert [(s.name, s.labels, s.value) for s in page.samples] == [
+            (s.name, s.labels, s.value) for s in whole.samples
+        ]
+        assert page.malformed == whole.malformed
+        if changed is not None:
+            assert len(page.samples) == len(last.samples)
+            assert all(page.samples[i] is last.samples[i] for i in range(len(page.samples)) if i not in changed)
+        found, folded = fold_again(page.samples, 1.0, names, folded, changed)
+        assert found == fold(page.samples, 1.0, Names())
+
+
+def test_a_changed_page_is_read_by_its_changed_lines_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmtui.gpu.cluster import exposition
+
+    names, labels = Names(), exposition.LabelCache()
+    raw = (EXPORTERS / "dcgm-exporter-t4.prom").read_bytes()
+    first, _ = exposition.read_page(raw, names.wanted, labels)
+    line = next(x for x in raw.split(b"\n") if x.startswith(b"DCGM_FI_DEV_GPU_UTIL{"))
+    read: list[str] = []
+    real = exposition._read_line
+
+    def counted(text: str, *rest: Any) -> Any:
+        read.append(text)
+        return real(text, *rest)
+
+    monkeypatch.setattr(exposition, "_read_line", counted)
+    monkeypatch.setattr(exposition, "parse_page", None)  # the page is not read whole
+    again, changed = exposition.read_page(raw.replace(line, line.rsplit(b" ", 1)[0] + b" 7"), names.wanted, labels,
+                                          first)  # fmt: skip
+    assert read == [line.rsplit(b" ", 1)[0].decode() + " 7"]
+    assert changed is not None and len(changed) == 1 and again.samples[changed[0]].value == 7.0

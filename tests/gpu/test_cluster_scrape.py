@@ -196,9 +196,9 @@ def test_a_page_unchanged_since_the_last_round_is_not_read_again(monkeypatch: py
 
     def counted(*args, **kwargs):
         parsed.append(1)
-        return exposition.parse_page(*args, **kwargs)
+        return exposition.read_page(*args, **kwargs)
 
-    monkeypatch.setattr(scrape, "parse_page", counted)
+    monkeypatch.setattr(scrape, "read_page", counted)
     page = Page((EXPORTERS / "dcgm-exporter-t4.prom").read_bytes())
     with serving(page) as address:
         scraper = Scraper(parse_targets([address]))

@@ -274,14 +274,20 @@ class Folded:
 
 
 def fold_again(
-    samples: tuple[Sample, ...], timestamp: float, names: Names | None, last: Folded | None
+    samples: tuple[Sample, ...],
+    timestamp: float,
+    names: Names | None,
+    last: Folded | None,
+    changed: Iterable[int] | None = None,
 ) -> tuple[HostGpus, Folded]:
     """``fold``, given the same source's last ``Folded``: when the samples are the last ones but for new values of
     the same metrics and labels (an exporter's next page, most often), only the fields those values win are set
     again and only the GPUs they belong to are made again; the others are the last GpuSamples. The result is the
-    one ``fold`` gives, but for the timestamp of a GPU none of whose values changed (its last one)."""
+    one ``fold`` gives, but for the timestamp of a GPU none of whose values changed (its last one). ``changed``:
+    the positions where ``samples`` may differ from the last ones (the others are the very same objects), if
+    known (``exposition.read_page``)."""
     if last is not None and len(samples) == len(last.samples):
-        again = _fold_values(samples, timestamp, last)
+        again = _fold_values(samples, timestamp, last, range(len(samples)) if changed is None else changed)
         if again is not None:
             return again.found, again
     return _fold(samples, timestamp, names or Names())
@@ -326,11 +332,16 @@ def _fold(samples: tuple[Sample, ...], timestamp: float, names: Names) -> tuple[
     return found, Folded(samples, found, dict(ordered), host, [tuple(s) for s in slots])
 
 
-def _fold_values(samples: tuple[Sample, ...], timestamp: float, last: Folded) -> Folded | None:
-    """``last`` with the new values of ``samples`` set; None when they are not the same metrics and labels in the
-    same order, or a value became blank or stopped being one (a field's holder may then change: fold again)."""
+def _fold_values(
+    samples: tuple[Sample, ...], timestamp: float, last: Folded, positions: Iterable[int]
+) -> Folded | None:
+    """``last`` with the new values of ``samples`` at ``positions`` set (elsewhere they are the last ones); None when
+    they are not the same metrics and labels in the same order, or a value became blank or stopped being one (a
+    field's holder may then change: fold again)."""
     changed = []
-    for position, (now, was) in enumerate(zip(samples, last.samples, strict=True)):
+    before = last.samples
+    for position in positions:
+        now, was = samples[position], before[position]
         if now is was:
             continue
         if (

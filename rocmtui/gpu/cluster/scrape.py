@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rocmtui.gpu.cluster.exposition import LabelCache, Sample, parse_page
+from rocmtui.gpu.cluster.exposition import LabelCache, Page, read_page
 from rocmtui.gpu.cluster.fetch import Connection, Fetcher, FetchError, Reply
 from rocmtui.gpu.cluster.mapping import Folded, Names, fold_again
 from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
@@ -51,14 +51,14 @@ class Scraper:
         """Each host's connection, kept open between rounds: one fetch at a time each (a round asks a host once)."""
         self._names = Names()
         self._labels = LabelCache()
-        self._last: dict[str, tuple[bytes, HostReading, Mapping[str, Sample | None], Folded | None]] = {}
+        self._last: dict[str, tuple[bytes, HostReading, Page | None, Folded | None]] = {}
         """Each host's last page and what it read: an exporter that has not sampled since (dcgm-exporter collects
         every 30 s by default) serves the same page, which is then not read again. The page itself is kept as it
         arrived (a chunked one with its framing), not a digest of it: comparing 40 KB is a memcmp that stops at
         the first change, hashing every page of 256 hosts was 13 ms of CPU a round (about 10 MB kept). A page
-        that changed is read with the last one's lines at hand (``parse_page``'s ``last``): only its changed
-        lines are parsed; and folded with the last fold at hand (``fold_again``): only the GPUs whose values
-        changed are made again."""
+        that changed is read with the last one at hand (``read_page``): only its changed lines are decoded and
+        read; and folded with the last fold at hand (``fold_again``): only the samples of those lines are looked
+        at, and only the GPUs whose values changed are made again."""
         self._fetcher = Fetcher(timeout_s=timeout_s, max_bytes=MAX_PAGE_BYTES, max_parallel=max_parallel)
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -105,8 +105,8 @@ class Scraper:
             held = last[1]
             return HostReading(held.target, held.up, now, held.gpus, held.host, held.hostname, held.exporter,
                                held.error, held.malformed, got.seconds)  # fmt: skip
-        reading, lines, folded = self._parse(target, got, now, last)
-        self._last[target.address] = (raw, reading, lines, folded)
+        reading, page, folded = self._parse(target, got, now, last, raw)
+        self._last[target.address] = (raw, reading, page, folded)
         return reading
 
     def _parse(
@@ -114,16 +114,18 @@ class Scraper:
         target: Target,
         got: Reply,
         now: float,
-        last: tuple[bytes, HostReading, Mapping[str, Sample | None], Folded | None] | None,
-    ) -> tuple[HostReading, Mapping[str, Sample | None], Folded | None]:
+        last: tuple[bytes, HostReading, Page | None, Folded | None] | None,
+        raw: bytes,
+    ) -> tuple[HostReading, Page | None, Folded | None]:
         try:
-            text = got.body().decode("utf-8", errors="replace")
-            page = parse_page(text, self._names.wanted, self._labels, last[2] if last is not None else None)
-            found, folded = fold_again(page.samples, now, self._names, last[3] if last is not None else None)
+            body = raw if got.spans is None else got.body()
+            page, changed = read_page(body, self._names.wanted, self._labels, last[2] if last is not None else None)
+            held = last[3] if last is not None else None
+            found, folded = fold_again(page.samples, now, self._names, held, changed)
         except Exception as err:  # a page no reader foresaw: this host's problem, never the round's
             reason = f"page not readable: {type(err).__name__}"
             down = HostReading(target.address, up=False, timestamp=now, error=reason, latency_s=got.seconds)
-            return down, {}, None
+            return down, None, None
         note = f"{page.malformed} malformed lines skipped" if page.malformed else None
         if page.cut:
             note = "page cut short: too many samples"
@@ -139,4 +141,4 @@ class Scraper:
             malformed=page.malformed,
             latency_s=got.seconds,
         )
-        return reading, page.lines, folded
+        return reading, page, folded
