@@ -380,16 +380,17 @@ _DERIVED = frozenset({None, "up", "memory_used_bytes", "memory_free_bytes", "mem
 
 def _sample_again(made: GpuSample, gpu: _Gpu, fields: set[str | None], timestamp: float) -> GpuSample:
     """``_sample(gpu, timestamp)`` where only ``fields`` changed since ``made``: ``made`` with those fields set (a
-    copy: about 1 µs, against 9 µs for the whole sample made again), unless one of them is worked into another."""
+    copy: about 0.4 µs, against 9 µs for the whole sample made again), unless one of them is worked into another."""
     if not fields.isdisjoint(_DERIVED):
         return _sample(gpu, timestamp)
-    again = object.__new__(GpuSample)  # a copy (copy.copy: 5 µs, through __reduce_ex__), set before anyone sees it
-    again.__dict__.update(made.__dict__)
-    object.__setattr__(again, "timestamp", timestamp)
+    values = made.__dict__.copy()  # a copy of the fields' dict, given to a new object before anyone sees it:
+    values["timestamp"] = timestamp  # copy.copy went through __reduce_ex__ (5 µs), __dict__.update took 1 µs
     for name in fields:
         assert name is not None
         value = gpu.values[name][1]
-        object.__setattr__(again, name, int(value) if name in _INT_FIELDS else value)
+        values[name] = int(value) if name in _INT_FIELDS else value
+    again = object.__new__(GpuSample)
+    object.__setattr__(again, "__dict__", values)
     return again
 
 
