@@ -10,6 +10,13 @@ changes every ``--sample-every`` seconds (2: every round). The viewer, ``rocmtui
     python scripts/cluster_cost.py --seconds 30                 # the cluster screen at 80x24
     python scripts/cluster_cost.py --hosts 64 --size 120x40
     python scripts/cluster_cost.py --json-rounds 5              # the cost of rounds alone: --json, no screen
+    python scripts/cluster_cost.py --prometheus --seconds 30    # the same GPUs through a Prometheus's HTTP API
+
+``--prometheus``: one helper process answers ``/api/v1/query`` as Prometheus does, the viewer runs with
+``--prometheus URL``. The answer is the recorded Prometheus 2.42 answer's dcgm-exporter series
+(tests/data/exporters/prometheus-2.42-query.json) once per GPU of every host, renamed and re-indexed, with an
+``up`` series a host, the utilisation new every ``--sample-every`` seconds; sent chunked in 2 KiB chunks, as Go's
+net/http sends an answer written without a length (about 7 MB for 256 hosts of 8 GPUs).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import os
 import socket
 import subprocess
@@ -31,6 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from monitor_cost import Tool, measure
 
 T4 = Path(__file__).resolve().parents[1] / "tests" / "data" / "exporters" / "dcgm-exporter-t4.prom"
+PROMETHEUS_ANSWER = T4.parent / "prometheus-2.42-query.json"
+GO_CHUNK = 2048
+"""The chunks Go's net/http sends an answer written without a Content-Length in (its bufferBeforeChunkingSize)."""
+
+
+def utilisation(host: int, gpu: int, tick: int) -> int:
+    return hashlib.blake2b(f"{host}-{gpu}-{tick}".encode(), digest_size=1).digest()[0] % 101
 
 
 def page(host: int, gpus: int, tick: int) -> bytes:
@@ -43,8 +58,7 @@ def page(host: int, gpus: int, tick: int) -> bytes:
                 'device="nvidia0"', f'device="nvidia{gpu}"'
             )
             if text.startswith("DCGM_FI_DEV_GPU_UTIL"):
-                util = hashlib.blake2b(f"{host}-{gpu}-{tick}".encode(), digest_size=1).digest()[0] % 101
-                text = text.rsplit(" ", 1)[0] + f" {util}"
+                text = text.rsplit(" ", 1)[0] + f" {utilisation(host, gpu, tick)}"
             lines.append(text)
     return ("\n".join(lines) + "\n").encode()
 
@@ -83,6 +97,54 @@ async def serve(hosts: int, gpus: int, base: int, ready: Path, sample_every: flo
     await asyncio.Event().wait()
 
 
+def prometheus_answer(hosts: int, gpus: int, tick: int, when: float) -> bytes:
+    """The query's answer at ``tick``, framed in chunks: the recorded answer's dcgm-exporter series for every GPU."""
+    recorded = json.loads(PROMETHEUS_ANSWER.read_text())["data"]["result"]
+    dcgm = [s for s in recorded if s["metric"]["instance"] == "127.0.0.1:19601" and s["metric"]["__name__"] != "up"]
+    result = []
+    for host in range(hosts):
+        instance = f"node{host:03d}:9400"
+        for gpu in range(gpus):
+            for series in dcgm:
+                metric = dict(series["metric"], gpu=str(gpu), device=f"nvidia{gpu}", Hostname=f"node{host:03d}",
+                              UUID=f"GPU-{host:04x}{gpu:04x}", instance=instance)  # fmt: skip
+                value = utilisation(host, gpu, tick) if metric["__name__"] == "DCGM_FI_DEV_GPU_UTIL" else None
+                result.append({"metric": metric, "value": [when, series["value"][1] if value is None else str(value)]})
+        result.append({"metric": {"__name__": "up", "instance": instance, "job": "gpus"}, "value": [when, "1"]})
+    body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}},
+                      separators=(",", ":")).encode()  # fmt: skip
+    chunks = [body[at : at + GO_CHUNK] for at in range(0, len(body), GO_CHUNK)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
+
+
+async def serve_prometheus(hosts: int, gpus: int, port: int, ready: Path, sample_every: float) -> None:
+    cache: dict[int, bytes] = {}
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:  # keep-alive, as Prometheus's Go server answers
+                request = await reader.readuntil(b"\r\n\r\n")
+                if not request.startswith(b"GET /api/v1/query?"):
+                    writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                    continue
+                tick = int(time.time() / sample_every)
+                body = cache.get(tick)
+                if body is None:
+                    cache.clear()
+                    body = cache[tick] = prometheus_answer(hosts, gpus, tick, round(time.time(), 3))
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+                writer.write(body)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    await asyncio.start_server(handle, "127.0.0.1", port)
+    ready.write_text("ready")
+    await asyncio.Event().wait()
+
+
 def free_base(hosts: int) -> int:
     """A first port with ``hosts`` free ports after it."""
     for base in range(20000, 60000, 1000):
@@ -113,31 +175,40 @@ def main() -> int:
                         help="the fake exporters close each connection after one answer (default: keep-alive, "
                         "as dcgm-exporter's and the AMD exporter's Go servers do)")  # fmt: skip
     parser.add_argument("--json-rounds", type=int, default=0, help="instead: time N rounds of --json, no screen")
+    parser.add_argument("--prometheus", action="store_true",
+                        help="the GPUs through one fake Prometheus's HTTP API (monitor --prometheus)")  # fmt: skip
     parser.add_argument("--serve", nargs=2, metavar=("BASE", "READY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(
-            serve(args.hosts, args.gpus, int(args.serve[0]), Path(args.serve[1]), args.sample_every, close=args.close)
-        )
+        base, ready = int(args.serve[0]), Path(args.serve[1])
+        if args.prometheus:
+            asyncio.run(serve_prometheus(args.hosts, args.gpus, base, ready, args.sample_every))
+        else:
+            asyncio.run(serve(args.hosts, args.gpus, base, ready, args.sample_every, close=args.close))
         return 0
-    base = free_base(args.hosts)
+    base = free_base(1 if args.prometheus else args.hosts)
     with tempfile.TemporaryDirectory() as tmp:
         ready = Path(tmp) / "ready"
         serve_args = ["--hosts", str(args.hosts), "--gpus", str(args.gpus), "--sample-every", str(args.sample_every),
-                      *(["--close"] if args.close else [])]  # fmt: skip
+                      *(["--close"] if args.close else []), *(["--prometheus"] if args.prometheus else [])]  # fmt: skip
         server = subprocess.Popen([sys.executable, __file__, *serve_args, "--serve", str(base), str(ready)])
         try:
             while not ready.exists():
                 if server.poll() is not None:
                     raise SystemExit("the fake exporters did not start")
                 time.sleep(0.05)
-            hostfile = Path(tmp) / "hosts"
-            hostfile.write_text("".join(f"127.0.0.1:{base + i}\n" for i in range(args.hosts)))
-            extra = ["--hostfile", str(hostfile), "--interval", f"{args.interval:g}"]
             print(f"{os.uname().nodename}, {psutil.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M %Z')}")
-            print(f"{args.hosts} hosts x {args.gpus} GPUs on 127.0.0.1:{base}-{base + args.hosts - 1}, "
-                  f"new values every {args.sample_every:g} s, "
-              f"{'a connection a request' if args.close else 'connections kept alive'}")  # fmt: skip
+            if args.prometheus:
+                extra = ["--prometheus", f"http://127.0.0.1:{base}", "--interval", f"{args.interval:g}"]
+                print(f"{args.hosts} hosts x {args.gpus} GPUs through a fake Prometheus API on 127.0.0.1:{base}, "
+                      f"new values every {args.sample_every:g} s")  # fmt: skip
+            else:
+                hostfile = Path(tmp) / "hosts"
+                hostfile.write_text("".join(f"127.0.0.1:{base + i}\n" for i in range(args.hosts)))
+                extra = ["--hostfile", str(hostfile), "--interval", f"{args.interval:g}"]
+                print(f"{args.hosts} hosts x {args.gpus} GPUs on 127.0.0.1:{base}-{base + args.hosts - 1}, "
+                      f"new values every {args.sample_every:g} s, "
+                      f"{'a connection a request' if args.close else 'connections kept alive'}")  # fmt: skip
             if args.json_rounds:
                 return json_rounds(extra, args.json_rounds)
             cols, rows = (int(v) for v in args.size.split("x"))
