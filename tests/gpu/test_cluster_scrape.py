@@ -3,6 +3,7 @@ concurrency bounded, bodies capped, the token sent, redirects refused, a silent 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,9 +11,13 @@ from exporter_pages import EXPORTERS, Page, closed_port, serving
 from waiting import wait_for
 
 from rocmtui.base.errors import UsageError
-from rocmtui.gpu.cluster.fetch import FetchError, get, read_token
+from rocmtui.gpu.cluster.fetch import Answer, Connection, FetchError, read_token
 from rocmtui.gpu.cluster.scrape import Scraper
 from rocmtui.gpu.cluster.targets import TargetError, hostfile_lines, parse_target, parse_targets
+
+
+def get(url: str, *, timeout_s: float, max_bytes: int, token: str | None = None) -> Answer:
+    return Connection(url, token=token).get(timeout_s=timeout_s, max_bytes=max_bytes)
 
 
 def test_a_round_reads_every_host_and_says_why_one_is_down() -> None:
@@ -189,6 +194,86 @@ def test_a_prometheus_that_does_not_answer_well_is_one_down_line(body: bytes, re
     assert not host.up and host.error is not None and reason in host.error and "retrying in 1 s" in host.error
 
 
+def prometheus_answer(util: str = "91") -> bytes:
+    return (
+        PROMETHEUS_ANSWER.read_bytes()
+        .replace(b'"DCGM_FI_DEV_GPU_UTIL"', b'"DCGM_FI_DEV_GPU_UTIL"', 1)
+        .replace(b',"value":[1796609618.970,"91"]', f',"value":[1796609618.970,"{util}"]'.encode())
+    )
+
+
+def test_a_prometheus_is_asked_on_one_kept_connection_with_the_token() -> None:
+    from rocmtui.gpu.cluster.prom_query import PrometheusReader
+
+    answer = Page(prometheus_answer(), headers={"Content-Type": "application/json"})
+    with serving(answer, keep_alive=True) as address:
+        reader = PrometheusReader(f"http://{address}", token="s3cret")
+        try:
+            first = reader.round()
+            answer.body = prometheus_answer("17")
+            second = reader.round()
+        finally:
+            reader.close()
+    assert (len(answer.requests), answer.connections) == (2, 1)  # one connection, two queries
+    assert all(r["Authorization"] == "Bearer s3cret" and r["Accept"] == "application/json" for r in answer.requests)
+    assert answer.requests[0]["Accept-Encoding"] == "identity"
+    assert (first.hosts[0].gpus[0].utilization_pct, second.hosts[0].gpus[0].utilization_pct) == (91.0, 17.0)
+
+
+def test_a_prometheus_read_again_reads_what_a_new_reader_reads() -> None:
+    """The second answer read with the series' labels and the instances' folds of the first at hand: what a reader
+    that never saw the first reads, but for the time a GPU none of whose values changed was read."""
+    from rocmtui.gpu.cluster.prom_query import PrometheusReader
+
+    answer = Page(prometheus_answer(), headers={"Content-Type": "application/json"})
+    with serving(answer) as address:
+        warm = PrometheusReader(f"http://{address}")
+        warm.round()
+        answer.body = prometheus_answer("17")
+        again, fresh = warm.round(), PrometheusReader(f"http://{address}").round()
+    assert [(h.target, h.up, h.hostname, h.exporter) for h in again.hosts] == [
+        (h.target, h.up, h.hostname, h.exporter) for h in fresh.hosts
+    ]
+    timeless = [[replace(g, timestamp=0.0) for g in h.gpus] for h in again.hosts]
+    assert timeless == [[replace(g, timestamp=0.0) for g in h.gpus] for h in fresh.hosts]
+    assert again.hosts[0].gpus[0].utilization_pct == 17.0
+
+
+def test_a_prometheus_answer_that_redirects_or_is_over_the_cap_is_one_down_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rocmtui.gpu.cluster import prom_query
+
+    moved = Page(b"", status=302, headers={"Location": "http://127.0.0.2:1/"})
+    with serving(moved) as address:
+        (host,) = prom_query.PrometheusReader(f"http://{address}", token="t").round().hosts
+    assert not host.up and host.error is not None and "redirected to http://127.0.0.2:1/ (not followed)" in host.error
+    monkeypatch.setattr(prom_query, "MAX_ANSWER_BYTES", 1000)
+    with serving(Page(prometheus_answer())) as address:
+        (host,) = prom_query.PrometheusReader(f"http://{address}").round().hosts
+    assert not host.up and host.error is not None and "larger than 1,000 bytes" in host.error
+
+
+def test_a_prometheus_whose_series_labels_are_not_strings_is_one_down_line() -> None:
+    from rocmtui.gpu.cluster.prom_query import PrometheusReader
+
+    body = b'{"status":"success","data":{"resultType":"vector","result":[{"metric":{"gpu":0},"value":[1,"3"]}]}}'
+    with serving(Page(body)) as address:
+        (host,) = PrometheusReader(f"http://{address}").round().hosts
+    assert not host.up and host.error is not None and host.error.startswith("Prometheus: Prometheus answer: a series")
+
+
+def test_a_prometheus_reader_closed_starts_no_query() -> None:
+    from rocmtui.gpu.cluster.prom_query import PrometheusReader
+
+    answer = Page(prometheus_answer())
+    with serving(answer) as address:
+        reader = PrometheusReader(f"http://{address}")
+        reader.close()
+        (host,) = reader.round().hosts
+    assert (host.up, host.error, answer.requests) == (False, "not read: stopping", [])
+
+
 def test_a_page_unchanged_since_the_last_round_is_not_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
     from rocmtui.gpu.cluster import exposition, scrape
 
@@ -253,8 +338,6 @@ def test_a_host_is_asked_again_on_its_kept_connection_and_on_a_new_one_once_the_
 
 
 def test_a_kept_connection_refuses_a_redirect_and_an_error_as_a_new_one_does() -> None:
-    from rocmtui.gpu.cluster.fetch import Connection
-
     moved = Page(b"", status=302, headers={"Location": "/elsewhere"})
     with serving(moved, keep_alive=True) as address:
         connection = Connection(f"http://{address}/metrics", token="t")

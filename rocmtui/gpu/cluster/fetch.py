@@ -1,11 +1,11 @@
 """Bounded HTTP(S) GETs: a timeout for the whole answer, a cap on its size, a bearer token, no redirect.
 
-``get`` asks once (urllib). ``Connection`` and ``Fetcher`` ask many hosts at once from one thread, each on a
-connection kept from one round to the next: non-blocking sockets under one selector, an HTTP/1.1 answer read by
-its Content-Length, its chunks or its connection's end. In the cluster viewer, beside Textual's threads, a pool
-of 64 threads each fetching with http.client cost 3 to 4% of a core more at 256 hosts every 2 s (the same
-fetches alone in a process cost about the same either way: it is the threads' waking and taking turns at the
-GIL beside the UI's that costs; docs/benchmarks/monitor.md).
+``Connection`` and ``Fetcher`` ask many hosts at once from one thread (the exporters' pages, or one Prometheus
+server's answer), each on a connection kept from one round to the next: non-blocking sockets under one selector, an
+HTTP/1.1 answer read by its Content-Length, its chunks or its connection's end. In the cluster viewer, beside
+Textual's threads, a pool of 64 threads each fetching with http.client cost 3 to 4% of a core more at 256 hosts
+every 2 s (the same fetches alone in a process cost about the same either way: it is the threads' waking and taking
+turns at the GIL beside the UI's that costs; docs/benchmarks/monitor.md).
 
 A redirect is refused rather than followed, so a token sent to one address never travels on to another;
 proxies from the environment are not used (the exporters sit on the cluster's own network). HTTPS
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import http.client
 import ipaddress
 import os
 import re
@@ -26,9 +25,7 @@ import socket
 import ssl
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,7 +34,6 @@ from typing import Any, cast
 from rocmtui.base.errors import UsageError
 from rocmtui.base.files import read_small
 
-CHUNK = 64 * 1024
 MAX_TOKEN_BYTES = 16 * 1024
 
 
@@ -45,41 +41,10 @@ class FetchError(Exception):
     """Why an address did not give a page: one line."""
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any) -> None:
-        code, newurl = args[2], args[5]  # (req, fp, code, msg, headers, newurl)
-        raise FetchError(f"HTTP {code}: redirected to {newurl} (not followed)")
-
-
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
-
-
 @dataclass(frozen=True)
 class Answer:
     body: bytes
     seconds: float
-
-
-def get(url: str, *, timeout_s: float, max_bytes: int, token: str | None = None, accept: str = "*/*") -> Answer:
-    """The body at ``url``; FetchError (one line) for no answer, an HTTP error, a body over ``max_bytes`` or
-    an answer slower than ``timeout_s`` in all."""
-    started = time.monotonic()
-    deadline = started + timeout_s
-    request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "rocmtui-cluster"})
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with _OPENER.open(request, timeout=timeout_s) as response:
-            body = _read_capped(response, max_bytes, deadline, timeout_s)
-    except FetchError:
-        raise
-    except urllib.error.HTTPError as err:
-        raise FetchError(f"HTTP {err.code} {err.reason}") from None
-    except urllib.error.URLError as err:
-        raise FetchError(_reason(err.reason, timeout_s)) from None
-    except (OSError, http.client.HTTPException, ValueError) as err:
-        raise FetchError(_reason(err, timeout_s)) from None
-    return Answer(body, time.monotonic() - started)
 
 
 REDIRECTS = {301, 302, 303, 307, 308}
@@ -576,21 +541,6 @@ class Fetcher:
             connection._clear()
             if len(self._buffers) < self.max_parallel:
                 self._buffers.append(buffer)
-
-
-def _read_capped(response: Any, max_bytes: int, deadline: float, timeout_s: float) -> bytes:
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        if time.monotonic() > deadline:
-            raise FetchError(f"no whole answer within {timeout_s:g} s")
-        chunk = response.read(CHUNK)
-        if not chunk:
-            return b"".join(parts)
-        size += len(chunk)
-        if size > max_bytes:
-            raise FetchError(f"answer larger than {max_bytes:,} bytes: not read")
-        parts.append(chunk)
 
 
 def _reason(err: object, timeout_s: float) -> str:
