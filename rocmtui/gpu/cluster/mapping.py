@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from math import copysign
 from typing import Any
 
 from rocmtui.gpu.cluster.exposition import Sample
@@ -350,6 +351,8 @@ def _fold_values(
             or (abs(now.value) >= BLANK) != (abs(was.value) >= BLANK)
         ):
             return None  # labels: the same object for the same text (a LabelCache's), so ``is`` holds for a kept line
+        if now.value == was.value and (now.value or copysign(1.0, now.value) == copysign(1.0, was.value)):
+            continue  # the same value in a new sample (a Prometheus answer's are all new): nothing to set again
         changed.append(position)
     touched: dict[tuple[str, int, str | None] | None, set[str | None]] = {}
     """GPU (None: the host) -> the fields set again (None: a temperature)."""
