@@ -67,7 +67,12 @@ GROUPS: dict[str, Group] = {
     ),
     "text": Group(("rocmtui/base/text.py",), ("tests/test_text_boundary.py",)),
     "track": Group(
-        ("rocmtui/tracking/values.py",), ("tests/tracking/test_track_misuse.py", "tests/tracking/test_track.py")
+        ("rocmtui/tracking/values.py",),
+        (
+            "tests/tracking/test_track_misuse.py",
+            "tests/tracking/test_track.py",
+            "tests/tracking/test_track_bounds.py",
+        ),
     ),
     "serve": Group(
         ("rocmtui/serve/tab_process.py", "rocmtui/serve/guarded_server.py"),
