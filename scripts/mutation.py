@@ -25,6 +25,7 @@ docs/mutation.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -110,6 +111,10 @@ GROUPS: dict[str, Group] = {
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout"}
 """mutmut's exit codes (mutmut.stats.status_by_exit_code); any other code is mutmut's "suspicious"."""
+
+BATCH = 40
+"""Mutants a mutmut run: each run first runs the tests of its mutants unmutated, so fewer, longer runs cost
+less; a run cut by the budget keeps the results of the mutants it finished."""
 
 CAUGHT = frozenset({"killed", "timeout"})
 """A test failed, or the tests ran past mutmut's limit (the mutant hung them): both count as killed."""
@@ -234,7 +239,12 @@ def mutmut(tree: Path, *args: str, timeout: float | None = None) -> str:
         try:
             return process.communicate(timeout=timeout)[0]
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            # Ctrl-C first: mutmut stops its children and ends between two results, its .meta files whole
+            os.kill(process.pid, signal.SIGINT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.communicate(timeout=10)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
             raise
 
@@ -282,12 +292,12 @@ def run_group(
         if only is not None:  # --mutants: these again (a previous run's survivors, after new tests)
             drawn = [mutant for mutant in drawn if mutant in only]
         result.mutants = len(names)
-        for at in range(0, len(drawn), 10):
+        for at in range(0, len(drawn), BATCH):
             left = budget_s - (time.monotonic() - start)
             if left <= 0:
                 break
             try:
-                mutmut(tree, "run", "--max-children", "1", *drawn[at : at + 10], timeout=left)
+                mutmut(tree, "run", "--max-children", "1", *drawn[at : at + BATCH], timeout=left)
             except subprocess.TimeoutExpired:
                 break
         codes = exit_codes(tree)

@@ -284,10 +284,13 @@ def test_a_configs_ints_are_kept_to_64_bits_and_a_refusal_names_the_first_40_cha
         check_params({key: "x" * LINE_BUDGET})
 
 
-def test_the_most_negative_int_a_float_holds_is_taken() -> None:
+def test_the_most_negative_int_a_float_holds_is_taken_and_a_refused_ints_digits_are_counted_right() -> None:
     assert check_scalar("loss", -int(FLOAT_MAX)) == -int(FLOAT_MAX)
     with pytest.raises(ValueError, match=r"^loss: an int of about 309 digits is beyond the range of a float"):
         check_scalar("loss", -int(FLOAT_MAX) - 1)
+    # 2**999_998 (999,999 bits) has floor(999_998 * log10(2)) + 1 = 301,030 digits: the estimate holds that far
+    with pytest.raises(ValueError, match=r"^loss: an int of about 301030 digits is beyond"):
+        check_scalar("loss", 2**999_998)
 
 
 def test_tensors_are_converted_in_one_stack_a_device_never_one_item_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
