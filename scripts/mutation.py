@@ -110,7 +110,9 @@ GROUPS: dict[str, Group] = {
 }
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout"}
-"""mutmut's exit codes (mutmut.stats.status_by_exit_code); any other code is mutmut's "suspicious"."""
+STATUS |= {-24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", -11: "segfault", -9: "segfault"}
+"""mutmut's exit codes (mutmut.stats.status_by_exit_code: SIGXCPU, past the mutant's CPU time, is a timeout); any
+other code is mutmut's "suspicious"."""
 
 BATCH = 40
 """Mutants a mutmut run: each run first runs the tests of its mutants unmutated, so fewer, longer runs cost
