@@ -26,11 +26,14 @@ from rocmtui.run.format import (
     RankFailed,
     RankProgress,
     RankStarted,
+    RunNotes,
     RunStatus,
     StreamHeader,
     decode_event_line,
     encode_event_line,
     encode_header,
+    read_notes,
+    write_notes,
 )
 from rocmtui.run.stream import EventTail, EventWriter, read_events
 
@@ -419,3 +422,15 @@ def test_a_line_of_exactly_the_longest_length_is_read() -> None:
     assert len(raw) == fmt.MAX_LINE_BYTES
     line = decode_event_line(raw)
     assert isinstance(line.event, LogMessage) and len(line.event.message) == fmt.MAX_LINE_BYTES - len(front)
+
+
+def test_a_runs_notes_are_words_cut_to_their_limits_without_repeats_and_read_back(tmp_path: Path) -> None:
+    assert read_notes(tmp_path) == RunNotes()  # none written
+    tags = ("fast,  baseline", "baseline", "x" * 50, *(f"t{i}" for i in range(40)))
+    write_notes(tmp_path, RunNotes(tags, "  the first try  " + "n" * 3000))
+    kept = ("fast", "baseline", "x" * fmt.TAG_LIMIT, *(f"t{i}" for i in range(fmt.MAX_TAGS - 3)))
+    note = ("the first try  " + "n" * 3000)[: fmt.NOTE_LIMIT]
+    assert json.loads((tmp_path / fmt.NOTES).read_bytes()) == {"tags": list(kept), "note": note}
+    assert read_notes(tmp_path) == RunNotes(kept, note)
+    (tmp_path / fmt.NOTES).write_text(json.dumps({"tags": ["a b,a", "c"], "note": " hand-written "}))
+    assert read_notes(tmp_path) == RunNotes(("a", "b", "c"), "hand-written")  # cleaned when read, too
