@@ -219,11 +219,11 @@ class GuardedServer(Server):
         """The library's routes less its ``/ws`` (no token) and its downloads: the page, the session, the files."""
         app = web.Application()
         aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path), autoescape=True)
-        app.add_routes(
+        app.add_routes(  # unnamed: the page's URLs are built from public_url (_page), never looked up
             [
-                web.get("/", self.handle_index, name="index"),
-                web.get("/ws/{token}", self.handle_session, name="session"),
-                web.static("/static", self.statics_path, name="static"),
+                web.get("/", self.handle_index),
+                web.get("/ws/{token}", self.handle_session),
+                web.static("/static", self.statics_path),
             ]
         )
         app.on_startup.append(self.on_startup)
