@@ -161,7 +161,7 @@ async def test_the_url_printed_at_start_opens_the_page(capsys: pytest.CaptureFix
 def test_a_server_without_a_token_draws_a_long_random_one() -> None:
     kw: dict[str, Any] = {"host": "127.0.0.1", "port": 8000, "title": "t", "public_url": None, "max_sessions": 1}
     first, second = GuardedServer("x", **kw), GuardedServer("x", **kw)
-    assert first.token != second.token and len(first.token) >= 32  # 24 random bytes, URL-safe
+    assert first.token != second.token and len(first.token) == 32  # 24 random bytes (192 bits), URL-safe
     assert first.page_url == f"http://127.0.0.1:8000/?token={first.token}"
 
 
