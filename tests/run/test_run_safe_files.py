@@ -46,6 +46,14 @@ def test_a_file_of_exactly_the_cap_is_read_and_one_byte_more_refused(tmp_path: P
         read_small(path, max_bytes=9)
 
 
+def test_a_terabyte_file_is_refused_having_read_one_byte_past_the_cap(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as f:
+        f.truncate(1 << 40)  # sparse: no disk taken; read whole, it would take a terabyte of memory
+    with pytest.raises(UnsafeFileError, match=r"huge\.json is larger than 10 bytes: not read$"):
+        read_small(huge, max_bytes=10)
+
+
 def test_each_kind_of_file_that_is_not_regular_is_named(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "fifo")
     with pytest.raises(UnsafeFileError, match=r"not a regular file \(a FIFO\)"):
