@@ -226,6 +226,22 @@ async def test_the_pages_messages_reach_the_app_and_anything_else_is_ignored(cli
     ]
 
 
+async def test_a_session_open_when_the_server_stops_is_closed_as_going_away(client, apps: list[RecordingApp]) -> None:
+    c = await client()
+    ws = await c.ws_connect(f"/ws/{TOKEN}")
+    await _frame(ws)
+    await c.server.app.shutdown()  # what Ctrl-C or SIGTERM runs
+    closing = await asyncio.wait_for(ws.receive(), 10)
+    assert (closing.type, closing.data, closing.extra) == (
+        aiohttp.WSMsgType.CLOSE,
+        aiohttp.WSCloseCode.GOING_AWAY,
+        "server stopping",
+    )
+    await ws.close()
+    (app,) = apps
+    await asyncio.wait_for(app.stopped.wait(), 10)
+
+
 async def test_a_message_beyond_the_size_limit_ends_the_session(client, apps: list[RecordingApp]) -> None:
     c = await client()
     async with c.ws_connect(f"/ws/{TOKEN}") as ws:
