@@ -189,14 +189,16 @@ class GuardedServer(Server):
         return f"{self.public_url}/?token={self.token}"
 
     def serve(self, debug: bool = False) -> None:
-        """As textual-serve serves, with a request timeout before anything else (``REQUEST_TIMEOUT_S``)."""
-        self.debug = debug
+        """As textual-serve serves, with a request timeout before anything else (``REQUEST_TIMEOUT_S``). ``debug``
+        is the library's signature: its one reader, ``initialize_logging``, is ours and quiet."""
         self.initialize_logging()
         try:
             loop = asyncio.get_event_loop()
         except RuntimeError:
             loop = asyncio.new_event_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread: none
+        # no signals: RuntimeError off the main thread (asyncio's for set_wakeup_fd's ValueError), NotImplementedError
+        # in a loop without them
+        with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self.request_exit)
             loop.add_signal_handler(signal.SIGTERM, self.request_exit)
         web.run_app(

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import aiohttp
+import psutil
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from browser import free_port, start_serve
@@ -101,6 +102,21 @@ def test_serve_options_go_before_or_after_the_apps_name() -> None:
         ["serve", "--allow-origin", "https://a", "watch", "--allow-origin", "https://b"]
     )
     assert origins.allow_origin == ["https://b"]  # given after the app's name, it wins
+
+
+def test_a_real_serve_listens_on_loopback_only_and_ends_at_once_on_sigterm(tmp_path: Path) -> None:
+    """The command as a user runs it, in a main thread: its signal handlers set, its socket on 127.0.0.1 alone."""
+    process, _url = start_serve(["demo"], free_port(), tmp_path)
+    try:
+        serving = psutil.Process(process.pid)
+        connections = getattr(serving, "net_connections", serving.connections)("tcp")
+        assert [c.laddr.ip for c in connections if c.status == psutil.CONN_LISTEN] == ["127.0.0.1"]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0  # its own exit, not SIGTERM's default death (-15)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import gc
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -197,6 +198,55 @@ async def test_a_closed_session_frees_its_place(client, apps: list[RecordingApp]
         await second.close()
         await asyncio.wait_for(asyncio.gather(*(app.stopped.wait() for app in apps)), 10)
     assert len(apps) == 6
+
+
+async def test_a_closed_session_leaves_no_socket_for_the_shutdown_to_close(apps: list[RecordingApp]) -> None:
+    server = _server()
+    c = TestClient(TestServer(await server._make_app()))
+    await c.start_server()
+    try:
+        ws = await c.ws_connect(f"/ws/{TOKEN}")
+        await _frame(ws)
+        assert len(server._sockets) == 1
+        await ws.close()
+        await asyncio.wait_for(apps[0].stopped.wait(), 10)  # the session's end: its socket let go before this
+        assert server._sockets == set()
+    finally:
+        await c.close()
+
+
+class _ClosingSocket:
+    """A session's websocket at shutdown: its close recorded, or failing as one whose peer is gone."""
+
+    def __init__(self, closed: list[tuple[int, bytes]], fails: bool) -> None:
+        self.closed, self.fails = closed, fails
+
+    async def close(self, *, code: int, message: bytes) -> None:
+        if self.fails:
+            raise ConnectionResetError("the peer is gone")
+        self.closed.append((code, message))
+
+
+async def test_the_shutdown_closes_every_session_though_one_close_fails() -> None:
+    server = _server()
+    closed: list[tuple[int, bytes]] = []
+    server._sockets.update({_ClosingSocket(closed, fails=True), _ClosingSocket(closed, fails=False)})  # type: ignore[arg-type]
+    await server.on_shutdown(web.Application())  # no exception: the server goes on stopping
+    assert closed == [(aiohttp.WSCloseCode.GOING_AWAY, b"server stopping")]
+
+
+def test_asking_whether_a_group_lives_sends_it_no_signal() -> None:
+    """``_group_alive`` asks with signal 0: a group it asks about is left running, and one that is gone is not
+    alive."""
+    sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        assert guarded_server._group_alive(sleeper.pid)
+        sleeper.terminate()
+        assert sleeper.wait(timeout=10) == -signal.SIGTERM  # ours, the first signal it had
+        assert not guarded_server._group_alive(sleeper.pid)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
 
 
 async def test_the_pages_messages_reach_the_app_and_anything_else_is_ignored(client, apps: list[RecordingApp]) -> None:
