@@ -208,6 +208,10 @@ def head() -> str:
     ).stdout.strip()
 
 
+PREPARE_FAILED = ("failed to collect stats", "Failed to run clean test")
+"""What mutmut prints when the group's tests fail (or find nothing) before any mutant is switched on."""
+
+
 def scratch_tree(into: Path) -> None:
     """The committed tree (HEAD) in ``into``: what is measured is what is committed."""
     archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
@@ -283,6 +287,8 @@ def run_group(
         names = sorted(exit_codes(tree))
         if not names:
             raise SystemExit(f"{name}: mutmut made no mutants:\n{prepared[-3000:]}")
+        if any(failed in prepared for failed in PREPARE_FAILED):  # no mutant can be told apart from this
+            raise SystemExit(f"{name}: the group's tests fail without any mutant:\n{prepared[-3000:]}")
         diffs = json.loads(
             subprocess.run([sys.executable, "-c", DIFFS], cwd=tree, capture_output=True, text=True, check=True).stdout
         )
