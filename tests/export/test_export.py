@@ -203,6 +203,8 @@ def test_a_live_run_of_several_nodes_exports_each_rank_labelled_with_its_node_an
     assert one(families, "rocmtui_rank_step_seconds", node="0", rank="0", **run) == pytest.approx(0.5)
     assert one(families, "rocmtui_rank_state", rank="2", state="straggler", **run) == 1.0
     assert one(families, "rocmtui_rank_state", rank="0", state="running", **run) == 1.0
+    assert one(families, "rocmtui_rank_state", rank="0", state="straggler", **run) == 0.0  # one state a rank
+    assert one(families, "rocmtui_rank_state", rank="2", state="running", **run) == 0.0
     hosts = {s.labels["rank_host"] for s in families["rocmtui_rank_step"]}
     assert hosts == {"a", plain(long_host, limit=64)}  # a host read from a rank's file: its escapes as text, cut
     assert plain(long_host, limit=64).startswith("b\\x1b]52;c;x\\x07yyy") and len(max(hosts, key=len)) == 64
