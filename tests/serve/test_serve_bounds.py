@@ -14,6 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 from browser import free_port, start_serve
 from quiet_service import quiet_service
@@ -167,6 +168,46 @@ def test_serve_closes_a_silent_connection_and_prints_only_its_url(
     assert not thread.is_alive()
     out, err = capsys.readouterr()
     assert out == "" and err == f"rocmtui serve: http://127.0.0.1:{port}/?token=t (Ctrl-C stops)\n"
+
+
+class _NotHandled(Exception):
+    """SIGTERM reached the test's own handler: serve did not set its own."""
+
+
+def _not_handled(signum: int, frame: object) -> None:
+    raise _NotHandled(signum)
+
+
+def test_serve_in_the_main_thread_listens_on_loopback_only_and_sigterm_ends_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``serve`` as the CLI runs it, in the main thread: its socket on 127.0.0.1 alone, and a SIGTERM to the
+    process ends it through its own handler (the test's handler, underneath, raises if it is reached)."""
+    assert threading.current_thread() is threading.main_thread()
+    port = free_port()
+    server = GuardedServer(f"{sys.executable} -c pass", host="127.0.0.1", port=port, title="t", public_url=None,
+                           max_sessions=1, token="t")  # fmt: skip
+    listening: list[set[str]] = []
+
+    def stop_once_listening() -> None:
+        wait_for(lambda: _answers(port), what="the server listening")
+        mine = psutil.Process()
+        connections = getattr(mine, "net_connections", mine.connections)("tcp")
+        listening.append({c.laddr.ip for c in connections if c.status == psutil.CONN_LISTEN and c.laddr.port == port})
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    previous = signal.signal(signal.SIGTERM, _not_handled)
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    helper = threading.Thread(target=stop_once_listening, daemon=True)
+    helper.start()
+    try:
+        server.serve()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        asyncio.set_event_loop(None)
+    helper.join(timeout=10)
+    assert listening == [{"127.0.0.1"}]
+    assert capsys.readouterr().err == f"rocmtui serve: http://127.0.0.1:{port}/?token=t (Ctrl-C stops)\n"
 
 
 def _answers(port: int) -> bool:

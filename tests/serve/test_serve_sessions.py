@@ -238,8 +238,12 @@ async def test_the_shutdown_closes_every_session_though_one_close_fails() -> Non
 def test_asking_whether_a_group_lives_sends_it_no_signal() -> None:
     """``_group_alive`` asks with signal 0: a group it asks about is left running, and one that is gone is not
     alive."""
-    sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    program = "import signal, time; signal.signal(signal.SIGHUP, signal.SIG_DFL); print(flush=True); time.sleep(30)"
+    # SIGHUP at its default even under nohup, which would leave it ignored in every child
+    sleeper = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, start_new_session=True)
+    assert sleeper.stdout is not None
     try:
+        sleeper.stdout.readline()  # its handlers set
         assert guarded_server._group_alive(sleeper.pid)
         sleeper.terminate()
         assert sleeper.wait(timeout=10) == -signal.SIGTERM  # ours, the first signal it had
@@ -247,6 +251,7 @@ def test_asking_whether_a_group_lives_sends_it_no_signal() -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+        sleeper.stdout.close()
 
 
 async def test_the_pages_messages_reach_the_app_and_anything_else_is_ignored(client, apps: list[RecordingApp]) -> None:
