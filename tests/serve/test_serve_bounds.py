@@ -178,34 +178,43 @@ def _not_handled(signum: int, frame: object) -> None:
     raise _NotHandled(signum)
 
 
-def test_serve_in_the_main_thread_listens_on_loopback_only_and_sigterm_ends_it(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_serve_in_the_main_thread_listens_on_loopback_only_and_a_signal_ends_it(
+    signum: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``serve`` as the CLI runs it, in the main thread: its socket on 127.0.0.1 alone, and a SIGTERM to the
-    process ends it through its own handler (the test's handler, underneath, raises if it is reached)."""
+    """``serve`` as the CLI runs it, in the main thread: its socket on 127.0.0.1 alone, and SIGTERM or Ctrl-C's
+    SIGINT to the process ends it through its own handler (the test's handler, underneath, raises if it is
+    reached; a signal the server swallows is found by the server still running 10 s later)."""
     assert threading.current_thread() is threading.main_thread()
     port = free_port()
     server = GuardedServer(f"{sys.executable} -c pass", host="127.0.0.1", port=port, title="t", public_url=None,
                            max_sessions=1, token="t")  # fmt: skip
+    loop = asyncio.new_event_loop()
     listening: list[set[str]] = []
+    ended, swallowed = threading.Event(), threading.Event()
 
-    def stop_once_listening() -> None:
+    def signal_once_listening() -> None:
         wait_for(lambda: _answers(port), what="the server listening")
         mine = psutil.Process()
         connections = getattr(mine, "net_connections", mine.connections)("tcp")
         listening.append({c.laddr.ip for c in connections if c.status == psutil.CONN_LISTEN and c.laddr.port == port})
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signum)
+        if not ended.wait(10):
+            swallowed.set()
+            loop.call_soon_threadsafe(server.request_exit)
 
-    previous = signal.signal(signal.SIGTERM, _not_handled)
-    asyncio.set_event_loop(asyncio.new_event_loop())
-    helper = threading.Thread(target=stop_once_listening, daemon=True)
+    previous = signal.signal(signum, _not_handled)
+    asyncio.set_event_loop(loop)
+    helper = threading.Thread(target=signal_once_listening, daemon=True)
     helper.start()
     try:
         server.serve()
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        ended.set()
+        signal.signal(signum, previous)
         asyncio.set_event_loop(None)
     helper.join(timeout=10)
+    assert not swallowed.is_set(), "the signal did not end the server"
     assert listening == [{"127.0.0.1"}]
     assert capsys.readouterr().err == f"rocmtui serve: http://127.0.0.1:{port}/?token=t (Ctrl-C stops)\n"
 
