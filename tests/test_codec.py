@@ -142,11 +142,27 @@ def test_paths_encode_as_strings_and_decode_back() -> None:
     assert decode_json(encode_json([Path("x")]), list[Path]) == [Path("x")]
 
 
-@pytest.mark.parametrize("text", ['{"event": "LogMessage", "mess', "", "{]"])
-def test_truncated_or_broken_json_is_one_line(text: str) -> None:
-    with pytest.raises(CodecError, match=r"^not JSON: ") as caught:
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"event": "LogMessage", "mess', "Input data was truncated"),
+        ("", "Input data was truncated"),
+        ("{]", "JSON is malformed: object keys must be strings (byte 1)"),
+    ],
+)
+def test_truncated_or_broken_json_is_one_line(text: str, why: str) -> None:
+    with pytest.raises(CodecError) as caught:
         decode_json(text, LogMessage)
-    assert "\n" not in str(caught.value)
+    assert str(caught.value) == f"not JSON: {why}"
+
+
+def test_a_type_the_codec_does_not_know_is_named_when_it_cannot_be_written() -> None:
+    class Unknown:
+        pass
+
+    with pytest.raises(NotImplementedError) as refused:
+        encode_json({"x": Unknown()})
+    assert str(refused.value) == "cannot encode Unknown"
 
 
 def test_convert_names_the_type_by_default() -> None:

@@ -85,6 +85,24 @@ def test_every_control_and_bidi_code_is_escaped_and_its_neighbours_kept() -> Non
         assert plain(f"a{chr(code)}b") == f"a{chr(code)}b", hex(code)
 
 
+@pytest.mark.parametrize("lines", [False, True], ids=["one line", "lines"])
+def test_every_code_point_comes_out_as_itself_its_escape_or_a_replacement(lines: bool) -> None:
+    """All 1,114,112 code points, each at once: the many-examples test below draws sequences of them."""
+    escaped, kept = set(ESCAPED), {0x09, 0x0A} if lines else set()
+
+    def shown(code: int) -> str:
+        if 0xD800 <= code < 0xE000:
+            return REPLACEMENT
+        if code in escaped and code not in kept:
+            return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+        return chr(code)
+
+    block = 1 << 16
+    for start in range(0, 0x110000, block):
+        codes = range(start, start + block)
+        assert plain("".join(map(chr, codes)), limit=8 * block, lines=lines) == "".join(map(shown, codes)), hex(start)
+
+
 def test_a_text_of_exactly_the_limit_is_kept_whole_and_one_more_is_cut() -> None:
     assert plain("x" * 10, limit=10) == "x" * 10
     assert plain("x" * 11, limit=10) == "x" * 9 + ELLIPSIS
@@ -100,6 +118,14 @@ def test_a_text_of_exactly_the_limit_is_kept_whole_and_one_more_is_cut() -> None
     assert plain(Shown(11), limit=10) == "y" * 9 + ELLIPSIS
     assert one_line("a  b\n" * 50, limit=10) == "a b a b a" + ELLIPSIS
     assert one_line("a\tb", limit=10) == "a b"
+
+
+def test_text_dropped_before_the_cut_still_ends_in_an_ellipsis() -> None:
+    wide = "😀".encode()  # 4 bytes, one character
+    assert plain(wide * 10, limit=10) == "😀" * 10
+    assert plain(wide * 11, limit=10) == "😀" * 9 + ELLIPSIS
+    assert one_line("a" + " " * 20 + "b", limit=10) == "a" + ELLIPSIS  # spaces collapse: what was past them is cut
+    assert one_line("a" + " " * 18 + "b", limit=10) == "a b"  # 20 characters: the pre-cut keeps them all
 
 
 def test_other_objects_are_shown_through_str_and_a_broken_str_by_its_type() -> None:
@@ -143,7 +169,7 @@ def test_any_bytes_come_out_safe(data: bytes) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=30000, deadline=None)
+@settings(max_examples=3000, deadline=None)  # each code point alone: test_every_code_point_comes_out_as_itself_...
 @given(st.text(alphabet=st.characters(codec=None), max_size=500), st.booleans())
 def test_any_text_comes_out_safe_many_examples(text: str, lines: bool) -> None:
     shown = plain(text, lines=lines)

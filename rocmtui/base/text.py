@@ -49,13 +49,15 @@ def plain(value: object, *, limit: int = DEFAULT_LIMIT, lines: bool = False) -> 
     ``lines=True`` keeps newlines and tabs (a log message); otherwise the text is one line. Anything that is not
     ``str`` or ``bytes`` is shown through ``str()`` and cleaned the same way.
     """
+    cut = False
     if isinstance(value, bytes | bytearray | memoryview):
+        cut = len(value) > limit * 4  # a character takes at most 4 bytes: more bytes hold more than limit of them
         text = bytes(value[: limit * 4]).decode("utf-8", errors="replace")
     elif isinstance(value, str):
         text = value
     else:
         text = _str_of(value, limit)
-    cut = len(text) > limit
+    cut = cut or len(text) > limit
     text = _SURROGATE.sub(REPLACEMENT, text[:limit]).translate(_LINES if lines else _ONE_LINE)
     if len(text) > limit or cut:
         return text[: max(0, limit - 1)] + ELLIPSIS
@@ -72,5 +74,6 @@ def _str_of(value: object, limit: int) -> str:
 def one_line(value: object, *, limit: int = DEFAULT_LIMIT) -> str:
     """``value`` as plain text on one line, with runs of whitespace (newlines and tabs too) as one space."""
     if isinstance(value, str):
-        value = " ".join(value[: limit * 2].split())
+        cut = len(value) > limit * 2  # what the pre-cut drops is shown as cut, however short the rest
+        value = " ".join(value[: limit * 2].split()) + (ELLIPSIS if cut else "")
     return plain(value, limit=limit)

@@ -295,10 +295,8 @@ def decode_event_line(raw: bytes) -> EventLine:
             return EventLine(int(ours[1]), float(ours[2]), decode_event(raw))
     try:
         envelope = _ENVELOPE.decode(raw)
-    except msgspec.DecodeError:  # a version 2 line with a NaN literal; anything else is refused below
-        return _legacy_line(raw)
-    except msgspec.ValidationError as err:
-        raise CodecError(f"bad line: {err}") from None
+    except msgspec.DecodeError:  # a version 2 line with a NaN literal; anything else (a ValidationError, a
+        return _legacy_line(raw)  # DecodeError too, of a seq or t of the wrong type) is refused there
     if envelope.format is not None:
         return EventLine(envelope.seq, envelope.t, None, StreamHeader(envelope.format, envelope.version or 0))
     return EventLine(envelope.seq, envelope.t, decode_event(raw))

@@ -27,9 +27,8 @@ class RunBusyError(UsageError):
 class RunLock:
     """An exclusive, non-blocking hold on a run folder."""
 
-    def __init__(self, fd: int, run_dir: Path) -> None:
+    def __init__(self, fd: int) -> None:
         self._fd = fd
-        self.run_dir = run_dir
 
     @classmethod
     def acquire(cls, run_dir: Path) -> RunLock:
@@ -49,7 +48,7 @@ class RunLock:
             raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"process {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
-        return cls(fd, run_dir)
+        return cls(fd)
 
     def release(self) -> None:
         if self._fd >= 0:

@@ -189,14 +189,16 @@ class GuardedServer(Server):
         return f"{self.public_url}/?token={self.token}"
 
     def serve(self, debug: bool = False) -> None:
-        """As textual-serve serves, with a request timeout before anything else (``REQUEST_TIMEOUT_S``)."""
-        self.debug = debug
+        """As textual-serve serves, with a request timeout before anything else (``REQUEST_TIMEOUT_S``). ``debug``
+        is the library's signature: its one reader, ``initialize_logging``, is ours and quiet."""
         self.initialize_logging()
         try:
             loop = asyncio.get_event_loop()
         except RuntimeError:
             loop = asyncio.new_event_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread: none
+        # no signals: RuntimeError off the main thread (asyncio's for set_wakeup_fd's ValueError), NotImplementedError
+        # in a loop without them
+        with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self.request_exit)
             loop.add_signal_handler(signal.SIGTERM, self.request_exit)
         web.run_app(
@@ -219,11 +221,11 @@ class GuardedServer(Server):
         """The library's routes less its ``/ws`` (no token) and its downloads: the page, the session, the files."""
         app = web.Application()
         aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path), autoescape=True)
-        app.add_routes(
+        app.add_routes(  # unnamed: the page's URLs are built from public_url (_page), never looked up
             [
-                web.get("/", self.handle_index, name="index"),
-                web.get("/ws/{token}", self.handle_session, name="session"),
-                web.static("/static", self.statics_path, name="static"),
+                web.get("/", self.handle_index),
+                web.get("/ws/{token}", self.handle_session),
+                web.static("/static", self.statics_path),
             ]
         )
         app.on_startup.append(self.on_startup)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from export_runs import H200, copy_run, one, scrape
 
+from rocmtui.base.text import plain
 from rocmtui.cli.main import main
 from rocmtui.export.metrics_server import serve
 from rocmtui.gpu.replay import ReplaySource
@@ -65,6 +66,7 @@ def test_gpu_metrics_carry_base_units_and_labels(h200, runs) -> None:
 
 
 def test_live_and_lost_runs_are_exported_and_finished_ones_are_not(h200, runs) -> None:
+    copy_run(runs, "20261203-090000-cifar10-fastnet", lines=23, state="finished")  # the newest: read past, each scrape
     endpoint = serve(lambda: h200.latest, host="127.0.0.1", port=0, runs_dir=runs, hostname="box")
     try:
         families = scrape(endpoint.port)
@@ -89,6 +91,8 @@ def test_live_and_lost_runs_are_exported_and_finished_ones_are_not(h200, runs) -
     last_epoch = [e for e in stream if e.get("event") == "EpochCompleted"][-1]
     assert one(families, "rocmtui_run_test_accuracy_ratio", **live) == pytest.approx(last_epoch["test_acc"])
     assert one(again, "rocmtui_run_loss", **live) == one(families, "rocmtui_run_loss", **live)
+    for scraped in (families, again):
+        assert {s.labels["run"] for s in scraped["rocmtui_run_state"]} == {live["run"], lost["run"]}
 
 
 def test_a_live_run_of_a_newer_format_is_exported_by_its_status_and_the_scrape_goes_on(h200, runs) -> None:
@@ -139,6 +143,19 @@ def test_uuid_and_bus_id_labels_where_the_sample_has_them(h200) -> None:
     assert one(families, "rocmtui_gpu_up", gpu="1", uuid="", pci_bus_id="") == 1.0
 
 
+def test_the_exporter_listens_on_the_port_asked_and_names_this_machine_by_default(h200) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    endpoint = serve(lambda: h200.latest, host="127.0.0.1", port=port, runs_dir=None)
+    try:
+        assert endpoint.port == port
+        families = scrape(port)
+    finally:
+        endpoint.close()
+    assert one(families, "rocmtui_exporter_info", backend="nvml", hostname=socket.gethostname()) == 1.0
+
+
 def test_export_command_warns_beyond_localhost_and_refuses_a_taken_port(capsys, monkeypatch) -> None:
     from rocmtui.cli import export_command
     from rocmtui.gpu import detect
@@ -167,7 +184,8 @@ def test_a_live_run_of_several_nodes_exports_each_rank_labelled_with_its_node_an
 
     live = runs / "20261201-071828-cifar10-fastnet"
     now = time.time()
-    for rank, (node, host, busy) in enumerate([(0, "a", 0.30), (0, "a", 0.31), (1, "b\x1b]52;c;x\x07", 0.50)]):
+    long_host = "b\x1b]52;c;x\x07" + "y" * 100
+    for rank, (node, host, busy) in enumerate([(0, "a", 0.30), (0, "a", 0.31), (1, long_host, 0.50)]):
         writer = RankWriter(live, rank)
         writer.write(RankStarted(rank, 3, 100 + rank, host, "cuda:0", node_rank=node, nodes=2, wall=now))
         for step in (10, 20, 30):
@@ -185,8 +203,11 @@ def test_a_live_run_of_several_nodes_exports_each_rank_labelled_with_its_node_an
     assert one(families, "rocmtui_rank_step_seconds", node="0", rank="0", **run) == pytest.approx(0.5)
     assert one(families, "rocmtui_rank_state", rank="2", state="straggler", **run) == 1.0
     assert one(families, "rocmtui_rank_state", rank="0", state="running", **run) == 1.0
+    assert one(families, "rocmtui_rank_state", rank="0", state="straggler", **run) == 0.0  # one state a rank
+    assert one(families, "rocmtui_rank_state", rank="2", state="running", **run) == 0.0
     hosts = {s.labels["rank_host"] for s in families["rocmtui_rank_step"]}
-    assert hosts == {"a", "b\\x1b]52;c;x\\x07"}  # a host read from a rank's file, its escapes as text
+    assert hosts == {"a", plain(long_host, limit=64)}  # a host read from a rank's file: its escapes as text, cut
+    assert plain(long_host, limit=64).startswith("b\\x1b]52;c;x\\x07yyy") and len(max(hosts, key=len)) == 64
     assert 0 <= one(families, "rocmtui_rank_heartbeat_age_seconds", rank="2", **run) < 60
     lost = {s.labels["run"] for s in families["rocmtui_rank_step"]}
     assert lost == {live.name}  # the runs without ranks export none

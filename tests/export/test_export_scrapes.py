@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 from export_runs import copy_run, one, scrape
+from prometheus_client import generate_latest
 
 import rocmtui
 from rocmtui.export import run_metrics
-from rocmtui.export.metrics_server import serve
+from rocmtui.export.metrics_server import build_registry, serve
 from rocmtui.export.run_metrics import RunCollector
 from rocmtui.run import format as fmt
 from rocmtui.run.status import read_status
@@ -134,3 +135,31 @@ def test_the_exporter_listens_on_the_address_asked_for_and_names_its_version() -
     finally:
         endpoint.close()
     assert one(families, "rocmtui_exporter_info", version=rocmtui.__version__, backend="none", hostname="box") == 1
+
+
+RUN_HELP = {
+    "rocmtui_exporter_info": "The exporter's version and telemetry backend",
+    "rocmtui_run_epochs_completed": "Epochs the run has completed",
+    "rocmtui_run_epochs": "Epochs the run was started for",
+    "rocmtui_run_step": "Optimizer steps taken",
+    "rocmtui_run_loss": "Training loss at the newest step",
+    "rocmtui_run_images_per_second": "Training throughput at the newest report",
+    "rocmtui_run_test_accuracy_ratio": "Test accuracy at the newest epoch, 0 to 1",
+    "rocmtui_run_best_accuracy_ratio": "Best test accuracy so far, 0 to 1",
+    "rocmtui_run_elapsed_seconds": "Training time so far",
+    "rocmtui_run_heartbeat_timestamp_seconds": "The writer's newest heartbeat (Unix time)",
+    "rocmtui_run_state": "1 for the run's state",
+    "rocmtui_rank_step": "The rank's newest step",
+    "rocmtui_rank_step_seconds": "Seconds a step of the rank, the median of its latest reports",
+    "rocmtui_rank_busy_seconds": "Of a step, the seconds the rank spent on its own work, not waiting for the others",
+    "rocmtui_rank_heartbeat_age_seconds": "Seconds since the rank's newest line",
+    "rocmtui_rank_state": "1 for the rank's state",
+}
+"""What Prometheus shows beside each of the exporter's own and its runs' metrics (its ``# HELP`` line)."""
+
+
+def test_each_run_metric_and_the_exporters_info_is_described_on_the_page(tmp_path: Path) -> None:
+    copy_run(tmp_path, LOST, lines=12, state="running")
+    page = generate_latest(build_registry(lambda: None, tmp_path, "host")).decode()
+    described = dict(line.removeprefix("# HELP ").split(" ", 1) for line in page.splitlines() if line[:6] == "# HELP")
+    assert {name: text for name, text in described.items() if name in RUN_HELP} == RUN_HELP

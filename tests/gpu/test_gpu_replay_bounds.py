@@ -167,8 +167,38 @@ def test_a_sample_read_wrong_fails_the_check(monkeypatch: pytest.MonkeyPatch) ->
         check_what_loaded(line)
 
 
+EDGES: list[object] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**63 - 1,
+    -(2**63),
+    2**63,
+    2**64,
+    -(2**64),
+    0.5,
+    -0.0,
+    1e308,
+    "",
+    "x" * 300,
+]
+EDGES += [[], {}, [None], [[]], [{}], {"": None}, {"name": 1}, [0, "a", None], {"gpus": []}]
+"""Values at the edges of JSON's types and of what a field takes (the empty, the huge, the nested, the wrong
+kind), tried at every key: the random examples below then need not find them."""
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_each_field_given_each_edge_value_is_that_sample_or_a_codec_error(key: str) -> None:
+    base = sample_set_to_dict(sample_set())
+    for value in EDGES:
+        check_what_loaded(json.dumps(_mutated(base, key, value)))
+        check_what_loaded(json.dumps(value))
+
+
 @pytest.mark.slow
-@settings(max_examples=8000, deadline=None)
+@settings(max_examples=2000, deadline=None)  # the edges of each field: test_each_field_given_each_edge_value_...
 @given(st.sampled_from(KEYS), JSON, st.binary(max_size=50))
 def test_the_sample_codec_under_many_more_examples(key: str, value: object, tail: bytes) -> None:
     base = sample_set_to_dict(sample_set())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -195,6 +196,16 @@ def test_every_command_reaches_the_run_in_order_past_lines_it_does_not_know(tmp_
         send_command(tmp_path, "save")
         assert reader.apply(control) == ["resume", "save"]
         assert not control.paused and control.take_save_request() and not control.stop.is_set()
+    finally:
+        reader.close()
+
+
+def test_a_command_is_written_with_its_time_to_the_millisecond(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader = CommandReader(tmp_path)
+    try:
+        monkeypatch.setattr(time, "time", lambda: 1_700_000_000.123456)
+        send_command(tmp_path, "pause")
+        assert reader.path.read_bytes() == b'{"command":"pause","t":1700000000.123}\n'
     finally:
         reader.close()
 

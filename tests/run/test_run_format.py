@@ -26,11 +26,14 @@ from rocmtui.run.format import (
     RankFailed,
     RankProgress,
     RankStarted,
+    RunNotes,
     RunStatus,
     StreamHeader,
     decode_event_line,
     encode_event_line,
     encode_header,
+    read_notes,
+    write_notes,
 )
 from rocmtui.run.stream import EventTail, EventWriter, read_events
 
@@ -290,24 +293,51 @@ def test_a_packed_window_reads_as_its_points() -> None:
 
 
 @pytest.mark.parametrize(
-    "packed",
+    ("packed", "why"),
     [
-        b"not base64!",  # not base64: a type error of the field
-        b"AAAAAAAA8D8=",  # one value at three steps
-        b"AAAAAAAA8D8AAAA=",  # a value and a half
+        (b"not base64!", "Invalid base64 encoded string - at `$.packed[...]`"),  # a type error of the field
+        (b"AAAAAAAA8D8=", "1 values of 'loss' at 3 steps"),
+        (b"AAAAAAAA8D8AAAA=", "11 bytes of 'loss' are not a whole number of float64s"),  # a value and a half
     ],
     ids=["not-base64", "fewer-values", "partial-value"],
 )
-def test_a_bad_packed_window_is_an_unreadable_line(packed: bytes) -> None:
-    with pytest.raises(CodecError):
+def test_a_bad_packed_window_is_an_unreadable_line(packed: bytes, why: str) -> None:
+    with pytest.raises(CodecError) as err:
         decode_event_line(PACKED_LINE % packed)
+    assert str(err.value) == f"bad MetricsLogged: {why}"
 
 
-@pytest.mark.parametrize("run", [b"[0,99999999999999999999]", b"[0,-5]", b"[1]", b'"x"'])
-def test_a_step_run_past_any_window_is_an_unreadable_line(run: bytes) -> None:
+@pytest.mark.parametrize(
+    ("run", "why"),
+    [
+        (b"[0,99999999999999999999]", "Python int too large to convert to C ssize_t"),
+        (b"[0,-5]", "3 values of 'loss' at 0 steps"),
+        (b"[1]", "Expected `array` of length 2, got 1 - at `$.step_run`"),
+        (b'"x"', "Expected `array | null`, got `str` - at `$.step_run`"),
+    ],
+)
+def test_a_step_run_past_any_window_is_an_unreadable_line(run: bytes, why: str) -> None:
     line = PACKED_LINE.replace(b"[1,3]", run) % b"AAAAAAAA8D8AAAAAAADgPwAAAAAAANA/"
-    with pytest.raises(CodecError):
+    with pytest.raises(CodecError) as err:
         decode_event_line(line)
+    assert str(err.value) == f"bad MetricsLogged: {why}"
+
+
+def test_a_null_in_a_mapping_of_numbers_is_nan_and_only_that_value() -> None:
+    line = b'{"seq":5,"t":1.0,"event":"MetricsLogged","step":3,"values":{"loss":null,"acc":0.5},"elapsed_s":0.1}'
+    event = decode_event_line(line).event
+    assert isinstance(event, MetricsLogged)
+    assert math.isnan(event.values["loss"]) and event.values["acc"] == 0.5
+
+
+def test_a_small_file_is_written_indented_by_one_space_for_people_and_the_defaults_stand_for_no_config(
+    tmp_path: Path,
+) -> None:
+    fmt.write_record(tmp_path / "record.json", {"a": 1, "b": [2]})
+    assert (tmp_path / "record.json").read_bytes() == b'{\n "a": 1,\n "b": [\n  2\n ]\n}\n'
+    assert fmt.saved_config(tmp_path) == TrainConfig()  # a tracked script's run: none written
+    fmt.write_record(tmp_path / fmt.CONFIG, TrainConfig(epochs=3).to_dict())
+    assert fmt.saved_config(tmp_path) == TrainConfig(epochs=3)
 
 
 ODD_LINES = {
@@ -419,3 +449,15 @@ def test_a_line_of_exactly_the_longest_length_is_read() -> None:
     assert len(raw) == fmt.MAX_LINE_BYTES
     line = decode_event_line(raw)
     assert isinstance(line.event, LogMessage) and len(line.event.message) == fmt.MAX_LINE_BYTES - len(front)
+
+
+def test_a_runs_notes_are_words_cut_to_their_limits_without_repeats_and_read_back(tmp_path: Path) -> None:
+    assert read_notes(tmp_path) == RunNotes()  # none written
+    tags = ("fast,  baseline", "baseline", "x" * 50, *(f"t{i}" for i in range(40)))
+    write_notes(tmp_path, RunNotes(tags, "  the first try  " + "n" * 3000))
+    kept = ("fast", "baseline", "x" * fmt.TAG_LIMIT, *(f"t{i}" for i in range(fmt.MAX_TAGS - 3)))
+    note = ("the first try  " + "n" * 3000)[: fmt.NOTE_LIMIT]
+    assert json.loads((tmp_path / fmt.NOTES).read_bytes()) == {"tags": list(kept), "note": note}
+    assert read_notes(tmp_path) == RunNotes(kept, note)
+    (tmp_path / fmt.NOTES).write_text(json.dumps({"tags": ["a b,a", "c"], "note": " hand-written "}))
+    assert read_notes(tmp_path) == RunNotes(("a", "b", "c"), "hand-written")  # cleaned when read, too

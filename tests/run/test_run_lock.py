@@ -70,6 +70,11 @@ def test_a_holder_that_wrote_no_readable_name_is_still_a_one_line_refusal(
     assert refusal.startswith(f"{tmp_path} is being written by {named}; watch it with")
 
 
+def test_a_holders_name_is_read_to_200_bytes_at_most(tmp_path: Path) -> None:
+    with held(tmp_path, text=b"p" * 150 + b"q" * 150 + b"\n"):
+        assert _refusal(tmp_path).startswith(f"{tmp_path} is being written by {'p' * 150}{'q' * 50}; watch it")
+
+
 def test_a_busy_folder_is_refused_within_a_moment(tmp_path: Path) -> None:
     with held(tmp_path):
         started = time.monotonic()

@@ -46,6 +46,14 @@ def test_a_file_of_exactly_the_cap_is_read_and_one_byte_more_refused(tmp_path: P
         read_small(path, max_bytes=9)
 
 
+def test_a_terabyte_file_is_refused_having_read_one_byte_past_the_cap(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as f:
+        f.truncate(1 << 40)  # sparse: no disk taken; read whole, it would take a terabyte of memory
+    with pytest.raises(UnsafeFileError, match=r"huge\.json is larger than 10 bytes: not read$"):
+        read_small(huge, max_bytes=10)
+
+
 def test_each_kind_of_file_that_is_not_regular_is_named(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "fifo")
     with pytest.raises(UnsafeFileError, match=r"not a regular file \(a FIFO\)"):
@@ -87,6 +95,41 @@ def test_a_file_it_creates_is_never_executable(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "run.lock").stat().st_mode) == 0o644  # rw-r--r--: the umask takes from it
+
+
+def test_an_atomic_write_makes_its_file_0644_or_the_mode_asked_never_executable(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        atomic_write(tmp_path / "status.json", b"{}")
+        atomic_write(tmp_path / "private.json", b"{}", mode=0o600)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "status.json").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "private.json").stat().st_mode) == 0o600
+
+
+def test_an_atomic_write_is_durable_unless_told_not_to_be(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    atomic_write(tmp_path / "summary.json", b"{}")
+    assert synced == [str(tmp_path / f".summary.json.{os.getpid()}.tmp"), str(tmp_path)]  # the file, then the rename
+    synced.clear()
+    atomic_write(tmp_path / "status.json", b"{}", durable=False)  # a heartbeat
+    assert synced == []
+
+
+def test_a_link_is_not_a_file_and_only_space_and_quota_errors_are_a_full_disk() -> None:
+    assert file_kind(stat.S_IFLNK | 0o777) == "not a file"
+    assert files.is_disk_full(OSError(errno.ENOSPC, "No space left on device"))
+    assert files.is_disk_full(OSError(errno.EDQUOT, "Disk quota exceeded"))
+    assert not files.is_disk_full(OSError(errno.EACCES, "Permission denied"))
+    assert not files.is_disk_full(ValueError("no errno"))
 
 
 def test_the_canonical_form_sorts_keys_and_the_plain_one_keeps_their_order() -> None:

@@ -48,10 +48,15 @@ def answers(url: str) -> bool:
 def start_serve(args: list[str], port: int, shots: Path) -> tuple[subprocess.Popen[bytes], str]:
     """``rocmtui serve --port PORT ARGS`` started in ``shots``, where the ``S`` key of a tab with no run folder of
     its own saves its screenshots; returns it, once it listens, with the page's URL (token included) that it
-    printed at start."""
+    printed at start. It runs the rocmtui this process imported, wherever it lies."""
+    import rocmtui
+
+    here = str(Path(rocmtui.__file__).resolve().parents[1])
+    paths = [here, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     process = subprocess.Popen(
         [sys.executable, "-m", "rocmtui", "serve", "--port", str(port), *args],
         cwd=shots,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,

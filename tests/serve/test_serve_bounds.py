@@ -14,6 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 from browser import free_port, start_serve
 from quiet_service import quiet_service
@@ -167,6 +168,55 @@ def test_serve_closes_a_silent_connection_and_prints_only_its_url(
     assert not thread.is_alive()
     out, err = capsys.readouterr()
     assert out == "" and err == f"rocmtui serve: http://127.0.0.1:{port}/?token=t (Ctrl-C stops)\n"
+
+
+class _NotHandled(Exception):
+    """SIGTERM reached the test's own handler: serve did not set its own."""
+
+
+def _not_handled(signum: int, frame: object) -> None:
+    raise _NotHandled(signum)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_serve_in_the_main_thread_listens_on_loopback_only_and_a_signal_ends_it(
+    signum: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``serve`` as the CLI runs it, in the main thread: its socket on 127.0.0.1 alone, and SIGTERM or Ctrl-C's
+    SIGINT to the process ends it through its own handler (the test's handler, underneath, raises if it is
+    reached; a signal the server swallows is found by the server still running 10 s later)."""
+    assert threading.current_thread() is threading.main_thread()
+    port = free_port()
+    server = GuardedServer(f"{sys.executable} -c pass", host="127.0.0.1", port=port, title="t", public_url=None,
+                           max_sessions=1, token="t")  # fmt: skip
+    loop = asyncio.new_event_loop()
+    listening: list[set[str]] = []
+    ended, swallowed = threading.Event(), threading.Event()
+
+    def signal_once_listening() -> None:
+        wait_for(lambda: _answers(port), what="the server listening")
+        mine = psutil.Process()
+        connections = getattr(mine, "net_connections", mine.connections)("tcp")
+        listening.append({c.laddr.ip for c in connections if c.status == psutil.CONN_LISTEN and c.laddr.port == port})
+        os.kill(os.getpid(), signum)
+        if not ended.wait(10):
+            swallowed.set()
+            loop.call_soon_threadsafe(server.request_exit)
+
+    previous = signal.signal(signum, _not_handled)
+    asyncio.set_event_loop(loop)
+    helper = threading.Thread(target=signal_once_listening, daemon=True)
+    helper.start()
+    try:
+        server.serve()
+    finally:
+        ended.set()
+        signal.signal(signum, previous)
+        asyncio.set_event_loop(None)
+    helper.join(timeout=10)
+    assert not swallowed.is_set(), "the signal did not end the server"
+    assert listening == [{"127.0.0.1"}]
+    assert capsys.readouterr().err == f"rocmtui serve: http://127.0.0.1:{port}/?token=t (Ctrl-C stops)\n"
 
 
 def _answers(port: int) -> bool:

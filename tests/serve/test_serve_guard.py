@@ -14,10 +14,12 @@ import sys
 from pathlib import Path
 
 import aiohttp
+import psutil
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from browser import free_port, start_serve
 
+import rocmtui
 from rocmtui.cli.parser import build_parser
 from rocmtui.serve.guarded_server import MAX_HEIGHT, MAX_WIDTH, GuardedServer, clamp_size, origin_allowed
 
@@ -101,6 +103,22 @@ def test_serve_options_go_before_or_after_the_apps_name() -> None:
         ["serve", "--allow-origin", "https://a", "watch", "--allow-origin", "https://b"]
     )
     assert origins.allow_origin == ["https://b"]  # given after the app's name, it wins
+
+
+def test_a_real_serve_listens_on_loopback_only_and_ends_at_once_on_sigterm() -> None:
+    """The command as a user runs it, in a main thread: its signal handlers set, its socket on 127.0.0.1 alone.
+    Started in the checkout (no tab opens, so nothing is saved there), where a mutation run's settings are found."""
+    process, _url = start_serve(["demo"], free_port(), Path(rocmtui.__file__).resolve().parents[1])
+    try:
+        serving = psutil.Process(process.pid)
+        connections = getattr(serving, "net_connections", serving.connections)("tcp")
+        assert [c.laddr.ip for c in connections if c.status == psutil.CONN_LISTEN] == ["127.0.0.1"]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0  # its own exit, not SIGTERM's default death (-15)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 @pytest.fixture

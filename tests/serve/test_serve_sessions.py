@@ -12,6 +12,7 @@ import gc
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -161,7 +162,7 @@ async def test_the_url_printed_at_start_opens_the_page(capsys: pytest.CaptureFix
 def test_a_server_without_a_token_draws_a_long_random_one() -> None:
     kw: dict[str, Any] = {"host": "127.0.0.1", "port": 8000, "title": "t", "public_url": None, "max_sessions": 1}
     first, second = GuardedServer("x", **kw), GuardedServer("x", **kw)
-    assert first.token != second.token and len(first.token) >= 32  # 24 random bytes, URL-safe
+    assert first.token != second.token and len(first.token) == 32  # 24 random bytes (192 bits), URL-safe
     assert first.page_url == f"http://127.0.0.1:8000/?token={first.token}"
 
 
@@ -199,6 +200,60 @@ async def test_a_closed_session_frees_its_place(client, apps: list[RecordingApp]
     assert len(apps) == 6
 
 
+async def test_a_closed_session_leaves_no_socket_for_the_shutdown_to_close(apps: list[RecordingApp]) -> None:
+    server = _server()
+    c = TestClient(TestServer(await server._make_app()))
+    await c.start_server()
+    try:
+        ws = await c.ws_connect(f"/ws/{TOKEN}")
+        await _frame(ws)
+        assert len(server._sockets) == 1
+        await ws.close()
+        await asyncio.wait_for(apps[0].stopped.wait(), 10)  # the session's end: its socket let go before this
+        assert server._sockets == set()
+    finally:
+        await c.close()
+
+
+class _ClosingSocket:
+    """A session's websocket at shutdown: its close recorded, or failing as one whose peer is gone."""
+
+    def __init__(self, closed: list[tuple[int, bytes]], fails: bool) -> None:
+        self.closed, self.fails = closed, fails
+
+    async def close(self, *, code: int, message: bytes) -> None:
+        if self.fails:
+            raise ConnectionResetError("the peer is gone")
+        self.closed.append((code, message))
+
+
+async def test_the_shutdown_closes_every_session_though_one_close_fails() -> None:
+    server = _server()
+    closed: list[tuple[int, bytes]] = []
+    server._sockets.update({_ClosingSocket(closed, fails=True), _ClosingSocket(closed, fails=False)})  # type: ignore[arg-type]
+    await server.on_shutdown(web.Application())  # no exception: the server goes on stopping
+    assert closed == [(aiohttp.WSCloseCode.GOING_AWAY, b"server stopping")]
+
+
+def test_asking_whether_a_group_lives_sends_it_no_signal() -> None:
+    """``_group_alive`` asks with signal 0: a group it asks about is left running, and one that is gone is not
+    alive."""
+    program = "import signal, time; signal.signal(signal.SIGHUP, signal.SIG_DFL); print(flush=True); time.sleep(30)"
+    # SIGHUP at its default even under nohup, which would leave it ignored in every child
+    sleeper = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, start_new_session=True)
+    assert sleeper.stdout is not None
+    try:
+        sleeper.stdout.readline()  # its handlers set
+        assert guarded_server._group_alive(sleeper.pid)
+        sleeper.terminate()
+        assert sleeper.wait(timeout=10) == -signal.SIGTERM  # ours, the first signal it had
+        assert not guarded_server._group_alive(sleeper.pid)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        sleeper.stdout.close()
+
+
 async def test_the_pages_messages_reach_the_app_and_anything_else_is_ignored(client, apps: list[RecordingApp]) -> None:
     c = await client()
     async with c.ws_connect(f"/ws/{TOKEN}") as ws:
@@ -224,6 +279,22 @@ async def test_the_pages_messages_reach_the_app_and_anything_else_is_ignored(cli
         ("focus",),
         ("stop",),
     ]
+
+
+async def test_a_session_open_when_the_server_stops_is_closed_as_going_away(client, apps: list[RecordingApp]) -> None:
+    c = await client()
+    ws = await c.ws_connect(f"/ws/{TOKEN}")
+    await _frame(ws)
+    await c.server.app.shutdown()  # what Ctrl-C or SIGTERM runs
+    closing = await asyncio.wait_for(ws.receive(), 10)
+    assert (closing.type, closing.data, closing.extra) == (
+        aiohttp.WSMsgType.CLOSE,
+        aiohttp.WSCloseCode.GOING_AWAY,
+        "server stopping",
+    )
+    await ws.close()
+    (app,) = apps
+    await asyncio.wait_for(app.stopped.wait(), 10)
 
 
 async def test_a_message_beyond_the_size_limit_ends_the_session(client, apps: list[RecordingApp]) -> None:

@@ -44,6 +44,21 @@ def test_a_demo_tab_plays_at_the_served_speed_and_loops_when_asked() -> None:
     assert isinstance(bare, DemoApp) and (bare.pace.speed, bare.loop) == (DEFAULT_SPEED, False)
 
 
+def test_a_watch_tab_keeps_the_runs_last_hour_of_gpu_samples(tmp_path: Path) -> None:
+    """An hour of the recorder's 1 s readings in the tab's GPU panel: 3,600 of the 3,650 recorded, the newest."""
+    run = tmp_path / "runs" / "20261201-071828-cifar10-fastnet"
+    shutil.copytree(H200, run)
+    first = json.loads((run / fmt.GPU).read_text().splitlines()[0])
+    lines = []
+    for second in range(3650):
+        first["timestamp"] = 1796109508.0 + second
+        lines.append(json.dumps(first))
+    (run / fmt.GPU).write_text("\n".join(lines) + "\n")
+    watching = _tab_app(["watch", "--runs-dir", str(tmp_path / "runs")])
+    kept = watching.sampler.history()
+    assert len(kept) == 3600 and kept[-1].timestamp == 1796109508.0 + 3649
+
+
 def test_a_watch_tab_follows_the_served_run_with_its_gpu_samples(tmp_path: Path) -> None:
     run = tmp_path / "runs" / "20261201-071828-cifar10-fastnet"
     shutil.copytree(H200, run)

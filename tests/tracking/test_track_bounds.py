@@ -15,12 +15,13 @@ import torch
 
 import rocmtui
 from rocmtui.cli.main import main
+from rocmtui.codec import encode_json
 from rocmtui.events import LogMessage, MetricsLogged, RunFinished, TrackStarted
 from rocmtui.run.format import EVENTS, MAX_LINE_BYTES
 from rocmtui.run.stream import read_events
 from rocmtui.tracking import env
 from rocmtui.tracking import run as tracking_run
-from rocmtui.tracking.values import NOTE_CHARS
+from rocmtui.tracking.values import LINE_BUDGET, NOTE_CHARS, VALUE_BYTES, WIDEST, Window, alone_bytes, call_bytes
 
 
 @pytest.fixture(autouse=True)
@@ -83,6 +84,56 @@ def test_a_call_too_large_for_any_line_is_refused_naming_a_key_and_the_run_goes_
     assert _csv_values(run.run_dir, tmp_path) == {"loss": {1: 1.0, 2: 2.0}}
 
 
+def test_a_window_counts_the_bytes_of_its_calls_from_zero_and_starts_again_from_zero() -> None:
+    window = Window()
+    assert window.bytes == 0
+    window.add(1, {"loss": 1.0}, 70)
+    window.add(2, {"loss": 2.0}, 50)
+    assert window.bytes == 120
+    window.drain()
+    assert window.bytes == 0
+    window.add(3, {"loss": 3.0}, 9)
+    window.drain_unconverted()
+    assert (window.bytes, window.count) == (0, 0)
+    window.add_alone(4, {"loss": 4.0})  # fills the line: the next call writes it first
+    assert (window.bytes, window.steps, window.values) == (LINE_BUDGET, [4], {"loss": [4.0]})
+
+
+def test_one_call_alone_is_bounded_by_its_widest_floats_exactly() -> None:
+    scalars = {f"n{i}": WIDEST for i in range(3)}
+    window = Window()
+    window.add_alone(1, scalars)
+    drained = window.drain()
+    assert alone_bytes(scalars) == len(encode_json({"values": drained.last, "logged": drained.logged}))
+
+
+def test_windows_are_cut_where_the_next_call_would_pass_the_line_budget(tmp_path: Path, no_timed_flush: None) -> None:
+    names = [f"n{i:04d}" for i in range(5000)]
+    first, known = call_bytes(dict.fromkeys(names, 0.0)), 24 + VALUE_BYTES * len(names)
+    assert 1 + (LINE_BUDGET - first) // known == 3  # each window pays for its names at its first call
+    with rocmtui.track("cut", runs_dir=tmp_path) as run:
+        for step in range(1, 11):
+            run.log(step, **dict.fromkeys(names, float(step)))
+    logged = [e for e in read_events(run.run_dir) if isinstance(e, MetricsLogged)]
+    assert [tuple(e.call_steps()) for e in logged] == [(1, 2, 3), (4, 5, 6), (7, 8, 9), (10,)]
+    assert _longest_line(run.run_dir) <= MAX_LINE_BYTES
+
+
+def test_a_call_too_wide_for_the_quick_bound_goes_alone_in_its_window_and_is_read_back(
+    tmp_path: Path, no_timed_flush: None
+) -> None:
+    wide = {f"name-{i:05d}-of-a-wide-call": float(i) for i in range(9000)}
+    assert call_bytes(wide) > LINE_BUDGET >= alone_bytes(wide)
+    with rocmtui.track("wide", runs_dir=tmp_path) as run:
+        run.log(1, loss=1.0)
+        run.log(2, **wide)
+        run.log(3, loss=3.0)
+    logged = [e for e in read_events(run.run_dir) if isinstance(e, MetricsLogged)]
+    assert [tuple(e.call_steps()) for e in logged] == [(1,), (2,), (3,)]
+    assert _csv_values(run.run_dir, tmp_path) == {"loss": {1: 1.0, 3: 3.0}} | {n: {2: v} for n, v in wide.items()}
+    assert _longest_line(run.run_dir) <= MAX_LINE_BYTES
+
+
 def test_a_config_that_fits_is_read_back_whole_and_one_of_two_megabytes_is_refused_naming_its_key(
     tmp_path: Path,
 ) -> None:
@@ -115,8 +166,8 @@ def test_a_note_of_three_megabytes_reaches_the_reader_whole_in_parts(tmp_path: P
 @pytest.mark.parametrize(
     ("value", "error", "message"),
     [
-        (10**400, ValueError, "beyond the range of a float"),
-        (-(10**309), ValueError, "beyond the range of a float"),
+        (10**400, ValueError, "an int of about 401 digits is beyond the range of a float"),
+        (-(10**309), ValueError, "an int of about 310 digits is beyond the range of a float"),
         (torch.tensor(1.0, device="meta"), TypeError, "'meta' device holds no value"),
     ],
     ids=["a huge int", "a huge negative int", "a meta tensor"],

@@ -263,8 +263,45 @@ def test_a_config_of_half_a_line_written_out_is_kept_and_one_byte_more_is_refuse
     note = "x" * (LINE_BUDGET // 2 - written({"a": 1, "note": ""}))
     half: dict[str, object] = {"a": 1, "note": note}
     assert written(half) == LINE_BUDGET // 2 and check_params(half) == half
-    with pytest.raises(ValueError, match=r"^config\['note'\]: the config takes more than"):
+    with pytest.raises(ValueError) as err:
         check_params({**half, "note": note + "x"})
+    assert str(err.value) == (
+        f"config['note']: the config takes more than {LINE_BUDGET // 2:,} bytes written out; give fewer or shorter "
+        "values (a long text as a note, a file as its path)"
+    )
+    assert f"{LINE_BUDGET // 2:,}" == "516,096"
+
+
+def test_a_configs_ints_are_kept_to_64_bits_and_a_refusal_names_the_first_40_characters_of_its_key() -> None:
+    ends = {"low": -(2**63), "high": 2**63 - 1}
+    assert check_params(ends) == ends
+    key = "k" * 40 + "-past-forty"
+    for beyond in (-(2**63) - 1, 2**63):
+        with pytest.raises(ValueError) as err:
+            check_params({key: beyond})
+        assert str(err.value) == f"config[{'k' * 40!r}]: an int beyond 64 bits; give it as a string or a float"
+    with pytest.raises(ValueError, match=r"^config\['k{40}'\]: the config takes more than"):
+        check_params({key: "x" * LINE_BUDGET})
+
+
+def test_the_most_negative_int_a_float_holds_is_taken_and_a_refused_ints_digits_are_counted_right() -> None:
+    assert check_scalar("loss", -int(FLOAT_MAX)) == -int(FLOAT_MAX)
+    with pytest.raises(ValueError, match=r"^loss: an int of about 309 digits is beyond the range of a float"):
+        check_scalar("loss", -int(FLOAT_MAX) - 1)
+    # 2**999_998 (999,999 bits) has floor(999_998 * log10(2)) + 1 = 301,030 digits: the estimate holds that far
+    with pytest.raises(ValueError, match=r"^loss: an int of about 301030 digits is beyond"):
+        check_scalar("loss", 2**999_998)
+
+
+def test_tensors_are_converted_in_one_stack_a_device_never_one_item_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_item(self: torch.Tensor) -> float:
+        raise AssertionError("a tensor converted by .item(): one host sync a value")
+
+    window = Window()
+    for step in range(3):
+        window.add(step, {"loss": torch.tensor(step + 0.5), "n": torch.tensor(step, dtype=torch.int64)}, 0)
+    monkeypatch.setattr(torch.Tensor, "item", no_item)
+    assert window.drain().logged == {"loss": (0.5, 1.5, 2.5), "n": (0.0, 1.0, 2.0)}
 
 
 def test_a_call_bringing_a_new_name_costs_more_than_one_the_window_knows_and_a_short_note_is_one_part() -> None:
