@@ -67,7 +67,8 @@ def _build(folder: Path, batch: int) -> None:
     torch.nn.functional.cross_entropy(compiled(model, x).float(), y).backward()
     _sync()
     model.zero_grad(set_to_none=True)  # a saved function holds no gradient of the build's step
-    saved = torch.compile(forward, fullgraph=True).aot_compile(((model, x), {}))
+    precompiling: Any = torch.compile(forward, fullgraph=True)  # aot_compile: torch's precompile, untyped there
+    saved = precompiling.aot_compile(((model, x), {}))
     saved.save_compiled_function(str(folder / "step.bin"))
     print(json.dumps({"built": True}))
 
