@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rocmtui.gpu.cluster import exposition
 from rocmtui.gpu.cluster.cluster_summary import format_round, totals
 from rocmtui.gpu.cluster.exposition import parse_page
 from rocmtui.gpu.cluster.mapping import MIB, TABLE, Names, fold
@@ -253,6 +254,19 @@ def test_values_and_labels_the_official_parser_refuses_are_malformed(line: str) 
     assert (page.samples, page.malformed) == ((), 1)
 
 
+def _count_lines_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, every line the exposition reader reads (one by one), listed."""
+    read: list[str] = []
+    real = exposition._read_line
+
+    def counted(text: str, *rest: Any) -> Any:
+        read.append(text)
+        return real(text, *rest)
+
+    monkeypatch.setattr(exposition, "_read_line", counted)
+    return read
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in EXPORTERS.glob("*.prom")))
 def test_a_page_read_with_the_last_ones_lines_reads_the_same_and_reads_only_changed_lines(
     name: str, monkeypatch: pytest.MonkeyPatch
@@ -264,14 +278,7 @@ def test_a_page_read_with_the_last_ones_lines_reads_the_same_and_reads_only_chan
     first_line = next(line for line in text.splitlines() if first.lines.get(line) is not None)
     changed = text.replace(first_line, first_line.rsplit(" ", 1)[0] + " 7", 1)
     fresh = read(changed)[0]
-    read_lines: list[str] = []
-    real = exposition._read_line
-
-    def counted(raw: str, *rest: Any) -> Any:
-        read_lines.append(raw)
-        return real(raw, *rest)
-
-    monkeypatch.setattr(exposition, "_read_line", counted)
+    read_lines = _count_lines_read(monkeypatch)
     again = parse_page(changed, names.wanted, exposition.LabelCache(), first.lines)
     assert [(s.name, s.labels, s.value) for s in again.samples] == [(s.name, s.labels, s.value) for s in fresh.samples]
     assert again.malformed == fresh.malformed
@@ -449,14 +456,7 @@ def test_a_changed_page_is_read_by_its_changed_lines_alone(monkeypatch: pytest.M
     raw = (EXPORTERS / "dcgm-exporter-t4.prom").read_bytes()
     first, _ = exposition.read_page(raw, names.wanted, labels)
     line = next(x for x in raw.split(b"\n") if x.startswith(b"DCGM_FI_DEV_GPU_UTIL{"))
-    read: list[str] = []
-    real = exposition._read_line
-
-    def counted(text: str, *rest: Any) -> Any:
-        read.append(text)
-        return real(text, *rest)
-
-    monkeypatch.setattr(exposition, "_read_line", counted)
+    read = _count_lines_read(monkeypatch)
     monkeypatch.setattr(exposition, "parse_page", None)  # the page is not read whole
     again, changed = exposition.read_page(raw.replace(line, line.rsplit(b" ", 1)[0] + b" 7"), names.wanted, labels,
                                           first)  # fmt: skip

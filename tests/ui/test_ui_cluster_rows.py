@@ -41,31 +41,31 @@ def test_a_host_read_again_with_the_same_gpus_keeps_its_lines_and_they_show_what
     assert after[1].text.plain != drawn_before[1]  # a host unchanged: drawn with two points of history now
 
 
-def test_a_host_whose_gpus_are_others_gets_new_lines_and_the_others_keep_theirs() -> None:
-    first = synthetic_round(0)
-    host = first.hosts[2]
-    second = replace(first, hosts=(*first.hosts[:2], replace(host, gpus=host.gpus[:-1]), *first.hosts[3:]))
+def _two_rounds(first: ClusterRound, second: ClusterRound) -> tuple[list, list, list]:
+    """The lines of two rounds made with one memo, and the second round's lines made anew."""
     memo = GroupMemo()
     history, query = UtilHistory(), ClusterQuery()
     history.add(first)
     before = lines(first, query, history, memo)
     history.add(second)
-    after = lines(second, query, history, memo)
+    return before, lines(second, query, history, memo), lines(second, query, history)
+
+
+def test_a_host_whose_gpus_are_others_gets_new_lines_and_the_others_keep_theirs() -> None:
+    first = synthetic_round(0)
+    host = first.hosts[2]
+    second = replace(first, hosts=(*first.hosts[:2], replace(host, gpus=host.gpus[:-1]), *first.hosts[3:]))
+    before, after, fresh = _two_rounds(first, second)
     assert after is not before and len(after) == len(before) - 1
-    assert texts(after) == texts(lines(second, query, history))
+    assert texts(after) == texts(fresh)
     assert after[1] is before[1]
 
 
 def test_a_host_gone_from_the_round_takes_its_lines_with_it() -> None:
     first = synthetic_round(0)
     second = replace(first, hosts=first.hosts[:4] + first.hosts[5:])  # an instance Prometheus no longer knows
-    memo = GroupMemo()
-    history, query = UtilHistory(), ClusterQuery()
-    history.add(first)
-    before = lines(first, query, history, memo)
-    history.add(second)
-    after = lines(second, query, history, memo)
-    assert len(after) == len(before) - 9 and texts(after) == texts(lines(second, query, history))
+    before, after, fresh = _two_rounds(first, second)
+    assert len(after) == len(before) - 9 and texts(after) == texts(fresh)
 
 
 def test_lines_ordered_by_their_readings_are_made_again_each_round() -> None:
