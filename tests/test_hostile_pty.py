@@ -33,6 +33,8 @@ CLEAR = "\x1b[2J\x1b[3J"
 def _spawn(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, int]:
     pid, master = pty.fork()
     if pid == 0:
+        for signum in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):  # at their defaults, as a terminal's shell
+            signal.signal(signum, signal.SIG_DFL)  # starts a program (a background or nohup parent ignores them)
         os.environ["TERM"] = "xterm-256color"
         os.environ.update(env or {})
         os.execv(sys.executable, [sys.executable, "-m", "rocmtui", *argv])
