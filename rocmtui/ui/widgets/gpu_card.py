@@ -10,12 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from rich.style import Style
-from rich.text import Text
-
 from rocmtui.base.units import fmt_throughput
 from rocmtui.gpu.sample import GpuSample
-from rocmtui.ui.look.meters import NA, bar, dim_tracks, fmt_pct, fmt_power, fmt_temp, fmt_used_total, meter, ratio
+from rocmtui.ui.look.meters import NA, bar, fmt_pct, fmt_power, fmt_temp, fmt_used_total, meter, ratio
 from rocmtui.ui.look.severity import Level, ecc_level, memory_level, power_level, temp_level, throttle_level, util_level
 from rocmtui.ui.widgets.readout import ReadingCard, Readout
 
@@ -128,24 +125,6 @@ def compact_line(sample: GpuSample) -> str:
     return "".join(text for text, _ in compact_fields(sample))
 
 
-def styled_readout(sample: GpuSample, width: int, compact: bool, styles: dict[str, Style]) -> Text:
-    """The readout with each reading in the colour of its level (the label keeps the text colour)."""
-    text = Text(no_wrap=True, overflow="crop")
-    if sample.error:
-        text.append("\n".join(readout_lines(sample, width, compact)), styles["critical"])
-        return text
-    if compact:
-        for piece, piece_level in compact_fields(sample):
-            text.append(piece, styles[piece_level] if piece_level else "")
-        return dim_tracks(text)
-    for number, line in enumerate(full_fields(sample, width)):
-        if number:
-            text.append("\n")
-        for piece, piece_level in line:
-            text.append(piece, styles[piece_level] if piece_level else "")
-    return dim_tracks(text)
-
-
 def readout_lines(sample: GpuSample, width: int, compact: bool) -> list[str]:
     """The GPU's readout: one line when compact, else the full lines."""
     return [compact_line(sample)] if compact else full_lines(sample, width)
@@ -163,27 +142,17 @@ class GpuReadout(Readout[GpuSample]):
     GpuReadout > .gpu-readout--critical { color: $text-error; text-style: bold; }
     """
 
+    LEVEL_CLASS = "gpu-readout"
+
     def __init__(self) -> None:
         super().__init__(readout_lines)
 
-    def line_keys(self, reading: GpuSample) -> list[tuple[str, object]]:
-        """Each line with its colour level, so a change of level repaints the line."""
-        if self.has_class("-compact"):
-            fields = compact_fields(reading)
-            return [("".join(text for text, _ in fields), tuple(level for _, level in fields))]
-        return [
-            ("".join(text for text, _ in line), tuple(level for _, level in line))
-            for line in full_fields(reading, self.size.width)
-        ]
-
-    def render(self) -> Text:
-        if self.reading is None:
-            return super().render()
-        styles = {
-            name: self.get_component_rich_style(f"gpu-readout--{name}", partial=True)
-            for name in ("calm", "warning", "critical")
-        }
-        return styled_readout(self.reading, self.size.width, self.has_class("-compact"), styles)
+    def line_pieces(self, reading: GpuSample) -> Sequence[Sequence[Piece]]:
+        """Each line's runs coloured by level; a GPU that cannot be read is all in the critical colour."""
+        compact = self.has_class("-compact")
+        if reading.error:
+            return [[(line, "critical")] for line in readout_lines(reading, self.size.width, compact)]
+        return [list(compact_fields(reading))] if compact else full_fields(reading, self.size.width)
 
 
 class GpuCard(ReadingCard[GpuSample]):

@@ -16,10 +16,10 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Region
 from textual.strip import Strip
-from textual.widget import Widget
 
 from rocmtui.gpu.history import Point
 from rocmtui.ui.look.braille import BLANK, FIRST, SECOND, dot_level, picture
+from rocmtui.ui.widgets.line_styles import StyledLines
 
 AXIS = 3
 """Owner of the axis labels' cells."""
@@ -141,7 +141,7 @@ def changed_span(old: Row | None, new: Row) -> tuple[int, int] | None:
     return (diffs[0], diffs[-1] + 1) if diffs else None
 
 
-class HistoryGraph(Widget):
+class HistoryGraph(StyledLines):
     """Braille history of up to two series with axes; ``show`` redraws what changed."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"history-graph--first", "history-graph--second", "history-graph--axis"}
@@ -188,14 +188,14 @@ class HistoryGraph(Widget):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         if not 0 <= y < len(self.rows):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self.line_style())
         text, owners = self.rows[y]
-        base = self.rich_style
+        base = self.line_style()
         styles = {
             BLANK: base,
-            FIRST: base + self.get_component_rich_style("history-graph--first", partial=True),
-            SECOND: base + self.get_component_rich_style("history-graph--second", partial=True),
-            AXIS: base + self.get_component_rich_style("history-graph--axis", partial=True),
+            FIRST: self.line_style("history-graph--first"),
+            SECOND: self.line_style("history-graph--second"),
+            AXIS: self.line_style("history-graph--axis"),
         }
         return Strip(_segments(text, owners, styles), width).extend_cell_length(width, base)
 

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Generic, Protocol, TypeVar
 
-from rich.text import Text
+from rich.segment import Segment
+from rich.style import Style
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Region
 from textual.markup import escape
-from textual.widget import Widget
+from textual.strip import Strip
 
-from rocmtui.ui.look.meters import dim_tracks
+from rocmtui.ui.look.meters import BAR_EMPTY
 from rocmtui.ui.widgets.history_bars import HistoryBars
+from rocmtui.ui.widgets.line_styles import StyledLines
 
 
 class Timestamped(Protocol):
@@ -29,22 +32,38 @@ LineFormatter = Callable[[R, int, bool], list[str]]
 """(reading, width, compact) -> the lines to show."""
 
 
-class Readout(Widget, Generic[R]):
+Piece = tuple[str, str | None]
+"""A run of a line's text and the level it is coloured by (None: the widget's own colour)."""
+WAITING = "waiting for the first sample…"
+DIM = Style(dim=True)
+
+
+class Readout(StyledLines, Generic[R]):
     """Lines of text for one reading; an idle device repeats itself, so repeats do not repaint.
 
     A new reading marks dirty only the lines that changed, and in each only the cells up to its last change,
-    so a bar that did not move and a total that did not change are not written to the terminal again.
+    so a bar that did not move and a total that did not change are not written to the terminal again. A line
+    is drawn straight into a strip from its pieces (no Rich text laid out for the whole readout), with each
+    level's colour from the component class ``{LEVEL_CLASS}--{level}``.
     """
+
+    LEVEL_CLASS = "readout"
 
     def __init__(self, format_lines: LineFormatter[R]) -> None:
         super().__init__()
         self.format_lines = format_lines
         self.reading: R | None = None
         self.shown: list[tuple[str, object]] | None = None
+        self.drawn: tuple[int, Sequence[Sequence[Piece]]] | None = None
+        """The width the pieces were laid out for, and the pieces of each line."""
 
-    def line_keys(self, reading: R) -> list[tuple[str, object]]:
-        """Each line's text and whatever else decides how it looks (its colour level)."""
-        return [(line, None) for line in self.format_lines(reading, self.size.width, self.has_class("-compact"))]
+    def line_pieces(self, reading: R) -> Sequence[Sequence[Piece]]:
+        """Each line as runs of text with their colour levels (here: the lines, uncoloured)."""
+        return [[(line, None)] for line in self.format_lines(reading, self.size.width, self.has_class("-compact"))]
+
+    def line_keys(self, pieces: Sequence[Sequence[Piece]]) -> list[tuple[str, object]]:
+        """Each line's text and its colour levels: a change of either repaints the line."""
+        return [("".join(text for text, _ in line), tuple(level for _, level in line)) for line in pieces]
 
     def set_reading(self, reading: R) -> None:
         """Repaint only what changed (the timestamp does not count)."""
@@ -52,7 +71,9 @@ class Readout(Widget, Generic[R]):
         self.reading = reading
         if old is not None and replace(old, timestamp=reading.timestamp) == reading:  # type: ignore[type-var]  # R is a frozen dataclass; Protocols cannot say so
             return
-        lines = self.line_keys(reading)
+        pieces = self.line_pieces(reading)
+        self.drawn = (self.size.width, pieces)
+        lines = self.line_keys(pieces)
         shown, self.shown = self.shown, lines
         if shown is None or len(shown) != len(lines):
             self.refresh()
@@ -66,12 +87,42 @@ class Readout(Widget, Generic[R]):
 
     def on_resize(self) -> None:
         self.shown = None
+        self.drawn = None
 
-    def render(self) -> Text:
+    def plain_lines(self) -> list[str]:
+        """The lines as drawn, without colour."""
+        return ["".join(text for text, _ in line) for line in self._pieces()]
+
+    def _pieces(self) -> Sequence[Sequence[Piece]]:
         if self.reading is None:
-            return Text("waiting for the first sample…")
-        lines = self.format_lines(self.reading, self.size.width, self.has_class("-compact"))
-        return dim_tracks(Text("\n".join(lines), no_wrap=True, overflow="crop"))
+            return [[(WAITING, None)]]
+        width = self.size.width
+        if self.drawn is None or self.drawn[0] != width:
+            self.drawn = (width, self.line_pieces(self.reading))
+        return self.drawn[1]
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.line_style()
+        lines = self._pieces()
+        if not 0 <= y < len(lines):
+            return Strip.blank(width, base)
+        segments: list[Segment] = []
+        for text, level in lines[y]:
+            style = base if level is None else self.line_style(f"{self.LEVEL_CLASS}--{level}")
+            segments.extend(track_segments(text, style))
+        return Strip(segments).crop_extend(0, width, base)
+
+
+TRACK_RUNS = re.compile(f"({BAR_EMPTY}+)")
+
+
+def track_segments(text: str, style: Style) -> list[Segment]:
+    """``text`` in ``style``, with the empty part of each bar (its run of ``BAR_EMPTY``) dimmed."""
+    if BAR_EMPTY not in text:
+        return [Segment(text, style)]
+    dimmed = style + DIM
+    return [Segment(run, dimmed if run[0] == BAR_EMPTY else style) for run in TRACK_RUNS.split(text) if run]
 
 
 def last_change(before: str, after: str) -> int:
