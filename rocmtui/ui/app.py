@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from textual import events
-from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.filter import Monochrome, NoColor
 from textual.screen import Screen
@@ -29,6 +28,7 @@ from rocmtui.gpu.source import TelemetrySource
 from rocmtui.ui.look.safe_text import cleaned
 from rocmtui.ui.look.themes import check_theme
 from rocmtui.ui.messages import GpuSampled, SampleRelay
+from rocmtui.ui.quiet_input import QuietApp
 from rocmtui.ui.screens.monitor import MonitorScreen, next_interval
 from rocmtui.ui.state.peaks import Peaks
 from rocmtui.ui.state.settings import MonitorSettings
@@ -42,7 +42,7 @@ class ShowsSamples(Protocol):
     def show_samples(self, sample_set: SampleSet, history: Sequence[SampleSet]) -> None: ...
 
 
-class MonitorApp(App[int]):
+class MonitorApp(QuietApp[int]):
     """The GPU panel alone (``rocmtui monitor``); the training app adds its run on top."""
 
     CSS_PATH = str(Path(__file__).resolve().parent / "app.tcss")  # absolute: subclasses live elsewhere

@@ -12,7 +12,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
@@ -24,6 +23,7 @@ from rocmtui.gpu.cluster.reading import ClusterRound, HostReading
 from rocmtui.gpu.sample import GpuSample, HostSample, SampleSet
 from rocmtui.ui.look.safe_text import cleaned, cleaned_like
 from rocmtui.ui.messages import ClusterRead, Relay
+from rocmtui.ui.quiet_input import QuietApp
 from rocmtui.ui.screens.cluster import ClusterScreen, HostScreen
 from rocmtui.ui.screens.monitor import next_interval
 from rocmtui.ui.widgets.cluster_list import ClusterList
@@ -31,7 +31,7 @@ from rocmtui.ui.widgets.cluster_list import ClusterList
 _Cleaned = tuple[tuple[GpuSample, ...], HostSample | None, tuple[str | None, ...], HostReading]
 
 
-class ClusterApp(App[int]):
+class ClusterApp(QuietApp[int]):
     """Every GPU of many hosts (``rocmtui monitor --hosts``, ``--hostfile``, ``--prometheus``)."""
 
     CSS_PATH = str(Path(__file__).resolve().parent / "app.tcss")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 from rocmtui.base.text import plain
 from rocmtui.run.listing import RunListing, listing_cells
 from rocmtui.ui.look.safe_text import safe_text
+from rocmtui.ui.quiet_input import QuietApp
 
 CELL_LIMIT = 40
 """Characters of one cell of a run's line (the folder's name may be longer: it is last)."""
@@ -38,7 +39,7 @@ def run_line(info: RunListing) -> Text:
     return line
 
 
-class RunPickerApp(App[Path | None]):
+class RunPickerApp(QuietApp[Path | None]):
     """Returns the chosen run's folder, or None when the user left without one."""
 
     CSS = """

@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
@@ -45,6 +45,7 @@ from rocmtui.run.run_table import (
 )
 from rocmtui.run.setting_differences import MISSING, differing
 from rocmtui.ui.look.safe_text import safe_text
+from rocmtui.ui.quiet_input import QuietApp
 from rocmtui.ui.widgets.rows_view import RowsView
 
 CELL_LIMIT = 32
@@ -146,7 +147,7 @@ class SettingsDiff(ModalScreen[None]):
         self.dismiss(None)
 
 
-class RunsTableApp(App[list[Path] | None]):
+class RunsTableApp(QuietApp[list[Path] | None]):
     """Returns the runs to open compared in ``watch`` (the selected ones, else the one under the cursor), or None
     when the user left without."""
 
