@@ -248,7 +248,19 @@ def test_the_label_cache_reads_what_the_official_parser_reads(name: str) -> None
         assert [(s.name, s.labels, s.value) for s in page.samples] == official
 
 
-@pytest.mark.parametrize("line", ['m{a="b"} 1_000', 'm{a="b"} 1 2 3', 'm{a="b"}', 'm{a="b" 1', "m 1 x", "m{a=b} 1"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        'm{a="b"} 1_000',
+        'm{a="b"} 1 2 3',
+        'm{a="b"}',
+        'm{a="b" 1',
+        "m 1 x",
+        "m{a=b} 1",
+        'm{__a="b"} 1',
+        'm{x="y",__="b"} 1',
+    ],
+)
 def test_values_and_labels_the_official_parser_refuses_are_malformed(line: str) -> None:
     page = parse_page(line + "\n", lambda _: True)
     assert (page.samples, page.malformed) == ((), 1)
