@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rocmtui.gpu.cluster import exposition
@@ -248,7 +248,19 @@ def test_the_label_cache_reads_what_the_official_parser_reads(name: str) -> None
         assert [(s.name, s.labels, s.value) for s in page.samples] == official
 
 
-@pytest.mark.parametrize("line", ['m{a="b"} 1_000', 'm{a="b"} 1 2 3', 'm{a="b"}', 'm{a="b" 1', "m 1 x", "m{a=b} 1"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        'm{a="b"} 1_000',
+        'm{a="b"} 1 2 3',
+        'm{a="b"}',
+        'm{a="b" 1',
+        "m 1 x",
+        "m{a=b} 1",
+        'm{__a="b"} 1',
+        'm{x="y",__="b"} 1',
+    ],
+)
 def test_values_and_labels_the_official_parser_refuses_are_malformed(line: str) -> None:
     page = parse_page(line + "\n", lambda _: True)
     assert (page.samples, page.malformed) == ((), 1)
@@ -387,6 +399,30 @@ def test_a_head_read_without_the_official_parser_reads_as_it_reads_it(head: str)
 PIECE_CHANGE = st.one_of(
     VALUES.map(repr),  # a new value
     st.sampled_from(["NaN", "x", "1 2 3", "", "7\r", "7\x0c8", "\udcff"]),  # no sample, malformed, odd
+    st.sampled_from(
+        [
+            "+5",
+            "-0",
+            "5.",
+            ".5",
+            "1E5",
+            "1e",
+            "e",
+            "+-1",
+            "1.2.3",
+            "-",
+            "1e400",
+            "1" * 400,
+            "1" * 5000,
+            "0" * 70_000,
+            "1_0",
+            "\u0661",  # an Arabic-Indic digit: int() reads it in text
+            "0x1f",
+            "inf",
+            "-Inf",
+        ]
+    ),  # digits, signs, points and exponents: numbers or not
+    st.text("0123456789.eE+-", max_size=6),
     st.sampled_from(["\x0b", "\x0c", "\x1e", "\x85", "\u2028", "\r"]).map(
         lambda brk: f'7{brk}DCGM_FI_DEV_GPU_UTIL{{gpu="0"}} 9'  # a line break other than a newline, then a sample
     ),
@@ -447,6 +483,59 @@ def test_a_page_read_by_its_changed_pieces_reads_as_the_page_read_whole(
             assert all(page.samples[i] is last.samples[i] for i in range(len(page.samples)) if i not in changed)
         found, folded = fold_again(page.samples, 1.0, names, folded, changed)
         assert repr(found) == repr(fold(page.samples, 1.0, Names()))  # repr: -0.0 and 0.0 apart
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.sampled_from(sorted(p.name for p in EXPORTERS.glob("*.prom"))),
+    rounds=st.lists(st.dictionaries(st.integers(0, 400), PIECE_CHANGE, max_size=6), min_size=1, max_size=5),
+)
+@example(name="dcgm-exporter-t4.prom", rounds=[{0: "0" * 70_000}])  # a line too long to read: malformed
+def test_a_changed_line_read_by_its_head_as_bytes_reads_as_the_page_read_whole(
+    name: str, rounds: list[dict[int, str]]
+) -> None:
+    """The lines of a real page that hold samples, each changed twice first (so that its head is known as bytes),
+    then given new tails (plain numbers, numbers out of range, text near a number, no value, junk, other line
+    breaks): read with the last page at hand, each page gives what it gives decoded and read whole."""
+    from rocmtui.gpu.cluster import exposition
+
+    names, labels = Names(), exposition.LabelCache()
+    lines = page_of(name).encode().split(b"\n")
+    page, _ = exposition.read_page(b"\n".join(lines), names.wanted, labels)
+    values = [i for i, kind in enumerate(page.kinds) if kind >= 0]
+    warm = [dict.fromkeys(range(len(values)), value) for value in ("0", "1")]
+    for changes in [*warm, *rounds]:
+        for at, tail in changes.items():
+            i = values[at % len(values)]
+            lines[i] = lines[i].rsplit(b" ", 1)[0] + b" " + tail.encode("utf-8", errors="surrogateescape")
+        raw = b"\n".join(lines)
+        page, _ = exposition.read_page(raw, names.wanted, labels, page)
+        whole = parse_page(raw.decode("utf-8", errors="replace"), names.wanted, exposition.LabelCache())
+        assert [(s.name, s.labels, s.value) for s in page.samples] == [
+            (s.name, s.labels, s.value) for s in whole.samples
+        ]
+        assert page.malformed == whole.malformed
+    assert labels.raw_lines
+
+
+def test_a_changed_line_whose_head_was_read_from_bytes_before_is_not_decoded_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rocmtui.gpu.cluster import exposition
+
+    names, labels = Names(), exposition.LabelCache()
+    raw = (EXPORTERS / "dcgm-exporter-t4.prom").read_bytes()
+    line = next(x for x in raw.split(b"\n") if x.startswith(b"DCGM_FI_DEV_GPU_UTIL{"))
+    head = line.rsplit(b" ", 1)[0]
+    first, _ = exposition.read_page(raw, names.wanted, labels)
+    second, _ = exposition.read_page(raw.replace(line, head + b" 7"), names.wanted, labels, first)
+    read = _count_lines_read(monkeypatch)
+    third, changed = exposition.read_page(raw.replace(line, head + b" 8.5"), names.wanted, labels, second)
+    assert read == []  # the head known as bytes, the value plain: read without the line decoded
+    assert changed is not None and [third.samples[i].value for i in changed] == [8.5]
+    assert third.samples[changed[0]].labels is second.samples[changed[0]].labels
+    exposition.read_page(raw.replace(line, head + b" 9 1700000000"), names.wanted, labels, third)
+    assert read == [head.decode() + " 9 1700000000"]  # a value and a timestamp: read as text
 
 
 def test_a_changed_page_is_read_by_its_changed_lines_alone(monkeypatch: pytest.MonkeyPatch) -> None:

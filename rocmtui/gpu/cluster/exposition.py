@@ -27,7 +27,9 @@ pieces that differ are decoded and read, and put in place in the last page's sam
 read as text with the last ``lines`` at hand, about 40 µs this way, on the 2-core CPU box). It gives what
 ``parse_page`` gives for the page decoded, and falls back on it whenever a changed line would change which lines
 hold samples (one wanted now and not before, one malformed), or a page holds a line break other than a newline
-(``str.splitlines`` breaks a line there, the bytes' split does not).
+(``str.splitlines`` breaks a line there, the bytes' split does not). A changed piece ``name{labels} value`` whose
+ASCII head was read so before (``LabelCache.raw_lines``) and whose value is digits, signs, points and exponents
+alone is read as bytes, not decoded (a changed line about 1 µs, against 2.5 µs decoded and read as text).
 """
 
 from __future__ import annotations
@@ -99,6 +101,10 @@ class LabelCache:
         self.lines: dict[str, tuple[str, str, dict[str, str]]] = {}
         """``name{labels}`` of lines read whole as ``name{labels} value`` -> (the name ``wanted`` was asked about,
         the sample's name, its labels): a line of that form with a new value is read from here (``_read_line``)."""
+        self.raw_lines: dict[bytes, tuple[str, str, dict[str, str]]] = {}
+        """The ASCII heads of ``lines`` as bytes, each once a changed line of a page was read from it: a changed
+        piece ``name{labels} value`` of the next page with such a head and a plain value is read without being
+        decoded (``_read_changed``)."""
 
     def head(self, text: str) -> tuple[str, dict[str, str]] | None:
         if text in self._heads:
@@ -113,20 +119,27 @@ class LabelCache:
         if len(self._heads) >= MAX_CACHED:
             self._heads.clear()
             self.lines.clear()
+            self.raw_lines.clear()
         self._heads[text] = found
         return found
 
+    def remember_raw(self, head: bytes) -> None:
+        """Keep ``head`` (ASCII) as bytes for the entry of ``lines`` it reads as, if there is one."""
+        known = self.lines.get(head.decode("ascii"))
+        if known is not None:
+            self.raw_lines[head] = known
 
-_LABEL = r'[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*"'
+
+_LABEL = r'(?!__)[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*"'
 _PLAIN_HEAD = re.compile(rf"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{{((?:{_LABEL},)*{_LABEL})\}})?")
 _LABELS = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"\\\n]*)"')
 
 
 def _plain_head(text: str) -> tuple[str, dict[str, str]] | None:
-    """``name{labels}`` in its plainest form (no blank, no escape, no label twice, no empty braces), read as the
-    official parser reads it but without going a character at a time (the first page of 256 hosts held about
-    23,000 heads: 1 s of CPU through the official parser on the 2-core box); None for any other head, which
-    the official parser then reads (or refuses)."""
+    """``name{labels}`` in its plainest form (no blank, no escape, no label twice, no empty braces, no label name
+    that the official parser reserves, ``__...``), read as the official parser reads it but without going a
+    character at a time (the first page of 256 hosts held about 23,000 heads: 1 s of CPU through the official
+    parser on the 2-core box); None for any other head, which the official parser then reads (or refuses)."""
     match = _PLAIN_HEAD.fullmatch(text)
     if match is None:
         return None
@@ -157,6 +170,25 @@ def _number(token: str) -> float:
         return int(token)
     except ValueError:
         return float(token)
+
+
+_PLAIN_CHARS = b"0123456789.eE+-"
+
+
+def _plain_number(token: bytes) -> float | None:
+    """``float(_number(token))`` for a token of digits, signs, points and exponents alone (as ASCII text it reads
+    as the official parser reads it); None for any other token, or one that does not read as a number."""
+    if not token or token.translate(None, _PLAIN_CHARS):
+        return None
+    try:
+        return float(int(token))
+    except ValueError:
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    except OverflowError:
+        return None
 
 
 def _split(line: str) -> tuple[str, list[str]]:
@@ -236,16 +268,26 @@ def _read_changed(
     kinds = last.kinds
     samples: list[Sample] | None = None
     changed: list[int] = []
+    raw_lines = cache.raw_lines
     for i in compress(range(len(pieces)), map(ne, pieces, last.pieces)):
-        line = pieces[i].decode("utf-8", errors="replace")
-        if _OTHER_BREAK.search(line):
-            return None
-        try:
-            sample = _read_line(line, wanted, cache)
-        except (ValueError, OverflowError):
-            if kinds[i] != MALFORMED:
+        piece = pieces[i]
+        head, space, token = piece.rpartition(b" ")
+        known = raw_lines.get(head)
+        read = _plain_number(token) if known is not None and len(piece) <= MAX_LINE_CHARS else None
+        if known is not None and read is not None and wanted(known[0]):
+            sample = Sample(known[1], known[2], read) if math.isfinite(read) else None  # as ``_read_line`` reads it
+        else:
+            line = piece.decode("utf-8", errors="replace")
+            if _OTHER_BREAK.search(line):
                 return None
-            continue
+            try:
+                sample = _read_line(line, wanted, cache)
+            except (ValueError, OverflowError):
+                if kinds[i] != MALFORMED:
+                    return None
+                continue
+            if sample is not None and space and head.isascii():
+                cache.remember_raw(head)
         if sample is None or kinds[i] < 0:
             if sample is not None or kinds[i] != NO_SAMPLE:
                 return None

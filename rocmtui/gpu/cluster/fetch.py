@@ -229,9 +229,9 @@ class Connection:
                 self._phase, self._out = "send", memoryview(self._request)
             elif phase == "send":
                 assert sock is not None
-                if not self._send(sock):
-                    return False
-                self._phase = "read"
+                if self._send(sock):
+                    self._phase = "read"  # nothing to read yet: the selector says when (no recv to learn it is empty)
+                return False
             else:
                 assert sock is not None
                 return self._read(sock)
@@ -437,6 +437,8 @@ class Fetcher:
         self.max_bytes = max_bytes
         self.max_parallel = max(1, max_parallel)
         self._buffers: list[bytearray] = []
+        self._naming: set[int] = set()
+        """Connections in flight whose host name is being resolved (looked at every ``RESOLVE_POLL_S``)."""
 
     def run(
         self, jobs: Sequence[tuple[int, Connection]], answered: Answered, stop: threading.Event | None = None
@@ -452,18 +454,23 @@ class Fetcher:
                     self._start(selector, flying, *waiting.pop(), answered)
                 if not flying:
                     break
-                now = time.monotonic()
-                wait = max(0.0, min(c._deadline for _, c in flying.values()) - now)
-                resolving = [tag for tag, (_, c) in flying.items() if c._phase == "resolve"]
+                # Each started after the one before with the same timeout: the first in flight ends first.
+                wait = max(0.0, next(iter(flying.values()))[1]._deadline - time.monotonic())
+                resolving = [tag for tag in self._naming if tag in flying]
                 for event, _ in selector.select(min(wait, RESOLVE_POLL_S) if resolving else wait):
                     self._advance(selector, flying, event.data, answered)
                 for tag in resolving:
                     if tag in flying:
                         self._advance(selector, flying, tag, answered)
                 now = time.monotonic()
-                for tag in [tag for tag, (_, c) in flying.items() if now > c._deadline]:
-                    late = "no answer" if flying[tag][1]._filled == 0 else "no whole answer"
-                    self._end(selector, flying, tag, answered, FetchError(f"{late} within {self.timeout_s:g} s"))
+                late = []
+                for tag, (_, connection) in flying.items():
+                    if now <= connection._deadline:
+                        break
+                    late.append(tag)
+                for tag in late:
+                    what = "no answer" if flying[tag][1]._filled == 0 else "no whole answer"
+                    self._end(selector, flying, tag, answered, FetchError(f"{what} within {self.timeout_s:g} s"))
         return [key for key, _ in reversed(waiting)]
 
     def _start(
@@ -489,6 +496,7 @@ class Fetcher:
             try:
                 whole = connection._step()
             except _ClosedSince:
+                self._unwatch(selector, connection)  # before its socket is closed: a new one may take its number
                 connection._reopen()
                 whole = connection._step()
         except _ClosedSince:
@@ -501,6 +509,10 @@ class Fetcher:
             self._end(selector, flying, tag, answered, None)
         else:
             self._watch(selector, connection, tag)
+            if connection._phase == "resolve":
+                self._naming.add(tag)
+            else:
+                self._naming.discard(tag)
 
     @staticmethod
     def _watch(selector: selectors.BaseSelector, connection: Connection, tag: int) -> None:
@@ -526,6 +538,7 @@ class Fetcher:
         answered: Answered, failure: BaseException | None,
     ) -> None:  # fmt: skip
         key, connection = flying.pop(tag)
+        self._naming.discard(tag)
         self._unwatch(selector, connection)
         buffer = connection._buf
         try:
