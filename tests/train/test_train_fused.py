@@ -201,6 +201,50 @@ def test_the_builder_weighs_a_ready_cache_without_building_it_again(
     assert fused_build.main([str(tmp_path)]) == 0 and weighed == [tmp_path]  # weighed once
 
 
+def test_each_kind_is_weighed_twice_and_the_lower_of_each_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    times = {"fused": [(9.0, 0.0066), (8.5, 0.0064)], "eager": [(0.80, 0.0081), (0.75, 0.0080)]}
+    order: list[str] = []
+
+    def in_process(_folder: Path, kind: str) -> dict[str, float]:
+        order.append(kind)
+        setup, step = times[kind].pop(0)
+        return {"setup_s": setup, "step_s": step}
+
+    monkeypatch.setattr(fused_build, "_weigh_in_process", in_process)
+    costs = fused_build.weigh(tmp_path)
+    assert order == ["fused", "eager", "eager", "fused"]
+    assert costs == fused.Costs(fused_setup_s=8.5, eager_setup_s=0.75, fused_step_s=0.0064, eager_step_s=0.0080)
+    assert fused.read_costs(tmp_path) == costs
+
+
+def test_weighings_that_disagree_record_nothing_and_the_next_run_weighs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another job on the GPU during one eager weighing (a step 15 ms against 8): no costs, no failure."""
+    ready_cache(tmp_path)
+    write_record(tmp_path / fused.REQUEST, {"identity": PARTS, "config": FAST.to_dict()})
+    steps = {"fused": [0.0066, 0.0065], "eager": [0.0150, 0.0080]}
+
+    def in_process(_folder: Path, kind: str) -> dict[str, float]:
+        return {"setup_s": 1.0, "step_s": steps[kind].pop(0)}
+
+    monkeypatch.setattr(fused_build, "_weigh_in_process", in_process)
+    assert fused_build.main([str(tmp_path)]) == 0
+    assert fused.read_costs(tmp_path) is None and not (tmp_path / fused.FAILED).exists()
+    with pytest.raises(fused_build.UnsettledError, match=r"eager kernels' step_s weighed 0\.015 and 0\.008"):
+        fused_build.combined(
+            {
+                "fused": [{"setup_s": 1.0, "step_s": 0.0066}],
+                "eager": [{"setup_s": 1.0, "step_s": 0.015}, {"setup_s": 1.0, "step_s": 0.008}],
+            }
+        )
+    agreeing = {"setup_s": 1.0, "step_s": 0.008}
+    within = {"setup_s": fused_build.WEIGH_AGREE, "step_s": 0.008 * fused_build.WEIGH_AGREE}
+    assert fused_build.combined({"fused": [agreeing], "eager": [within, agreeing]}).eager_setup_s == 1.0
+
+
 def test_a_run_during_a_build_says_it_shares_the_gpu_and_starts_no_other(parts: dict[str, Any]) -> None:
     """A build benchmarks and compiles on the GPU: a run beside it trains eagerly, slower, and says why."""
     folder = planned().folder
