@@ -15,8 +15,9 @@ there).
 
 Never a net loss: once built, the cache is weighed (``fused_build --weigh``, fresh processes, each kind twice:
 what a run's engine build and captures take, and a step, with the cached kernels and with eager ones) into
-``costs.json``; weighings disturbed by other work on the GPU record nothing and are taken again. A run loads the kernels only where the steps they save over the epochs asked pay for their longer start
-(``weighed``); otherwise it trains eagerly and says so in one line. A cache not weighed yet is not loaded.
+``costs.json``; weighings disturbed by other work on the GPU record nothing and are taken again. A run loads
+the kernels only where the steps they save over the epochs asked pay for their longer start (``weighed``);
+otherwise it trains eagerly and says so in one line. A cache not weighed yet is not loaded.
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def weigh_here(folder: Path, kind: str) -> dict[str, float]:
 WEIGH_ORDER = ("fused", "eager", "eager", "fused")
 """Each kind weighed twice, in an order that gives both the same share of a load that changes slowly."""
 WEIGH_AGREE = 1.3
-"""The most one kind's two weighings may differ (the larger over the smaller) for the costs to be recorded."""
+"""The most one kind's two weighed steps may differ (the larger over the smaller) for the costs to be recorded."""
 
 
 class UnsettledError(RuntimeError):
@@ -158,17 +158,16 @@ def _weigh_in_process(folder: Path, kind: str) -> dict[str, float]:
 
 
 def combined(measured: dict[str, list[dict[str, float]]]) -> fused.Costs:
-    """The lower of each kind's weighings (a GPU's time is only ever added to by other work); UnsettledError
-    where a kind's weighings differ by more than ``WEIGH_AGREE``."""
-    low: dict[str, dict[str, float]] = {}
+    """The lower of each kind's weighings (a GPU's time is only ever added to by other work, a start's by cold
+    file caches); UnsettledError where a kind's steps differ by more than ``WEIGH_AGREE`` (a start moves
+    with the files the first process reads from disk, a captured step only with other work on the GPU)."""
     for kind, weighings in measured.items():
-        low[kind] = {}
-        for field in ("setup_s", "step_s"):
-            values = [weighing[field] for weighing in weighings]
-            if max(values) > WEIGH_AGREE * min(values):
-                shown = " and ".join(f"{value:.4g}" for value in values)
-                raise UnsettledError(f"the {kind} kernels' {field} weighed {shown}: other work on the GPU?")
-            low[kind][field] = min(values)
+        steps = [weighing["step_s"] for weighing in weighings]
+        if max(steps) > WEIGH_AGREE * min(steps):
+            shown = " and ".join(f"{1000 * step:.3f} ms" for step in steps)
+            raise UnsettledError(f"a step with {kind} kernels weighed {shown}: other work on the GPU?")
+    low = {kind: {field: min(w[field] for w in weighings) for field in ("setup_s", "step_s")}
+           for kind, weighings in measured.items()}  # fmt: skip
     return fused.Costs(
         fused_setup_s=low["fused"]["setup_s"],
         eager_setup_s=low["eager"]["setup_s"],

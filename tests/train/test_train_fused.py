@@ -233,7 +233,8 @@ def test_weighings_that_disagree_record_nothing_and_the_next_run_weighs_again(
     monkeypatch.setattr(fused_build, "_weigh_in_process", in_process)
     assert fused_build.main([str(tmp_path)]) == 0
     assert fused.read_costs(tmp_path) is None and not (tmp_path / fused.FAILED).exists()
-    with pytest.raises(fused_build.UnsettledError, match=r"eager kernels' step_s weighed 0\.015 and 0\.008"):
+    disturbed = r"a step with eager kernels weighed 15\.000 ms and 8\.000 ms"
+    with pytest.raises(fused_build.UnsettledError, match=disturbed):
         fused_build.combined(
             {
                 "fused": [{"setup_s": 1.0, "step_s": 0.0066}],
@@ -241,7 +242,7 @@ def test_weighings_that_disagree_record_nothing_and_the_next_run_weighs_again(
             }
         )
     agreeing = {"setup_s": 1.0, "step_s": 0.008}
-    within = {"setup_s": fused_build.WEIGH_AGREE, "step_s": 0.008 * fused_build.WEIGH_AGREE}
+    within = {"setup_s": 3.0, "step_s": 0.008 * fused_build.WEIGH_AGREE}  # a first start from cold files: slower
     assert fused_build.combined({"fused": [agreeing], "eager": [within, agreeing]}).eager_setup_s == 1.0
 
 
