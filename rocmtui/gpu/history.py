@@ -97,18 +97,27 @@ class Ring:
             first = math.floor(end_t / column_s) - count + 1
         else:  # the column its bucket falls in (a bucket may start a little before start_t)
             first = math.floor(math.floor(start_t / self.bucket_s) * self.bucket_s / column_s + 1e-9)
-        lows = [math.inf] * count
-        highs = [-math.inf] * count
-        totals = [0.0] * count
-        counts = [0] * count
+        columns: list[Point | None] = [None] * count
+        bucket_s = self.bucket_s
+        column: int | None = None  # the column being folded (buckets come oldest first: columns only grow)
+        low = high = total = 0.0
+        samples = 0
         for bucket in self.buckets:
-            col = math.floor(bucket.slot * self.bucket_s / column_s + 1e-9) - first
-            if 0 <= col < count:
-                lows[col] = min(lows[col], bucket.low)
-                highs[col] = max(highs[col], bucket.high)
-                totals[col] += bucket.total
-                counts[col] += bucket.count
-        return [Point(lows[i], totals[i] / counts[i], highs[i]) if counts[i] else None for i in range(count)]
+            col = math.floor(bucket.slot * bucket_s / column_s + 1e-9) - first
+            if col != column:
+                if samples and column is not None and 0 <= column < count:
+                    columns[column] = Point(low, total / samples, high)
+                column, low, high, total, samples = col, bucket.low, bucket.high, bucket.total, bucket.count
+                continue
+            if bucket.low < low:  # noqa: PLR1730 - a comparison here, min() a call: this loop runs a bucket at a time
+                low = bucket.low
+            if bucket.high > high:  # noqa: PLR1730 - as above
+                high = bucket.high
+            total += bucket.total
+            samples += bucket.count
+        if samples and column is not None and 0 <= column < count:
+            columns[column] = Point(low, total / samples, high)
+        return columns
 
 
 def fill_gaps(points: Sequence[Point | None], max_gap: int) -> list[Point | None]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import tracemalloc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rocmtui.gpu.history import (
     BUCKETS,
@@ -143,3 +146,43 @@ def test_the_automatic_timebase_is_the_shortest_that_holds_the_history() -> None
     assert auto_span(0.0) == 60.0 and auto_span(59.0) == 60.0 and auto_span(60.0) == 600.0
     assert auto_span(3599.0) == 3600.0 and auto_span(2 * 86400.0) == 86400.0
     assert [age_label(s) for s in (0.4, 42.0, 150.0, 7300.0)] == ["0s", "42s", "2m", "2h"]
+
+
+def _columns_bucket_by_bucket(ring: Ring, end_t: float, count: int, start_t: float | None) -> list[Point | None]:
+    """The columns worked out the plain way, each bucket added to its column's min, max, sum and count."""
+    column_s = ring.span_s / count
+    if start_t is None:
+        first = math.floor(end_t / column_s) - count + 1
+    else:
+        first = math.floor(math.floor(start_t / ring.bucket_s) * ring.bucket_s / column_s + 1e-9)
+    lows, highs, totals, counts = [math.inf] * count, [-math.inf] * count, [0.0] * count, [0] * count
+    for bucket in ring.buckets:
+        col = math.floor(bucket.slot * ring.bucket_s / column_s + 1e-9) - first
+        if 0 <= col < count:
+            lows[col] = min(lows[col], bucket.low)
+            highs[col] = max(highs[col], bucket.high)
+            totals[col] += bucket.total
+            counts[col] += bucket.count
+    return [Point(lows[i], totals[i] / counts[i], highs[i]) if counts[i] else None for i in range(count)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    span=st.sampled_from(TIMEBASES_S),
+    steps=st.lists(st.tuples(st.floats(0.01, 30.0), st.floats(-1e3, 1e3)), min_size=1, max_size=120),
+    start=st.floats(1.0, 1e6),
+    count=st.integers(1, 300),
+    from_start=st.booleans(),
+    end_extra=st.floats(0.0, 100.0),
+)
+def test_folding_the_buckets_column_by_column_gives_the_plain_sums(
+    *, span: float, steps: list[tuple[float, float]], start: float, count: int, from_start: bool, end_extra: float
+) -> None:
+    ring = Ring(span, buckets=60)
+    t = start
+    for gap, value in steps:
+        t += gap
+        ring.add(t, value)
+    end_t = t + end_extra
+    start_t = start if from_start else None
+    assert ring.columns(end_t, count, start_t) == _columns_bucket_by_bucket(ring, end_t, count, start_t)
