@@ -10,6 +10,7 @@ Everything else (the parser, the events, the terminal modes) is Textual's own.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import selectors
 import sys
@@ -58,6 +59,7 @@ def driver_class(default: type[Driver]) -> type[Driver]:
     return _quiet_linux_driver()
 
 
+@functools.cache
 def _quiet_linux_driver() -> type[Driver]:
     from textual._loop import loop_last
     from textual._parser import ParseError

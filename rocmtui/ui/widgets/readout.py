@@ -89,10 +89,6 @@ class Readout(StyledLines, Generic[R]):
         self.shown = None
         self.drawn = None
 
-    def plain_lines(self) -> list[str]:
-        """The lines as drawn, without colour."""
-        return ["".join(text for text, _ in line) for line in self._pieces()]
-
     def _pieces(self) -> Sequence[Sequence[Piece]]:
         if self.reading is None:
             return [[(WAITING, None)]]
