@@ -204,9 +204,12 @@ def load_arrays(source: DataSource) -> Arrays:
     except arraycache.CacheMiss as miss:
         if isinstance(miss, arraycache.CacheDamaged):
             warn_once(f"the data cache {folder} is damaged ({miss}); rebuilt from {source.path}")
+        before = source_stamp(source)
         arrays = _read_source(source, spec)
         check_arrays(source.path, spec, arrays)
-        _write_later(folder, arrays, source)
+        stamp = source_stamp(source)  # taken here, not behind the run: the source may change once we return
+        if stamp == before or any(size is None for _, size, _ in before):  # unchanged, or just downloaded
+            _write_later(folder, arrays, source, stamp)
         return arrays
     check_arrays(folder, spec, arrays)
     return arrays
@@ -271,11 +274,11 @@ _writing: dict[Path, threading.Thread] = {}
 """The cache writes under way in this process, by folder."""
 
 
-def _write_later(folder: Path, arrays: Arrays, source: DataSource) -> None:
+def _write_later(folder: Path, arrays: Arrays, source: DataSource, stamp: list[list[Any]]) -> None:
     """Write the cache behind the run, which goes on with ``arrays``: CIFAR-10's 184 MB and their fsync are about
     0.25 s of a first run's start on an H200 machine. ``train`` waits for it before it returns (a command may
     leave with ``os._exit``); a write cut short leaves no cache, never a broken one (``arraycache.write``)."""
-    thread = threading.Thread(target=_write_cache, args=(folder, arrays, source), name="rocmtui-data-cache")
+    thread = threading.Thread(target=_write_cache, args=(folder, arrays, source, stamp), name="rocmtui-data-cache")
     _writing[folder] = thread
     thread.start()
 
@@ -288,11 +291,12 @@ def wait_for_cache(folder: Path | None = None) -> None:
             thread.join()
 
 
-def _write_cache(folder: Path, arrays: Arrays, source: DataSource) -> None:
-    """Cache ``arrays`` for the next load. A cache that cannot be written (read-only, full) costs only speed."""
+def _write_cache(folder: Path, arrays: Arrays, source: DataSource, stamp: list[list[Any]]) -> None:
+    """Cache ``arrays``, read from ``source`` as ``stamp`` found it, for the next load. A cache that cannot be
+    written (read-only, full) costs only speed."""
     info = {
         "dataset": source.dataset,
-        "source": source_stamp(source),  # after a download: the files just fetched
+        "source": stamp,
         "classes": list(arrays.classes),
         "fingerprint": fingerprint(source.dataset, arrays.train_labels, arrays.test_labels),
     }

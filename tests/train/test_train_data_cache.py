@@ -8,6 +8,7 @@ import mmap
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -295,6 +296,7 @@ def test_caches_of_sources_that_are_gone_are_pruned(small, tmp_path: Path, priva
     gone.mkdir()
     np.savez(gone / "cifar10.npz", **reference(data.SAMPLE_PATH))  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
     data.load_arrays(data.resolve_source(small(data_dir=gone)))
+    data.wait_for_cache()  # the orphan is whole before its source goes
     (gone / "cifar10.npz").unlink()
     data.load_arrays(data.resolve_source(small()))  # writing another entry prunes the orphan
     kept = only_folder(private_cache)
@@ -306,8 +308,16 @@ def test_the_first_load_returns_before_its_cache_is_written(
 ) -> None:
     """The cache is written behind the run: the arrays come back while the write is held, and a second load in
     the same process waits for it and maps the cache."""
-    import threading
+    release = hold_writes(monkeypatch)
+    first = data.load_arrays(data.resolve_source(small()))
+    assert same(first, reference(data.SAMPLE_PATH)) and not any((private_cache / "arrays").iterdir())
+    release.set()
+    never_read_source(monkeypatch)
+    assert is_mapped(data.load_arrays(data.resolve_source(small())).train_images)
 
+
+def hold_writes(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Hold every cache write behind the run until the returned event is set."""
     release = threading.Event()
     write = data._write_cache
 
@@ -316,8 +326,42 @@ def test_the_first_load_returns_before_its_cache_is_written(
         write(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(data, "_write_cache", held)
-    first = data.load_arrays(data.resolve_source(small()))
-    assert same(first, reference(data.SAMPLE_PATH)) and not any((private_cache / "arrays").iterdir())
+    return release
+
+
+def test_a_source_changed_while_its_cache_is_written_is_read_again(
+    small, tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache records the source as it was read, not as it is when the write behind the run gets to it."""
+    folder_in = tmp_path / "d"
+    folder_in.mkdir()
+    expected = reference(data.SAMPLE_PATH)
+    np.savez(folder_in / "cifar10.npz", **expected)  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
+    release = hold_writes(monkeypatch)
+    data.load_arrays(data.resolve_source(small(data_dir=folder_in)))
+    changed = {**expected, "train_labels": (expected["train_labels"] + 1) % 10}
+    np.savez(folder_in / "cifar10.npz", **changed)  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
+    os.utime(folder_in / "cifar10.npz", ns=(1, 1))
     release.set()
-    never_read_source(monkeypatch)
-    assert is_mapped(data.load_arrays(data.resolve_source(small())).train_images)
+    loaded = data.load_arrays(data.resolve_source(small(data_dir=folder_in)))
+    assert np.array_equal(loaded.train_labels, changed["train_labels"])
+
+
+def test_a_source_that_changes_while_it_is_read_is_not_cached(
+    small, tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder_in = tmp_path / "d"
+    folder_in.mkdir()
+    expected = reference(data.SAMPLE_PATH)
+    np.savez(folder_in / "cifar10.npz", **expected)  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
+    read = data._read_source
+
+    def read_then_touch(*args: object) -> Arrays:
+        arrays = read(*args)  # type: ignore[arg-type]
+        os.utime(folder_in / "cifar10.npz", ns=(1, 1))
+        return arrays
+
+    monkeypatch.setattr(data, "_read_source", read_then_touch)
+    data.load_arrays(data.resolve_source(small(data_dir=folder_in)))
+    data.wait_for_cache()
+    assert not any((private_cache / "arrays").iterdir())
