@@ -188,3 +188,38 @@ def test_once_stopped_no_more_are_started() -> None:
 
         left = Fetcher(timeout_s=5, max_bytes=100, max_parallel=1).run(list(enumerate(connections)), first_stops, stop)
     assert left == [1, 2, 3] and counts["requests"] == 1
+
+
+def blocking_polls(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
+    """The timeouts of the polls a Fetcher waits in (a poll with timeout 0 does not wait)."""
+    import selectors
+
+    from rocmtui.gpu.cluster import fetch
+
+    waits: list[float | None] = []
+
+    class Counting(selectors.DefaultSelector):  # type: ignore[misc,valid-type]  # an alias of the platform's class
+        def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+            if timeout != 0:
+                waits.append(timeout)
+            return super().select(timeout)
+
+    monkeypatch.setattr(fetch.selectors, "DefaultSelector", Counting)
+    return waits
+
+
+@pytest.mark.parametrize(("gather_s", "most_waits"), [(0.3, 2), (0.0, 8)])
+def test_answers_that_come_apart_are_read_in_a_few_wakes(
+    monkeypatch: pytest.MonkeyPatch, gather_s: float, most_waits: int
+) -> None:
+    """Eight answers 15 ms apart: gathered, the first wake waits for the others and reads them together."""
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    waits = blocking_polls(monkeypatch)
+    with answering(lambda n: (time.sleep(0.015 * n), answer)[1]) as counts:
+        connections = [Connection(url(counts)) for _ in range(8)]
+        got: dict[int, Reply | FetchError] = {}
+        Fetcher(timeout_s=5, max_bytes=100, gather_s=gather_s).run(list(enumerate(connections)), got.setdefault)
+    assert sorted(got) == list(range(8)) and all(isinstance(r, Reply) for r in got.values())
+    assert len(waits) <= most_waits
+    if not gather_s:
+        assert len(waits) >= 4  # each answer its own wake, but for two that came within one poll

@@ -54,6 +54,12 @@ FIRST_BUFFER = 64 * 1024
 """A new reading buffer's size; it doubles as a larger answer needs, up to the cap."""
 RESOLVE_POLL_S = 0.02
 """How often the loop looks at host names being resolved (on threads: ``getaddrinfo`` blocks)."""
+GATHER_S = 0.01
+"""A wake that finds some connections ready and others still waiting sleeps this long, then reads all those ready
+by then: a wake of the fetching thread costs more than a read. On the 2-core CPU box, a round of 256 hosts whose
+answers came about 1 ms apart polled about 250 times, once an answer, for 22 to 24 ms of the thread's CPU; gathered
+so, about 19 polls and 12 to 14 ms (20 ms gathered: no better). An answer may be read up to this much after it
+came, so a host's ``latency_s`` is known to within it."""
 _WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 _CONNECTING = (errno.EINPROGRESS, errno.EAGAIN, errno.EWOULDBLOCK)
 _CLOSED_SINCE = (ConnectionResetError, BrokenPipeError, ssl.SSLEOFError)
@@ -432,8 +438,9 @@ class Fetcher:
     its timeout for the whole answer and the cap on its body (no thread per fetch: see the module's note). Reading
     buffers are kept from one call to the next: a page read into memory already touched costs no page faults."""
 
-    def __init__(self, *, timeout_s: float, max_bytes: int, max_parallel: int = 64) -> None:
+    def __init__(self, *, timeout_s: float, max_bytes: int, max_parallel: int = 64, gather_s: float = GATHER_S) -> None:
         self.timeout_s = timeout_s
+        self.gather_s = gather_s
         self.max_bytes = max_bytes
         self.max_parallel = max(1, max_parallel)
         self._buffers: list[bytearray] = []
@@ -457,7 +464,11 @@ class Fetcher:
                 # Each started after the one before with the same timeout: the first in flight ends first.
                 wait = max(0.0, next(iter(flying.values()))[1]._deadline - time.monotonic())
                 resolving = [tag for tag in self._naming if tag in flying]
-                for event, _ in selector.select(min(wait, RESOLVE_POLL_S) if resolving else wait):
+                ready = selector.select(min(wait, RESOLVE_POLL_S) if resolving else wait)
+                if ready and len(ready) < len(flying) and self.gather_s > 0:
+                    time.sleep(self.gather_s)
+                    ready = selector.select(0)
+                for event, _ in ready:
                     self._advance(selector, flying, event.data, answered)
                 for tag in resolving:
                     if tag in flying:
