@@ -33,7 +33,7 @@ class HostReading:
     malformed: int = 0
     """Lines of its page that could not be parsed, this round."""
     latency_s: float | None = None
-    """Seconds its answer took."""
+    """Seconds its answer took, to within ``fetch.GATHER_S`` (answers are read in batches)."""
 
     @property
     def label(self) -> str:
