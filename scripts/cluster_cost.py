@@ -11,6 +11,7 @@ changes every ``--sample-every`` seconds (2: every round). The viewer, ``rocmtui
     python scripts/cluster_cost.py --hosts 64 --size 120x40
     python scripts/cluster_cost.py --json-rounds 5              # the cost of rounds alone: --json, no screen
     python scripts/cluster_cost.py --prometheus --seconds 30    # the same GPUs through a Prometheus's HTTP API
+    python scripts/cluster_cost.py --source ../before           # another checkout's code (before and after)
 
 ``--prometheus``: one helper process answers ``/api/v1/query`` as Prometheus does, the viewer runs with
 ``--prometheus URL``. The answer is the recorded Prometheus 2.42 answer's dcgm-exporter series
@@ -177,6 +178,8 @@ def main() -> int:
     parser.add_argument("--json-rounds", type=int, default=0, help="instead: time N rounds of --json, no screen")
     parser.add_argument("--prometheus", action="store_true",
                         help="the GPUs through one fake Prometheus's HTTP API (monitor --prometheus)")  # fmt: skip
+    parser.add_argument("--source", default=None,
+                        help="run the rocmtui found in this folder (another checkout; default: installed)")  # fmt: skip
     parser.add_argument("--serve", nargs=2, metavar=("BASE", "READY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -214,7 +217,7 @@ def main() -> int:
             cols, rows = (int(v) for v in args.size.split("x"))
             tool = Tool("rocmtui", b"Quit", 'the key bar\'s "q Quit"', f"GPUs {args.hosts * args.gpus}".encode(),
                         f'the summary\'s "GPUs {args.hosts * args.gpus}": every host read once')  # fmt: skip
-            options = argparse.Namespace(replay=None, source=None, frame_timeout=30.0, settle=args.settle,
+            options = argparse.Namespace(replay=None, source=args.source, frame_timeout=30.0, settle=args.settle,
                                          seconds=args.seconds, rss_every=0.0)  # fmt: skip
             result = measure(options, tool, cols, rows, extra)
             return 1 if result.error else 0
