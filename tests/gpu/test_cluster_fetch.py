@@ -194,17 +194,15 @@ def blocking_polls(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
     """The timeouts of the polls a Fetcher waits in (a poll with timeout 0 does not wait)."""
     import selectors
 
-    from rocmtui.gpu.cluster import fetch
-
     waits: list[float | None] = []
 
-    class Counting(selectors.DefaultSelector):  # type: ignore[misc,valid-type]  # an alias of the platform's class
+    class Counting(selectors.DefaultSelector):
         def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
             if timeout != 0:
                 waits.append(timeout)
             return super().select(timeout)
 
-    monkeypatch.setattr(fetch.selectors, "DefaultSelector", Counting)
+    monkeypatch.setattr(selectors, "DefaultSelector", Counting)
     return waits
 
 
@@ -213,9 +211,13 @@ def test_answers_that_come_apart_are_read_in_a_few_wakes(
     monkeypatch: pytest.MonkeyPatch, gather_s: float, most_waits: int
 ) -> None:
     """Eight answers 15 ms apart: gathered, the first wake waits for the others and reads them together."""
-    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+    def later(n: int) -> bytes:
+        time.sleep(0.015 * n)
+        return b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
     waits = blocking_polls(monkeypatch)
-    with answering(lambda n: (time.sleep(0.015 * n), answer)[1]) as counts:
+    with answering(later) as counts:
         connections = [Connection(url(counts)) for _ in range(8)]
         got: dict[int, Reply | FetchError] = {}
         Fetcher(timeout_s=5, max_bytes=100, gather_s=gather_s).run(list(enumerate(connections)), got.setdefault)
