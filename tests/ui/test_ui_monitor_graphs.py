@@ -144,5 +144,5 @@ def test_a_readout_line_is_rewritten_only_where_it_changed() -> None:
     # the track between a bar's tip and its value is skipped once it costs more than a second cursor move
     before, after = f"power ███▌{'░' * 30} 589 W", f"power ███▋{'░' * 30} 596 W"
     assert changed_runs(before, after) == [(9, 10), (len(before) - 4, len(before) - 2)]
-    before, after = f"power ███▌{'░' * 5} 589 W", f"power ███▋{'░' * 5} 596 W"
+    before, after = f"power ███▌{'░' * 3} 589 W", f"power ███▋{'░' * 3} 596 W"
     assert changed_runs(before, after) == [(9, len(before) - 2)]
