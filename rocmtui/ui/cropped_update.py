@@ -32,11 +32,15 @@ def char_start(strip: Strip, offset: int) -> int:
     """The cell where the character covering cell ``offset`` of ``strip`` starts: a crop there leaves no half of
     a wide character (Rich would write a space in its place, and the terminal would drop the other half)."""
     position = 0
-    for segment in strip:
-        text = segment.text
-        if segment.control or position + cell_len(text) <= offset:
-            position += 0 if segment.control else cell_len(text)
+    for text, _, control in strip:
+        if control:
             continue
+        cells = cell_len(text)
+        if position + cells <= offset:
+            position += cells
+            continue
+        if cells == len(text):  # no wide character in this segment
+            return offset
         for char in text:
             width = cell_len(char)
             if position + width > offset:
