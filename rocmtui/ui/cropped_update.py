@@ -18,6 +18,8 @@ would show by tests/ui/test_ui_cropped_update.py.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.cells import cell_len
 from rich.color import ColorSystem
 from rich.console import COLOR_SYSTEMS, Console
@@ -140,6 +142,6 @@ class CroppingCompositor(Compositor):
         return CroppedChopsUpdate(update.chops, update.spans, update.chop_ends)
 
 
-def crop_updates(screen: Screen[object]) -> None:
+def crop_updates(screen: Screen[Any]) -> None:
     """Have ``screen`` write only the cells its widgets mark dirty; call it in the screen's ``__init__``."""
     screen._compositor = CroppingCompositor()  # the one place a screen's compositor is chosen
