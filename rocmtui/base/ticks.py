@@ -8,6 +8,9 @@ from collections.abc import Sequence
 ROUND_MULTIPLES = (1.0, 2.0, 2.5, 5.0)
 ONE_TWO_FIVE = (1.0, 2.0, 5.0)
 """The UI's steps, and those under ten that keep a step whole (no tick at step 2.5; 25 is whole)."""
+TINY_SPAN = 1e-300
+"""Below this a span is one value: its steps, a few times finer, would fall under the smallest normal float (a
+power of ten of 1e-324 is 0)."""
 
 
 def round_step(raw: float, multiples: Sequence[float] = ROUND_MULTIPLES) -> float:
@@ -28,7 +31,7 @@ def nice_ticks(
     span = high - low
     if not math.isfinite(span):  # two finite ends further apart than a float reaches: ticked in halves
         return [2 * tick for tick in nice_ticks(low / 2, high / 2, count, whole, multiples)]
-    if not span > 1e-12 * max(abs(low), abs(high)):
+    if not span > max(1e-12 * max(abs(low), abs(high)), TINY_SPAN):
         return [low]
     raw = max(span / count, 1.0) if whole else span / max(1, count)
     step = round_step(raw, ONE_TWO_FIVE if whole and raw < 10 else multiples)

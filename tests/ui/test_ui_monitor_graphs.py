@@ -14,7 +14,7 @@ from rocmtui.ui.screens.help import MONITOR_KEYS
 from rocmtui.ui.widgets.gpu_card import clocks_text
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
 from rocmtui.ui.widgets.history_graph import Track, axis_labels, changed_span, graph_rows, round_tick
-from rocmtui.ui.widgets.readout import last_change
+from rocmtui.ui.widgets.readout import changed_runs
 
 GIB = 1024**3
 
@@ -134,8 +134,15 @@ async def test_a_history_longer_than_the_window_scrolls_with_now_at_the_right() 
         assert all(any(line[x] not in " ⠀" for line in plot) for x in range(len(plot[0])))  # full width
 
 
-def test_a_readout_line_is_rewritten_only_up_to_its_last_change() -> None:
-    assert last_change("util  ███▌░░ 45%", "util  ███▌░░ 46%") == len("util  ███▌░░ 46")
-    assert last_change("VRAM  ██░ 3.0/24.0 GiB  x", "VRAM  ██░ 3.0/24.0 GiB  x") == 0
-    assert last_change("temp  52°C  ", "temp  53°C  ") == len("temp  53")
-    assert last_change("a", "abc") == 3
+def test_a_readout_line_is_rewritten_only_where_it_changed() -> None:
+    assert changed_runs("util  ███▌░░ 45%", "util  ███▌░░ 46%") == [(len("util  ███▌░░ 4"), len("util  ███▌░░ 46"))]
+    assert changed_runs("util  ███▌░░ 45%", "util  ███▋░░ 46%") == [(len("util  ███"), len("util  ███▋░░ 46"))]
+    assert changed_runs("VRAM  ██░ 3.0/24.0 GiB  x", "VRAM  ██░ 3.0/24.0 GiB  x") == []
+    assert changed_runs("temp  52°C  ", "temp  53°C  ") == [(len("temp  5"), len("temp  53"))]
+    assert changed_runs("a", "abc") == [(1, 3)]
+    assert changed_runs("abc", "xbc") == [(0, 1)]
+    # the track between a bar's tip and its value is skipped once it costs more than a second cursor move
+    before, after = f"power ███▌{'░' * 30} 589 W", f"power ███▋{'░' * 30} 596 W"
+    assert changed_runs(before, after) == [(9, 10), (len(before) - 4, len(before) - 2)]
+    before, after = f"power ███▌{'░' * 3} 589 W", f"power ███▋{'░' * 3} 596 W"
+    assert changed_runs(before, after) == [(9, len(before) - 2)]

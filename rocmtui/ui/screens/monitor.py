@@ -17,6 +17,7 @@ from textual.widgets import Input, Static
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.history import TIMEBASES_S, timebase_label
 from rocmtui.gpu.sample import SampleSet
+from rocmtui.ui.cropped_update import crop_updates
 from rocmtui.ui.look.safe_text import safe_text
 from rocmtui.ui.state.process_rows import HOST_SORTS, NUMERIC_FIRST_DESCENDING, SORTS, ProcessQuery, sort_shown
 from rocmtui.ui.state.settings import MonitorSettings
@@ -101,6 +102,7 @@ class MonitorScreen(Screen[None]):
 
     def __init__(self, *, in_train: bool = False, replaying: bool = False, readonly: bool = False) -> None:
         super().__init__(id="monitor")
+        crop_updates(self)
         self.in_train = in_train
         self.replaying = replaying
         self.readonly = readonly
