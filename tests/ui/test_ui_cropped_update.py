@@ -4,21 +4,27 @@ that applies them shows the same screen as one that is sent every frame in full.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cluster_rounds import ListedRounds, synthetic_round
 from rich.cells import cell_len
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from textual._compositor import CompositorUpdate
+from textual.geometry import Region
 from textual.strip import Strip
 
 from rocmtui.config import MonitorConfig
+from rocmtui.gpu.cluster.cluster_source import ClusterSource
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.ui.app import create_monitor_app
+from rocmtui.ui.cluster_app import ClusterApp
 from rocmtui.ui.cropped_update import CroppedChopsUpdate, CroppingCompositor, SgrWriter, char_start
+from rocmtui.ui.state.cluster_rows import gpu_text
 
 H200_RECORDING = Path(__file__).resolve().parents[2] / "screenshots" / "h200-monitor-recording.jsonl"
 COMBINED_RECORDING = Path(__file__).resolve().parent / "data" / "monitor-8gpu-combined.jsonl"
@@ -193,3 +199,75 @@ async def test_eight_gpus_and_the_keys_that_move_things_read_as_if_drawn_in_full
     """The process table's cursor, sort and filter, the timebase and the GPU selection, over eight GPUs."""
     keys = ("down", "down", "s", "t", "g", "right_square_bracket", "up", "slash", "p", "y", "backspace", "escape")
     await steps_then_keys(COMBINED_RECORDING, (80, 24), keys, monkeypatch)
+
+
+async def test_the_cluster_screen_written_in_cropped_updates_reads_as_if_drawn_in_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rounds of new readings, then the keys that move the cursor, sort and filter, then rounds again."""
+    reader = ListedRounds([synthetic_round(step) for step in range(20)])
+    app = ClusterApp(ClusterSource(reader, interval_s=60.0))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.cluster_screen
+        while screen.last is None:
+            await pilot.pause(0.01)
+        compositor = screen._compositor
+        assert isinstance(compositor, CroppingCompositor)
+        mirror = Mirror(compositor, (80, 24))
+        monkeypatch.setattr(compositor, "render_update", mirror)
+        screen.refresh()
+        await pilot.pause()
+
+        async def rounds(count: int) -> None:
+            for _ in range(count):
+                cluster = app.source.round_now()
+                while screen.last is None or screen.last.timestamp != cluster.timestamp:
+                    await pilot.pause(0.01)
+                await pilot.pause()
+
+        await rounds(8)
+        for key in ("down", "down", "s", "r", "i", "i", "s", "s", "s", "s", "pagedown", "home"):
+            await pilot.press(key)
+            await pilot.pause()
+        await rounds(4)
+        assert mirror.partial >= 10
+        full = Terminal(80, 24)
+        full.write(compositor.render_full_update().render_segments(CONSOLE))
+        assert mirror.terminal.cells == full.cells
+        assert mirror.terminal.pen == NO_PEN
+
+
+async def test_a_new_round_repaints_only_the_cells_that_changed_in_the_cluster_list(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A round where one GPU's utilisation changed: its digits and each history's newest point are repainted."""
+    first = synthetic_round(1)
+    host = first.hosts[0]
+    gpu = host.gpus[2]
+    changed_gpu = replace(gpu, utilization_pct=(gpu.utilization_pct or 0.0) + 10.0)
+    gpus = (*host.gpus[:2], changed_gpu, *host.gpus[3:])
+    second = replace(first, hosts=(replace(host, gpus=gpus), *first.hosts[1:]))
+    reader = ListedRounds([first, second])
+    app = ClusterApp(ClusterSource(reader, interval_s=60.0))
+    async with app.run_test(size=(80, 24)) as pilot:
+        listing = app.cluster_screen.list
+        while app.cluster_screen.last is None:
+            await pilot.pause(0.01)
+        await pilot.pause()
+        regions: list[Region] = []
+        refresh = listing.refresh
+
+        def noted(*regions_given: Region, **kwargs: Any) -> Any:
+            regions.extend(regions_given)
+            return refresh(*regions_given, **kwargs)
+
+        monkeypatch.setattr(listing, "refresh", noted)
+        app.source.round_now()
+        while app.cluster_screen.last is not second:
+            await pilot.pause(0.01)
+        row = next(y for y, line in enumerate(listing.lines) if line.key.endswith(f":{gpu.index}:{gpu.uuid}"))
+        old_line, new_line = (gpu_text(g, "").plain for g in (gpu, changed_gpu))
+        changed = [i for i, (a, b) in enumerate(zip(old_line, new_line, strict=True)) if a != b]
+        # each GPU's history gains its newest point; the one GPU's utilisation changed besides: no line whole
+        assert regions and all(region.height == 1 and region.width <= 2 for region in regions)
+        assert min(region.x for region in regions if region.y == row) == changed[0] > 0

@@ -11,10 +11,10 @@ from rocmtui.gpu.sample import GpuSample
 from rocmtui.ui.look.braille import FIRST, SECOND, dot_level, picture
 from rocmtui.ui.look.severity import memory_level, power_level, temp_level, util_level
 from rocmtui.ui.screens.help import MONITOR_KEYS
+from rocmtui.ui.widgets.changed_cells import changed_runs
 from rocmtui.ui.widgets.gpu_card import clocks_text
 from rocmtui.ui.widgets.gpu_graph_card import GpuGraphCard
 from rocmtui.ui.widgets.history_graph import Track, axis_labels, changed_span, graph_rows, round_tick
-from rocmtui.ui.widgets.readout import changed_runs
 
 GIB = 1024**3
 

@@ -15,6 +15,7 @@ from textual.widgets import Input, Static
 from rocmtui.gpu.cluster.cluster_summary import HostFigures, totals, totals_line
 from rocmtui.gpu.cluster.reading import ClusterRound
 from rocmtui.gpu.sample import GpuSample
+from rocmtui.ui.cropped_update import crop_updates
 from rocmtui.ui.look.safe_text import safe_text
 from rocmtui.ui.screens.monitor import MonitorScreen
 from rocmtui.ui.state.cluster_rows import FILTERS, HEADER, SORTS, ClusterQuery, GroupMemo, UtilHistory, lines
@@ -43,6 +44,7 @@ class ClusterScreen(Screen[None]):
 
     def __init__(self, interval_s: float) -> None:
         super().__init__(id="cluster")
+        crop_updates(self)
         self.interval_s = interval_s
         self.query_state = ClusterQuery()
         self.history = UtilHistory()

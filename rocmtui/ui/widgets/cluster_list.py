@@ -1,22 +1,29 @@
 """The cluster screen's list: a line per host and per GPU, drawn a visible line at a time, with a cursor.
 
 A ``ScrollView`` that renders only the lines on screen: 256 hosts of 8 GPUs are 2,304 lines, and a
-``DataTable`` would lay out every one of them each round.
+``DataTable`` would lay out every one of them each round. A new round of the same lines repaints only the cells
+that changed on screen (a GPU's utilisation, its history's newest point), not every line.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Span, Text
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from rocmtui.ui.state.cluster_rows import Line
+from rocmtui.ui.widgets.changed_cells import changed_runs
+
+Drawn = tuple[tuple[object, ...], str, tuple[Span, ...]]
+"""What a row was drawn from: its state (``ClusterList._row_state``), its line's text and the text's colours."""
 
 
 class ClusterList(ScrollView, can_focus=True):
@@ -48,11 +55,16 @@ class ClusterList(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.lines: list[Line] = []
         self.cursor = 0
+        self._drawn: dict[int, Drawn] = {}
+        """What each row on screen was last drawn from."""
+        self._texts: dict[int, Text] = {}
+        """The texts of the lines on screen made for the last round (by line), drawn from here."""
 
     def set_lines(self, lines: list[Line]) -> None:
-        """Show ``lines``; the very list shown already (its hosts' new readings) is only drawn again."""
+        """Show ``lines``; the very list shown already (its hosts' new readings) repaints the cells that changed."""
+        self._texts = {}
         if lines is self.lines:
-            self.refresh()
+            self._repaint_changes()
             return
         key = self.lines[self.cursor].key if self.cursor < len(self.lines) else None
         self.lines = lines
@@ -71,13 +83,44 @@ class ClusterList(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         base = self.rich_style
         if index >= len(self.lines):
+            self._drawn.pop(y, None)
             return Strip([Segment(" " * width, base)], width)
         if index == self.cursor:
             cursor = self.get_component_rich_style("cluster-list--cursor") if self.has_focus else Style(underline=True)
             base = base + cursor
-        text = self.lines[index].text
+        text = self._texts.get(index) or self.lines[index].text
+        self._drawn[y] = (self._row_state(index), text.plain, tuple(text.spans))
         segments = [Segment(s.text, base + s.style if s.style else base) for s in text.render(self.app.console)]
         return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+
+    def _row_state(self, index: int) -> tuple[object, ...]:
+        """What a row's look depends on besides its text: which line, the cursor on it, the focus, the width."""
+        return index, index == self.cursor, self.has_focus, self.scrollable_content_region.width
+
+    def _repaint_changes(self) -> None:
+        """The lines on screen made anew; of each, only the runs of cells that changed are marked to repaint. A line
+        whose colours moved, or with a character wider or narrower than a cell, is repainted whole."""
+        width = self.scrollable_content_region.width
+        top = self.scroll_offset.y
+        for y in range(min(self.size.height, len(self.lines) - top)):
+            index = top + y
+            text = self._texts[index] = self.lines[index].text
+            drawn, plain = self._drawn.get(y), text.plain
+            if (
+                drawn is None
+                or drawn[0] != self._row_state(index)
+                or drawn[2] != tuple(text.spans)
+                or cell_len(plain) != len(plain)
+                or cell_len(drawn[1]) != len(drawn[1])
+            ):
+                self.refresh(Region(0, y, width, 1))
+                continue
+            for first, end in changed_runs(drawn[1], plain):
+                if first < min(width, end):
+                    self.refresh(Region(first, y, min(width, end) - first, 1))
+
+    def on_resize(self) -> None:
+        self._drawn.clear()
 
     def action_move(self, step: int) -> None:
         if self.lines:
