@@ -34,6 +34,14 @@ def reference(path: Path) -> dict[str, np.ndarray]:
         return {key: np.asarray(archive[key]) for key in KEYS}
 
 
+def sample_in(folder: Path) -> dict[str, np.ndarray]:
+    """``folder`` made, holding the bundled sample's arrays as the engine's ``cifar10.npz``; those arrays."""
+    folder.mkdir()
+    expected = reference(data.SAMPLE_PATH)
+    np.savez(folder / "cifar10.npz", **expected)  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
+    return expected
+
+
 def same(arrays: Arrays, expected: dict[str, np.ndarray]) -> bool:
     return all(np.array_equal(getattr(arrays, key), expected[key]) for key in KEYS)
 
@@ -213,9 +221,7 @@ def test_a_world_writable_xdg_cache_home_is_refused_for_the_home_cache(
 
 def test_a_changed_source_rebuilds_its_cache(small, tmp_path: Path, private_cache: Path) -> None:
     folder_in = tmp_path / "d"
-    folder_in.mkdir()
-    expected = reference(data.SAMPLE_PATH)
-    np.savez(folder_in / "cifar10.npz", **expected)  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
+    expected = sample_in(folder_in)
     data.load_arrays(data.resolve_source(small(data_dir=folder_in)))
     changed = {**expected, "train_labels": (expected["train_labels"] + 1) % 10}
     np.savez(folder_in / "cifar10.npz", **changed)  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
@@ -334,9 +340,7 @@ def test_a_source_changed_while_its_cache_is_written_is_read_again(
 ) -> None:
     """The cache records the source as it was read, not as it is when the write behind the run gets to it."""
     folder_in = tmp_path / "d"
-    folder_in.mkdir()
-    expected = reference(data.SAMPLE_PATH)
-    np.savez(folder_in / "cifar10.npz", **expected)  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
+    expected = sample_in(folder_in)
     release = hold_writes(monkeypatch)
     data.load_arrays(data.resolve_source(small(data_dir=folder_in)))
     changed = {**expected, "train_labels": (expected["train_labels"] + 1) % 10}
@@ -351,9 +355,7 @@ def test_a_source_that_changes_while_it_is_read_is_not_cached(
     small, tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder_in = tmp_path / "d"
-    folder_in.mkdir()
-    expected = reference(data.SAMPLE_PATH)
-    np.savez(folder_in / "cifar10.npz", **expected)  # type: ignore[arg-type]  # numpy's stub types each array name as allow_pickle
+    sample_in(folder_in)
     read = data._read_source
 
     def read_then_touch(*args: object) -> Arrays:
