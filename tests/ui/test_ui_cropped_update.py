@@ -20,6 +20,7 @@ from textual.strip import Strip
 
 from rocmtui.config import MonitorConfig
 from rocmtui.gpu.cluster.cluster_source import ClusterSource
+from rocmtui.gpu.cluster.reading import ClusterRound
 from rocmtui.gpu.replay import ManualReplay, ReplaySource
 from rocmtui.ui.app import create_monitor_app
 from rocmtui.ui.cluster_app import ClusterApp
@@ -201,11 +202,27 @@ async def test_eight_gpus_and_the_keys_that_move_things_read_as_if_drawn_in_full
     await steps_then_keys(COMBINED_RECORDING, (80, 24), keys, monkeypatch)
 
 
+HOSTILE_NAMES = ("漢字 GPU\x1b[31m", "Tesla\u200b T4\r", "\x1b]0;title\x07A100", "\uff27\uff30\uff35 \uff10")
+"""Exporter names of another width than their length (CJK, full-width letters), escapes and controls: a name
+that changes between rounds repaints its line whole, never a run of cells that would split a wide character."""
+
+
+def named_round(step: int, hostile: bool) -> ClusterRound:
+    """``synthetic_round(step)``, its first host's GPUs given names from ``HOSTILE_NAMES`` that change each round."""
+    cluster = synthetic_round(step)
+    if not hostile:
+        return cluster
+    host = cluster.hosts[0]
+    gpus = tuple(replace(g, name=HOSTILE_NAMES[(step + i) % len(HOSTILE_NAMES)]) for i, g in enumerate(host.gpus))
+    return replace(cluster, hosts=(replace(host, gpus=gpus, hostname="node\x1b[2J01"), *cluster.hosts[1:]))
+
+
+@pytest.mark.parametrize("hostile", [False, True])
 async def test_the_cluster_screen_written_in_cropped_updates_reads_as_if_drawn_in_full(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, hostile: bool
 ) -> None:
     """Rounds of new readings, then the keys that move the cursor, sort and filter, then rounds again."""
-    reader = ListedRounds([synthetic_round(step) for step in range(20)])
+    reader = ListedRounds([named_round(step, hostile) for step in range(20)])
     app = ClusterApp(ClusterSource(reader, interval_s=60.0))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.cluster_screen
