@@ -119,9 +119,6 @@ class ClusterList(ScrollView, can_focus=True):
                 if first < min(width, end):
                     self.refresh(Region(first, y, min(width, end) - first, 1))
 
-    def on_resize(self) -> None:
-        self._drawn.clear()
-
     def action_move(self, step: int) -> None:
         if self.lines:
             self.cursor = max(0, min(len(self.lines) - 1, self.cursor + step))
