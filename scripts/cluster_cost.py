@@ -2,7 +2,10 @@
 
 One helper process answers on 256 ports (asyncio), each a dcgm-exporter page of 8 GPUs in the recorded T4
 capture's format (tests/data/exporters/dcgm-exporter-t4.prom) with the host's name and a utilisation that
-changes every ``--sample-every`` seconds (2: every round). The viewer, ``rocmtui monitor --hostfile FILE
+changes every ``--sample-every`` seconds (2: every round). Every page is made before the viewer starts (a cycle
+of ``CYCLE`` samples, each new value differing from the last), as a real exporter serves the page it made at its
+own collect: made on demand, the 256 pages of a new sample took the helper about 0.1 s of CPU on the same cores,
+in the very moments the viewer was reading them. The viewer, ``rocmtui monitor --hostfile FILE
 --interval 2``, runs in a pseudo-terminal
 (scripts/monitor_cost.py's measurement): launch to first frame, launch until every GPU is counted on screen
 (the summary's "GPUs 2048"), then CPU (% of one core, the viewer's process alone) and bytes drawn per second.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -45,14 +49,28 @@ GO_CHUNK = 2048
 """The chunks Go's net/http sends an answer written without a Content-Length in (its bufferBeforeChunkingSize)."""
 
 
+CYCLE = 8
+"""Samples the fake exporters cycle through (all made before the viewer starts): sample ``tick`` serves the pages of
+``tick % CYCLE``."""
+
+
 def utilisation(host: int, gpu: int, tick: int) -> int:
-    return hashlib.blake2b(f"{host}-{gpu}-{tick}".encode(), digest_size=1).digest()[0] % 101
+    """A GPU's utilisation at ``tick``: pseudo-random, never the same as at the tick before (so every page changes
+    each sample, the worst case)."""
+    value = hashlib.blake2b(f"{host}-{gpu}-{tick % CYCLE}".encode(), digest_size=1).digest()[0] % 101
+    before = hashlib.blake2b(f"{host}-{gpu}-{(tick - 1) % CYCLE}".encode(), digest_size=1).digest()[0] % 101
+    return (value + 1) % 101 if value == before else value
+
+
+@functools.cache
+def _template() -> tuple[str, ...]:
+    return tuple(T4.read_text().splitlines())
 
 
 def page(host: int, gpus: int, tick: int) -> bytes:
     """Host ``host``'s page at ``tick`` (2 s steps): the T4 lines once per GPU, renamed and re-indexed."""
     lines = []
-    for line in T4.read_text().splitlines():
+    for line in _template():
         for gpu in range(gpus):
             text = line.replace('gpu="0"', f'gpu="{gpu}"').replace("cp-bm14r7", f"node{host:03d}")
             text = text.replace("GPU-6d5c0ac5", f"GPU-{host:04x}{gpu:04x}").replace(
@@ -65,23 +83,23 @@ def page(host: int, gpus: int, tick: int) -> bytes:
 
 
 async def serve(hosts: int, gpus: int, base: int, ready: Path, sample_every: float, *, close: bool) -> None:
-    cache: dict[tuple[int, int], bytes] = {}
+    answers: dict[tuple[int, int], bytes] = {}
+    """(host, tick % CYCLE) -> the whole answer, head and page, made before serving (see the module's note)."""
+    for host in range(hosts):
+        for tick in range(CYCLE):
+            body = page(host, gpus, tick)
+            head = (
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: {'close' if close else 'keep-alive'}\r\n\r\n"
+            )
+            answers[(host, tick)] = head.encode() + body
 
     def handler_for(host: int):  # noqa: ANN202
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
                 while True:  # keep-alive, as the exporters' Go servers answer (--close: a connection a request)
                     await reader.readuntil(b"\r\n\r\n")
-                    tick = int(time.time() / sample_every)
-                    body = cache.get((host, tick))
-                    if body is None:
-                        body = cache[(host, tick)] = page(host, gpus, tick)
-                        cache.pop((host, tick - 2), None)
-                    head = (
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
-                        f"Content-Length: {len(body)}\r\nConnection: {'close' if close else 'keep-alive'}\r\n\r\n"
-                    )
-                    writer.write(head.encode() + body)
+                    writer.write(answers[(host, int(time.time() / sample_every) % CYCLE)])
                     await writer.drain()
                     if close:
                         break
@@ -119,7 +137,9 @@ def prometheus_answer(hosts: int, gpus: int, tick: int, when: float) -> bytes:
 
 
 async def serve_prometheus(hosts: int, gpus: int, port: int, ready: Path, sample_every: float) -> None:
-    cache: dict[int, bytes] = {}
+    made = time.time()
+    answers = [prometheus_answer(hosts, gpus, tick, round(made + tick * sample_every, 3)) for tick in range(CYCLE)]
+    """The answer of each sample of the cycle, made before serving (see the module's note)."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -128,11 +148,7 @@ async def serve_prometheus(hosts: int, gpus: int, port: int, ready: Path, sample
                 if not request.startswith(b"GET /api/v1/query?"):
                     writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
                     continue
-                tick = int(time.time() / sample_every)
-                body = cache.get(tick)
-                if body is None:
-                    cache.clear()
-                    body = cache[tick] = prometheus_answer(hosts, gpus, tick, round(time.time(), 3))
+                body = answers[int(time.time() / sample_every) % CYCLE]
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
                 writer.write(body)
                 await writer.drain()
