@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -170,8 +171,8 @@ def test_at_most_max_parallel_are_asked_at_once_and_each_answers() -> None:
     with answering(lambda _: answer, delay_s=0.05) as counts:
         connections = [Connection(url(counts)) for _ in range(12)]
         got: dict[int, Reply | FetchError] = {}
-        fetcher = Fetcher(timeout_s=5, max_bytes=100, max_parallel=3)
-        left = fetcher.run(list(enumerate(connections)), got.setdefault)
+        with Fetcher(timeout_s=5, max_bytes=100, max_parallel=3) as fetcher:
+            left = fetcher.run(list(enumerate(connections)), got.setdefault)
     assert left == [] and sorted(got) == list(range(12))
     assert all(isinstance(r, Reply) for r in got.values())
     assert counts["at_once"] <= 3 and counts["requests"] == 12
@@ -186,7 +187,8 @@ def test_once_stopped_no_more_are_started() -> None:
         def first_stops(i: int, _: Reply | FetchError) -> None:
             stop.set()
 
-        left = Fetcher(timeout_s=5, max_bytes=100, max_parallel=1).run(list(enumerate(connections)), first_stops, stop)
+        with Fetcher(timeout_s=5, max_bytes=100, max_parallel=1) as fetcher:
+            left = fetcher.run(list(enumerate(connections)), first_stops, stop)
     assert left == [1, 2, 3] and counts["requests"] == 1
 
 
@@ -217,11 +219,74 @@ def test_answers_that_come_apart_are_read_in_a_few_wakes(
         return b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
     waits = blocking_polls(monkeypatch)
-    with answering(later) as counts:
+    with answering(later, keep=True) as counts:
         connections = [Connection(url(counts)) for _ in range(8)]
         got: dict[int, Reply | FetchError] = {}
-        Fetcher(timeout_s=5, max_bytes=100, gather_s=gather_s).run(list(enumerate(connections)), got.setdefault)
+        with Fetcher(timeout_s=5, max_bytes=100, gather_s=gather_s) as fetcher:
+            fetcher.run(list(enumerate(connections)), got.setdefault)
     assert sorted(got) == list(range(8)) and all(isinstance(r, Reply) for r in got.values())
     assert len(waits) <= most_waits
     if not gather_s:
         assert len(waits) >= 4  # each answer its own wake, but for two that came within one poll
+
+
+def counted_registrations(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How often a Fetcher's selector registers, modifies and unregisters a socket."""
+    import selectors
+
+    calls = {"register": 0, "modify": 0, "unregister": 0}
+
+    class Counting(selectors.DefaultSelector):
+        def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+            calls["register"] += 1
+            return super().register(fileobj, events, data)
+
+        def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+            calls["modify"] += 1
+            return super().modify(fileobj, events, data)
+
+        def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+            calls["unregister"] += 1
+            return super().unregister(fileobj)
+
+    monkeypatch.setattr(selectors, "DefaultSelector", Counting)
+    return calls
+
+
+def test_a_kept_connection_is_asked_again_without_registering_its_socket_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = counted_registrations(monkeypatch)
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    with answering(lambda _: answer, keep=True) as counts, Fetcher(timeout_s=5, max_bytes=100) as fetcher:
+        connections = [Connection(url(counts)) for _ in range(4)]
+        registered = []
+        for _ in range(3):
+            got: dict[int, Reply | FetchError] = {}
+            fetcher.run(list(enumerate(connections)), got.setdefault)
+            assert sorted(got) == [0, 1, 2, 3] and all(isinstance(r, Reply) for r in got.values())
+            registered.append(calls["register"])
+        assert calls["unregister"] == 0
+    assert counts["connections"] == 4 and counts["requests"] == 12
+    assert registered == [4, 4, 4]  # once each, when it connected; asked again, nothing more
+    assert calls["unregister"] == 4  # when the fetcher closed
+
+
+def test_a_kept_connection_its_server_closes_while_idle_is_let_go_then_opened_anew() -> None:
+    """The first host answers at once and closes its connection (without saying so); the second answers later:
+    the closing is seen while the round waits for the second, and the next round asks the first on a new one."""
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    with (
+        answering(lambda _: answer) as closing,
+        answering(lambda _: answer, keep=True, delay_s=0.3) as slow,
+        Fetcher(timeout_s=5, max_bytes=100, gather_s=0) as fetcher,
+    ):
+        first, second = Connection(url(closing)), Connection(url(slow))
+        got: dict[int, Reply | FetchError] = {}
+        fetcher.run([(0, first), (1, second)], got.setdefault)
+        assert all(isinstance(r, Reply) for r in got.values()) and len(got) == 2
+        assert first._sock is None and first._fd == -1  # closed while the round waited for the second
+        again: dict[int, Reply | FetchError] = {}
+        fetcher.run([(0, first)], again.setdefault)
+        assert isinstance(again[0], Reply) and bytes(again[0].raw) == b"ok"
+    assert closing["connections"] == 2 and closing["requests"] == 2

@@ -101,6 +101,7 @@ class PrometheusReader:
                 return self._down(now, STOPPING)
             if self._closing.is_set():
                 self._connection.close()
+                self._fetcher.close()
             result = got[0]
             if isinstance(result, FetchError | CodecError):
                 reason = f"Prometheus: {result}" if isinstance(result, CodecError) else str(result)

@@ -97,6 +97,7 @@ class Scraper:
             if self._closing.is_set():
                 for connection in self._connections.values():
                     connection.close()
+                self._fetcher.close()
         return ClusterRound(timestamp=time.time(), source="scrape", hosts=tuple(h for h in hosts if h is not None))
 
     def close(self) -> None:
