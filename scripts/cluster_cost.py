@@ -13,6 +13,7 @@ in the very moments the viewer was reading them. The viewer, ``rocmtui monitor -
     python scripts/cluster_cost.py --seconds 30                 # the cluster screen at 80x24
     python scripts/cluster_cost.py --hosts 64 --size 120x40
     python scripts/cluster_cost.py --json-rounds 5              # the cost of rounds alone: --json, no screen
+    python scripts/cluster_cost.py --fetch-rounds 30            # the fetches alone, in this process
     python scripts/cluster_cost.py --prometheus --seconds 30    # the same GPUs through a Prometheus's HTTP API
     python scripts/cluster_cost.py --source ../before           # another checkout's code (before and after)
 
@@ -192,6 +193,9 @@ def main() -> int:
                         help="the fake exporters close each connection after one answer (default: keep-alive, "
                         "as dcgm-exporter's and the AMD exporter's Go servers do)")  # fmt: skip
     parser.add_argument("--json-rounds", type=int, default=0, help="instead: time N rounds of --json, no screen")
+    parser.add_argument("--fetch-rounds", type=int, default=0,
+                        help="instead: time N rounds of the fetches alone (every host asked once, nothing read), "
+                        "in this process: the thread's CPU a round")  # fmt: skip
     parser.add_argument("--prometheus", action="store_true",
                         help="the GPUs through one fake Prometheus's HTTP API (monitor --prometheus)")  # fmt: skip
     parser.add_argument("--source", default=None,
@@ -230,6 +234,8 @@ def main() -> int:
                       f"{'a connection a request' if args.close else 'connections kept alive'}")  # fmt: skip
             if args.json_rounds:
                 return json_rounds(extra, args.json_rounds)
+            if args.fetch_rounds:
+                return fetch_rounds(base, args.hosts, args.fetch_rounds, args.interval, args.source)
             cols, rows = (int(v) for v in args.size.split("x"))
             tool = Tool("rocmtui", b"Quit", 'the key bar\'s "q Quit"', f"GPUs {args.hosts * args.gpus}".encode(),
                         f'the summary\'s "GPUs {args.hosts * args.gpus}": every host read once')  # fmt: skip
@@ -240,6 +246,41 @@ def main() -> int:
         finally:
             server.terminate()
             server.wait()
+
+
+def fetch_rounds(base: int, hosts: int, rounds: int, interval: float, source: str | None) -> int:
+    """``Fetcher.run`` over every host ``rounds`` times, ``interval`` apart (after one round that connects), on
+    kept connections: the thread's CPU a round (min, quartiles), as the viewer's scraping thread spends it.
+    ``source``: the rocmtui of that folder is imported instead."""
+    if source:
+        sys.path.insert(0, os.path.abspath(source))
+    from rocmtui.gpu.cluster.fetch import Connection, Fetcher, FetchError, Reply
+    from rocmtui.gpu.cluster.scrape import ACCEPT, DEFAULT_TIMEOUT_S, MAX_PAGE_BYTES
+
+    connections = [Connection(f"http://127.0.0.1:{base + i}/metrics", accept=ACCEPT) for i in range(hosts)]
+    failed: list[str] = []
+
+    def answered(_: int, got: Reply | FetchError) -> None:
+        if isinstance(got, FetchError):
+            failed.append(str(got))
+
+    spent = []
+    fetcher = Fetcher(timeout_s=DEFAULT_TIMEOUT_S, max_bytes=MAX_PAGE_BYTES)
+    for n in range(rounds + 1):
+        time.sleep(interval)
+        started = time.thread_time()
+        fetcher.run(list(enumerate(connections)), answered)
+        if n:
+            spent.append(time.thread_time() - started)
+    getattr(fetcher, "close", lambda: None)()  # an older checkout's Fetcher (--source) may have none
+    for connection in connections:
+        connection.close()
+    spent.sort()
+    q1, median, q3 = (f"{spent[len(spent) * k // 4] * 1000:.1f}" for k in (1, 2, 3))
+    print(f"fetches of {hosts} hosts, {rounds} rounds {interval:g} s apart: thread CPU a round "
+          f"min {spent[0] * 1000:.1f} ms, quartiles {q1} / {median} / {q3} ms; failed fetches: {len(failed)}"
+          + (f" ({failed[0]})" if failed else ""))  # fmt: skip
+    return 1 if failed else 0
 
 
 def json_rounds(extra: list[str], rounds: int) -> int:
