@@ -3,6 +3,10 @@ changed cells go to the terminal (with ``rocmtui.ui.cropped_update``, which writ
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from textual.geometry import Region
+
 SPAN_BYTES = 16
 """About what a separate run of changed cells costs the terminal: a cursor move (8 bytes) and, as often as not, a
 change of colour (``rocmtui.ui.cropped_update``). Measured on the replayed H200 at 80x24: 181 bytes/s at 8, 183
@@ -22,3 +26,9 @@ def changed_runs(before: str, after: str) -> list[tuple[int, int]]:
         else:
             runs.append((i, i + 1))
     return runs
+
+
+def run_regions(runs: Iterable[tuple[int, int]], y: int, width: int) -> list[Region]:
+    """Line ``y``'s runs of cells (``changed_runs``) as regions to mark dirty, cut at ``width`` cells (a change past
+    the right edge shows nothing)."""
+    return [Region(first, y, min(width, end) - first, 1) for first, end in runs if first < min(width, end)]

@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from rocmtui.ui.state.cluster_rows import Line
-from rocmtui.ui.widgets.changed_cells import changed_runs
+from rocmtui.ui.widgets.changed_cells import changed_runs, run_regions
 
 Drawn = tuple[tuple[object, ...], str, tuple[Span, ...]]
 """What a row was drawn from: its state (``ClusterList._row_state``), its line's text and the text's colours."""
@@ -115,9 +115,8 @@ class ClusterList(ScrollView, can_focus=True):
             ):
                 self.refresh(Region(0, y, width, 1))
                 continue
-            for first, end in changed_runs(drawn[1], plain):
-                if first < min(width, end):
-                    self.refresh(Region(first, y, min(width, end) - first, 1))
+            for region in run_regions(changed_runs(drawn[1], plain), y, width):
+                self.refresh(region)
 
     def action_move(self, step: int) -> None:
         if self.lines:

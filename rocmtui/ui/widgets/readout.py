@@ -11,12 +11,11 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.geometry import Region
 from textual.markup import escape
 from textual.strip import Strip
 
 from rocmtui.ui.look.meters import BAR_EMPTY
-from rocmtui.ui.widgets.changed_cells import changed_runs
+from rocmtui.ui.widgets.changed_cells import changed_runs, run_regions
 from rocmtui.ui.widgets.history_bars import HistoryBars
 from rocmtui.ui.widgets.line_styles import StyledLines
 
@@ -85,10 +84,8 @@ class Readout(StyledLines, Generic[R]):
             if before == after:
                 continue
             runs = [(0, width)] if before[1] != after[1] else changed_runs(before[0], after[0])
-            for first, end in runs:
-                last = min(width, end)
-                if first < last:  # a change past the right edge shows nothing
-                    self.refresh(Region(first, y, last - first, 1))
+            for region in run_regions(runs, y, width):
+                self.refresh(region)
 
     def on_resize(self) -> None:
         self.shown = None
