@@ -18,6 +18,7 @@ would show by tests/ui/test_ui_cropped_update.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from rich.cells import cell_len
@@ -26,6 +27,7 @@ from rich.console import COLOR_SYSTEMS, Console
 from rich.control import Control
 from rich.style import Style
 from textual._compositor import ChopsUpdate, Compositor
+from textual.geometry import Region
 from textual.screen import Screen
 from textual.strip import Strip
 
@@ -133,13 +135,46 @@ class CroppedChopsUpdate(ChopsUpdate):
 
 
 class CroppingCompositor(Compositor):
-    """A compositor whose partial updates are ``CroppedChopsUpdate``."""
+    """A compositor whose partial updates are ``CroppedChopsUpdate``, rendered from the widgets under the dirty
+    regions alone.
+
+    Textual renders a partial update from every widget that overlaps the rectangle around all the dirty regions,
+    each over its whole height: a readout line at the top and a graph cell further down had every widget of the
+    monitor screen rendered (the screen and its containers over all their lines, the key bar, the process table).
+    Here only a widget that some dirty region crosses is rendered, over the rows those regions cross in it (its
+    full visible width: the pieces a line is cut into start at widgets' edges); every cell of a dirty region is
+    still drawn from every widget under it, front to back, as Textual draws it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._drawing: list[Region] | None = None
+        """The dirty regions of the partial update being rendered; None outside one."""
 
     def render_partial_update(self) -> ChopsUpdate | None:
-        update = super().render_partial_update()
+        self._drawing = list(self._dirty_regions)
+        try:
+            update = super().render_partial_update()
+        finally:
+            self._drawing = None
         if update is None:
             return None
         return CroppedChopsUpdate(update.chops, update.spans, update.chop_ends)
+
+    def _get_renders(self, crop: Region | None = None) -> Iterable[tuple[Region, Region, list[Strip]]]:
+        dirty = self._drawing
+        if dirty is None or crop is None:
+            yield from super()._get_renders(crop)
+            return
+        for widget, (region, clip) in self.visible_widgets.items():
+            visible = region.intersection(clip)
+            top, bottom = visible.bottom, visible.y
+            for area in dirty:
+                crossed = visible.intersection(area)
+                if crossed.area:
+                    top, bottom = min(top, crossed.y), max(bottom, crossed.bottom)
+            if top < bottom:
+                rows = Region(visible.x, top, visible.width, bottom - top)
+                yield region, rows, widget.render_lines(rows.translate(-region.offset))
 
 
 def crop_updates(screen: Screen[Any]) -> None:
