@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from rich.style import Style
 from ui_helpers import monitor_shown
 
 from rocmtui.gpu.history import Point
@@ -146,3 +147,30 @@ def test_a_readout_line_is_rewritten_only_where_it_changed() -> None:
     assert changed_runs(before, after) == [(9, 10), (len(before) - 4, len(before) - 2)]
     before, after = f"power ███▌{'░' * 3} 589 W", f"power ███▋{'░' * 3} 596 W"
     assert changed_runs(before, after) == [(9, len(before) - 2)]
+
+
+async def test_kept_line_styles_follow_a_theme_change_and_an_ancestors_background() -> None:
+    """The readout and the graph keep their line styles from sample to sample (``repaint_cells``), yet draw in the
+    new colours once the theme (``c``) or a card's background changes: no line drawn in the old ones."""
+    async with monitor_shown(gpus=1, samples=8) as (app, pilot):
+        card = app.monitor_screen.query_one(GpuGraphCard)
+
+        def drawn(widget: object) -> set[Style]:
+            return {segment.style for y in range(widget.size.height) for segment in widget.render_line(y)}  # type: ignore[attr-defined]
+
+        def fresh(widget: object) -> Style:
+            return widget.rich_style  # type: ignore[attr-defined]
+
+        before = (drawn(card.readout), drawn(card.graph))
+        assert fresh(card.readout) in before[0] and fresh(card.graph) in before[1]
+        await pilot.press("c")
+        await pilot.pause()
+        after_theme = (drawn(card.readout), drawn(card.graph))
+        assert fresh(card.readout) in after_theme[0] and fresh(card.graph) in after_theme[1]
+        assert fresh(card.readout) not in before[0]  # the theme did change the readout's colours
+
+        card.styles.background = "#123456"
+        await pilot.pause()
+        readout_styles, graph_styles = drawn(card.readout), drawn(card.graph)
+        assert fresh(card.readout) in readout_styles and fresh(card.graph) in graph_styles
+        assert {style.bgcolor for style in readout_styles | graph_styles} == {fresh(card.readout).bgcolor}

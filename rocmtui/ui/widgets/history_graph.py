@@ -178,12 +178,12 @@ class HistoryGraph(StyledLines):
         old = self.rows
         self.rows = new
         if len(old) != len(new):
-            self.refresh()
+            self.repaint_cells()
             return
         for y, row in enumerate(new):
             span = changed_span(old[y], row)
             if span is not None:
-                self.refresh(Region(span[0], y, span[1] - span[0], 1))
+                self.repaint_cells(Region(span[0], y, span[1] - span[0], 1))
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width

