@@ -16,7 +16,9 @@
 # Settings: PY (python3), MEASURE_S (30), SETTLE_S (5), SIZES (80x24,120x40), HOLD_GIB (30), GPU_LOAD (1; 0: none),
 # BEFORE (a folder with another rocmtui checkout, measured the same way under the same load, for before/after),
 # LAUNCHES (0; N: then N more launches of each tool to its first frame, interleaved, for first-frame medians, with
-# the Textual floor beside them: scripts/textual_floor.py, the least a Textual app draws).
+# the Textual floor beside them: scripts/textual_floor.py, the least a Textual app draws), TOOLS (rocmtui,nvtop,nvitop),
+# ROUNDS (1; N: the measurement N times over, the tools and BEFORE interleaved in each round, a table a round: one
+# launch is within a clock tick or two of the next, so a difference of a tick needs several).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +30,8 @@ HOLD_GIB=${HOLD_GIB:-30}
 GPU_LOAD=${GPU_LOAD:-1}
 BEFORE=${BEFORE:-}
 LAUNCHES=${LAUNCHES:-0}
+TOOLS=${TOOLS:-rocmtui,nvtop,nvitop}
+ROUNDS=${ROUNDS:-1}
 OUT=${OUT:-/tmp/monitor_compare}
 mkdir -p "$OUT"
 SITE=/tmp/site
@@ -141,16 +145,20 @@ while True:
     fi
 fi
 
-rm -f "$OUT/table.md"
-echo "== measuring: $SIZES, ${MEASURE_S} s each after ${SETTLE_S} s of settling"
-"$PY" -u scripts/monitor_cost.py --tool rocmtui,nvtop,nvitop --size "$SIZES" --seconds "$MEASURE_S" \
-    --settle "$SETTLE_S" --warmup --table "$OUT/table.md" -- --backend nvml 2>&1 | tee "$OUT/monitor_cost.log"
-status=${PIPESTATUS[0]}
-if [ -n "$BEFORE" ]; then
-    echo "== rocmtui from $BEFORE, the same way"
-    "$PY" -u scripts/monitor_cost.py --tool rocmtui --source "$BEFORE" --size "$SIZES" --seconds "$MEASURE_S" \
-        --settle "$SETTLE_S" --warmup --table "$OUT/table_before.md" -- --backend nvml 2>&1 | tee -a "$OUT/monitor_cost.log"
-fi
+rm -f "$OUT"/table*.md
+status=0
+for round in $(seq "$ROUNDS"); do
+    echo "== round $round of $ROUNDS: $SIZES, ${MEASURE_S} s each after ${SETTLE_S} s of settling"
+    "$PY" -u scripts/monitor_cost.py --tool "$TOOLS" --size "$SIZES" --seconds "$MEASURE_S" \
+        --settle "$SETTLE_S" --warmup --table "$OUT/table_$round.md" -- --backend nvml 2>&1 | tee -a "$OUT/monitor_cost.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    if [ -n "$BEFORE" ]; then
+        echo "== rocmtui from $BEFORE, the same way"
+        "$PY" -u scripts/monitor_cost.py --tool rocmtui --source "$BEFORE" --size "$SIZES" --seconds "$MEASURE_S" \
+            --settle "$SETTLE_S" --warmup --table "$OUT/table_before_$round.md" -- --backend nvml 2>&1 |
+            tee -a "$OUT/monitor_cost.log"
+    fi
+done
 if [ "$LAUNCHES" -gt 0 ]; then
     echo "== $LAUNCHES launches of each tool to its first frame"
     for _ in $(seq "$LAUNCHES"); do
@@ -179,13 +187,17 @@ stop_load
         "nvitop $("$PY" -c 'import nvitop; print(nvitop.__version__)' 2>/dev/null || echo none)."
     [ -n "$nvtop_problem" ] && echo "nvtop could not run: $nvtop_problem."
     echo
-    cat "$OUT/table.md" 2>/dev/null || echo "(no table: monitor_cost.py exited with $status)"
-    if [ -n "$BEFORE" ]; then
+    for round in $(seq "$ROUNDS"); do
+        [ "$ROUNDS" -gt 1 ] && printf 'Round %s:\n\n' "$round"
+        cat "$OUT/table_$round.md" 2>/dev/null || echo "(no table: monitor_cost.py failed)"
+        if [ -n "$BEFORE" ]; then
+            echo
+            echo "rocmtui from $BEFORE (before):"
+            echo
+            cat "$OUT/table_before_$round.md" 2>/dev/null || echo "(no table)"
+        fi
         echo
-        echo "rocmtui from $BEFORE (before):"
-        echo
-        cat "$OUT/table_before.md" 2>/dev/null || echo "(no table)"
-    fi
+    done
     if [ "$LAUNCHES" -gt 0 ]; then
         echo
         echo "First frames, $LAUNCHES launches of each (tool, size, first frame, first reading, ...):"
