@@ -180,10 +180,10 @@ class HistoryGraph(StyledLines):
         if len(old) != len(new):
             self.repaint_cells()
             return
-        for y, row in enumerate(new):
-            span = changed_span(old[y], row)
-            if span is not None:
-                self.repaint_cells(Region(span[0], y, span[1] - span[0], 1))
+        spans = ((y, changed_span(old[y], row)) for y, row in enumerate(new))
+        changed = [Region(span[0], y, span[1] - span[0], 1) for y, span in spans if span is not None]
+        if changed:
+            self.repaint_cells(*changed)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width

@@ -1,4 +1,4 @@
-"""The styles a widget that draws its own lines paints them in, worked out once between two refreshes.
+"""The styles a widget that draws its own lines paints them in, worked out once and kept until they may change.
 
 A widget's ``rich_style`` walks its ancestors on every call, and Textual forgets its component styles at every
 refresh; a line drawn with both costs more than the line. They are kept here until the widget's styles may have
@@ -29,7 +29,7 @@ class StyledLines(Widget):
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def repaint_cells(self, *regions: Region) -> None:
-        """Repaint ``regions`` (all of it when none), whose content changed: the styles are kept."""
+        """Repaint ``regions`` (all of the widget when none are given), whose content changed: the styles are kept."""
         super().refresh(*regions)
 
     def notify_style_update(self) -> None:

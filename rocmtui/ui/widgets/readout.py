@@ -80,12 +80,13 @@ class Readout(StyledLines, Generic[R]):
             self.repaint_cells()
             return
         width = self.size.width
+        changed = []
         for y, (before, after) in enumerate(zip(shown, lines, strict=True)):
-            if before == after:
-                continue
-            runs = [(0, width)] if before[1] != after[1] else changed_runs(before[0], after[0])
-            for region in run_regions(runs, y, width):
-                self.repaint_cells(region)
+            if before != after:
+                runs = [(0, width)] if before[1] != after[1] else changed_runs(before[0], after[0])
+                changed.extend(run_regions(runs, y, width))
+        if changed:
+            self.repaint_cells(*changed)
 
     def on_resize(self) -> None:
         self.shown = None
